@@ -1,0 +1,268 @@
+// SwapSystem: every swap device, ordered by priority, with the per-CPU
+// cluster hints and the entry points of mm/swapfile.c — allocate, dup, put,
+// swap cache add / drop, reclaim, swapon, swapoff, hibernation hooks.
+//
+// Behaviour: ../shared/spec/allocator.md (cited as §). Thread safety: each
+// CpuId is driven by at most one thread at a time; everything else is safe
+// to call from any thread (locks as in §9). Driven by one thread, results
+// are deterministic.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "swaplab/alloc/folio.h"
+#include "swaplab/alloc/policy.h"
+#include "swaplab/alloc/status.h"
+#include "swaplab/alloc/types.h"
+
+namespace swaplab::alloc {
+
+// Receives the discards the allocator issues (§3.6). The area layer turns
+// a slot range into device blocks through its extent map.
+class DiscardSink {
+ public:
+  virtual ~DiscardSink() = default;
+  // Discard slots [first, first + nr) of device `type`. Never slot 0.
+  virtual void Discard(int type, uint64_t first, uint64_t nr) = 0;
+};
+
+// One extent of the slot → disk block map (kernel: struct swap_extent).
+struct SwapExtent {
+  uint64_t start_page = 0;
+  uint64_t nr_pages = 0;
+  uint64_t start_block = 0;
+};
+
+struct SwaponOptions {
+  // Identity shown as /proc/swaps Filename; two active devices may not
+  // share it (swapon of the same area twice is -EBUSY).
+  std::string name;
+  // Whole area in pages, header included: last_page + 1 (§5.1 step 3).
+  uint64_t pages = 0;
+  // Bad pages from the header, each in [1, pages - 1].
+  std::vector<uint64_t> bad_pages;
+  bool ssd = true;      // non-rotational: per-CPU fast path
+  bool blkdev = true;   // a block device: may hold large folios (O3)
+  DiscardMode discard = DiscardMode::kNone;
+  bool discard_supported = true;  // the device accepts discard
+  std::optional<int> prio;        // 0..32767, or default
+  // Block device the area is on, and the block of slot 0 (hibernation
+  // lookups, §6). With no extents, slot s is block first_block + s.
+  uint64_t bdev = 0;
+  uint64_t first_block = 0;
+  std::vector<SwapExtent> extents;
+  DiscardSink* discard_sink = nullptr;  // not owned
+};
+
+struct SystemOptions {
+  int cluster_shift = kDefaultClusterShift;  // CLUSTER = 2^cluster_shift
+  int nr_cpus = 4;
+  Policy policy{};
+  // Appendix A: deferred work (discard work, reclaim work) runs at a
+  // defined point. true: at the end of the public call that scheduled it.
+  // false: only when the caller calls RunDeferredWork().
+  bool run_deferred_work_inline = true;
+  // Largest device the architecture allows, in pages (§5.1 step 3).
+  uint64_t max_swapfile_pages = uint64_t{1} << 32;
+  // Fault injection: extend-table allocations fail, so a dup past the
+  // inline count returns -ENOMEM (§3.2 "without memory").
+  bool fail_extend_table_alloc = false;
+};
+
+// Monotonic counters, by the kernel's names where one exists (§7).
+struct SwapCounters {
+  uint64_t pswpout = 0;
+  std::array<uint64_t, kMaxOrders> swpout{};           // per order
+  std::array<uint64_t, kMaxOrders> swpout_fallback{};  // per order
+  uint64_t thp_swpout = 0;
+  uint64_t thp_swpout_fallback = 0;
+  // Where slots came from (conventions: each step counts what it served).
+  uint64_t fast_path_hits = 0;      // served by the per-CPU cluster
+  uint64_t fast_path_misses = 0;    // fast path tried and fell through
+  uint64_t served_by_hint = 0;      // per-device hint / seq_next
+  std::array<uint64_t, kNumSearchSteps> served_by_step{};
+  uint64_t slot_cache_hits = 0;     // §10.1 slot cache served it
+  uint64_t slot_cache_refills = 0;
+  uint64_t alloc_failures = 0;      // folio_alloc_swap returned -ENOMEM
+  uint64_t sync_discard_retries = 0;
+  uint64_t clusters_discarded = 0;
+  uint64_t folios_reclaimed = 0;    // swap cache folios freed by reclaim
+};
+
+struct DeviceInfo {
+  int type = -1;
+  std::string name;
+  uint64_t max = 0;      // number of offsets
+  uint64_t pages = 0;    // usable slots
+  uint64_t inuse = 0;    // without the off-list bit
+  int prio = 0;
+  bool ssd = false, blkdev = false, writeok = false, on_avail_list = false;
+  bool page_discard = false, area_discard = false, hibernation_pinned = false;
+  uint64_t nr_clusters = 0;
+  // Number of clusters per list: free, nonfull (all orders), frag (all
+  // orders), full, discard; and off every list (transient).
+  uint64_t free_clusters = 0, nonfull_clusters = 0, frag_clusters = 0;
+  uint64_t full_clusters = 0, discard_clusters = 0, isolated_clusters = 0;
+};
+
+struct ClusterInfo {
+  ClusterFlag flag = ClusterFlag::kNone;
+  int order = 0;
+  uint32_t count = 0;
+  bool has_table = false;
+  bool has_extend_table = false;
+};
+
+struct SlotInfo {
+  SlotKind kind = SlotKind::kEmpty;
+  uint32_t count = 0;           // real count, extend table included
+  const Folio* folio = nullptr; // kCached only; null = held by the slot cache
+};
+
+struct PerCpuHint {
+  int type = -1;         // -1: none
+  uint64_t offset = 0;
+};
+
+// What CheckInvariants() found: the §8 id ("C2") and where.
+struct InvariantReport {
+  std::string id;
+  std::string where;
+  bool ok() const { return id.empty(); }
+  std::string ToString() const { return ok() ? "ok" : id + ": " + where; }
+};
+
+// §4.2 flags.
+enum ReclaimFlags : unsigned { kReclaimAnyway = 1, kReclaimUnmapped = 2, kReclaimFull = 4 };
+
+// What SwapOutFolio did (§2.10).
+struct SwapOutResult {
+  bool split = false;  // the large folio fell back to order 0
+  int pages_placed = 0;
+};
+
+class SwapSystem {
+ public:
+  // Checks cluster_shift (1..15), nr_cpus (1..1024) and the policy.
+  static Status ValidateOptions(const SystemOptions& options);
+  // Aborts with a message on options that ValidateOptions refuses.
+  explicit SwapSystem(SystemOptions options = {});
+  ~SwapSystem();
+  SwapSystem(const SwapSystem&) = delete;
+  SwapSystem& operator=(const SwapSystem&) = delete;
+
+  const SystemOptions& options() const;
+  const Policy& policy() const;
+  uint32_t cluster_size() const;
+
+  // --- swapon / swapoff (§5) -----------------------------------------
+  // Returns the device type. Errors: -EINVAL (bad size, bad page out of
+  // range or duplicated, bad priority), -EBUSY (same name active),
+  // -EPERM (no free device record).
+  Result<int> Swapon(const SwaponOptions& opts);
+  // Called by Swapoff for each slot still referenced (kernel: try_to_unuse):
+  // the owner must bring the page back and drop its references (put /
+  // SwapPutEntriesDirect / cache drop). May be empty.
+  using UnuseFn = std::function<void(SwapEntry)>;
+  // Errors: -EINVAL (unknown device), -EBUSY (pinned for hibernation, or
+  // slots still referenced after unuse; the device is then re-enabled).
+  Status Swapoff(int type, const UnuseFn& unuse = {});
+
+  // --- allocation (§2) -------------------------------------------------
+  // Mirrors folio_alloc_swap(). The folio must be locked and not in the
+  // swap cache. On success every slot is CACHED(folio, 0) and folio.swap()
+  // is the first slot. Errors: -EINVAL (order > cluster order, not locked,
+  // already cached), -ENOMEM (no slots).
+  Status FolioAllocSwap(CpuId cpu, Folio& folio);
+  // The caller side of §2.10 (mm/vmscan.c shrink_folio_list): allocate; on
+  // failure of a large folio, count swpout_fallback (and thp_swpout_
+  // fallback at PMD order), split, and allocate each page at order 0 in
+  // page order using split_pages[i] (2^order unlocked order-0 folios, page
+  // 0 first; `folio` itself is left out of the cache). Successful
+  // placements count swpout / pswpout as written.
+  Result<SwapOutResult> SwapOutFolio(CpuId cpu, Folio& folio,
+                                     std::span<Folio* const> split_pages = {});
+
+  // --- references (§3) -------------------------------------------------
+  // +1 on every slot of the folio (page < 0) or one page's slot.
+  Status FolioDupSwap(Folio& folio, int page = -1);
+  // -1 likewise; never frees (the folio stays cached).
+  Status FolioPutSwap(Folio& folio, int page = -1);
+  // +1 on a slot that already has a count (fork). -ENOENT if unused.
+  Status SwapDupEntryDirect(SwapEntry entry);
+  // Zap nr slots from entry (kernel: swap_put_entries_direct).
+  Status SwapPutEntriesDirect(SwapEntry entry, uint64_t nr = 1);
+
+  // --- swap cache (§3.4, §4) ------------------------------------------
+  // Reclaim removes the folio from the swap cache; slots with count 0 are
+  // freed. Requires the folio lock.
+  Status SwapCacheDelFolio(Folio& folio);
+  // Mirrors folio_free_swap(): only if freeable and every count is 0.
+  bool FolioFreeSwap(Folio& folio);
+  // Swap-in: put a locked folio in the swap cache over slots [entry,
+  // entry + 2^order), all SHADOW, counts kept.
+  Status SwapCacheAddFolio(Folio& folio, SwapEntry entry);
+  // Mirrors __try_to_reclaim_swap(): +n reclaimed, -n kept, 0 no folio.
+  int TryToReclaimSwap(SwapEntry entry, unsigned flags);
+  // Mirrors swap_reclaim_full_clusters().
+  Status ReclaimFullClusters(int type, bool force);
+  // §4.6: while set, no folio leaves the swap cache.
+  void SetStorageSuspended(bool suspended);
+  bool storage_suspended() const;
+
+  // --- deferred work (Appendix A) -------------------------------------
+  // Runs every device's pending discard work and reclaim work now.
+  void RunDeferredWork();
+  bool HasDeferredWork() const;
+
+  // --- hibernation hooks (§6) -----------------------------------------
+  // One order-0 slot on exactly that device; invalid entry if none.
+  SwapEntry AllocHibernationSlot(CpuId cpu, int type);
+  Status FreeHibernationSlot(SwapEntry entry);
+  // First WRITEOK device on block device `bdev` whose slot 0 is `block`.
+  Result<int> FindHibernationSwapType(uint64_t bdev, uint64_t block);
+  Result<int> PinHibernationSwapType(uint64_t bdev, uint64_t block);
+  Result<int> RepinHibernationSwapType(int old_type, uint64_t bdev, uint64_t block);
+  void UnpinHibernationSwapType(int type);
+  // First WRITEOK device; -ENODEV if none.
+  Result<int> FindFirstSwap();
+  // Disk block of a slot, 0 if the device is missing or not WRITEOK.
+  uint64_t SwapdevBlock(int type, uint64_t offset);
+  // pages, or pages - inuse with free; 0 unless WRITEOK.
+  uint64_t CountSwapPages(int type, bool free);
+
+  // --- what a user sees (§7) ------------------------------------------
+  SwapCounters counters() const;
+  int64_t nr_swap_pages() const;
+  int64_t total_swap_pages() const;
+  bool vm_swap_full() const;
+  std::vector<int> active_devices() const;  // priority order
+  std::vector<int> avail_devices() const;   // priority order
+  Result<DeviceInfo> Device(int type) const;
+  Result<ClusterInfo> Cluster(int type, uint64_t index) const;
+  // Cluster indices on a list, head first (order ignored for free / full /
+  // discard).
+  Result<std::vector<uint64_t>> List(int type, ListId list, int order = 0) const;
+  Result<SlotInfo> Slot(SwapEntry entry) const;
+  PerCpuHint Hint(CpuId cpu, int order) const;
+  // /proc/swaps text.
+  std::string ProcSwaps() const;
+
+  // Every invariant of §8 (S1-S4, C1-C6, D1-D5, G1-G4). Call at
+  // quiescence (no operation in progress).
+  InvariantReport CheckInvariants() const;
+
+  struct State;  // implementation, src/alloc/system_state.h
+
+ private:
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace swaplab::alloc

@@ -1,0 +1,65 @@
+// Core vocabulary of the allocator: swap entries, CPU ids, slot kinds,
+// cluster flags and list names (allocator spec §1).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace swaplab::alloc {
+
+// Maximum number of swap devices (kernel: MAX_SWAPFILES, 32 minus reserved
+// types; we keep the common value).
+inline constexpr int kMaxSwapfiles = 32;
+// Order of a PMD-sized folio with 4 KiB pages: CLUSTER = 512 = 2^9.
+inline constexpr int kDefaultClusterShift = 9;
+// Highest cluster shift the library accepts (entry counts fit 16 bits).
+inline constexpr int kMaxClusterShift = 15;
+inline constexpr int kMaxOrders = kMaxClusterShift + 1;
+// Inline count capacity of a slot entry in the primary tree (4 bits).
+inline constexpr int kDefaultCountMax = 15;
+// Page size the model assumes (x86-64).
+inline constexpr uint64_t kPageSize = 4096;
+
+// CPU the caller says an operation runs on (design.md: CpuId).
+using CpuId = int;
+
+// A swap slot: (device type, slot offset). Offset 0 is the header page and
+// doubles as "no slot" (kernel: SWAP_ENTRY_INVALID).
+struct SwapEntry {
+  int type = -1;
+  uint64_t offset = 0;
+  bool valid() const { return offset != 0 && type >= 0; }
+  friend bool operator==(const SwapEntry&, const SwapEntry&) = default;
+};
+
+// Kinds of a slot entry (allocator spec §1.4).
+enum class SlotKind : uint8_t {
+  kEmpty = 0,   // free, allocatable
+  kCached = 1,  // belongs to a folio in the swap cache (count may be 0)
+  kShadow = 2,  // swapped out, not in memory (count >= 1)
+  kBad = 3,     // header, bad page, or past the end of the device
+  kHib = 4,     // reserved for a hibernation image (newer trees, §6)
+};
+
+// Which list a cluster is on (allocator spec §1.3). Order matters: a
+// cluster is usable only with one of the first four.
+enum class ClusterFlag : uint8_t {
+  kNone = 0,
+  kFree = 1,
+  kNonfull = 2,
+  kFrag = 3,
+  kFull = 4,
+  kDiscard = 5,
+};
+
+enum class ListId : uint8_t { kFree, kNonfull, kFrag, kFull, kDiscard };
+
+// swapon's discard flag (allocator spec §5.1 step 7).
+enum class DiscardMode : uint8_t { kNone, kOnce, kPages, kBoth };
+
+std::string_view Name(SlotKind k);
+std::string_view Name(ClusterFlag f);
+std::string_view Name(ListId l);
+std::string_view Name(DiscardMode m);
+
+}  // namespace swaplab::alloc

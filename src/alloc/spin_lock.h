@@ -1,0 +1,43 @@
+// A small test-and-set lock with clang thread-safety annotations. Used for
+// the allocator's spinlocks (§9): cluster, device, avail list, CPU-local,
+// global cluster.
+#pragma once
+
+#include <atomic>
+#include <thread>
+
+#include "alloc/thread_annotations.h"
+
+namespace swaplab::alloc {
+
+class CAPABILITY("mutex") SpinLock {
+ public:
+  void Lock() ACQUIRE() {
+    for (int spins = 0; !TryLockRaw(); ++spins) {
+      if (spins > 64) std::this_thread::yield();
+    }
+  }
+  bool TryLock() TRY_ACQUIRE(true) { return TryLockRaw(); }
+  void Unlock() RELEASE() { locked_.store(false, std::memory_order_release); }
+  bool IsLocked() const { return locked_.load(std::memory_order_relaxed); }
+
+ private:
+  bool TryLockRaw() {
+    return !locked_.load(std::memory_order_relaxed) &&
+           !locked_.exchange(true, std::memory_order_acquire);
+  }
+  std::atomic<bool> locked_{false};
+};
+
+class SCOPED_CAPABILITY SpinGuard {
+ public:
+  explicit SpinGuard(SpinLock& l) ACQUIRE(l) : l_(l) { l_.Lock(); }
+  ~SpinGuard() RELEASE() { l_.Unlock(); }
+  SpinGuard(const SpinGuard&) = delete;
+  SpinGuard& operator=(const SpinGuard&) = delete;
+
+ private:
+  SpinLock& l_;
+};
+
+}  // namespace swaplab::alloc

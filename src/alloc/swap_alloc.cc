@@ -1,0 +1,471 @@
+// Allocation: the per-CPU fast path, the slow path with device selection,
+// the per-device search, the in-cluster scan and the commit (allocator
+// spec §2).
+#include <functional>
+#include <string>
+
+#include "alloc/system_state.h"
+
+namespace swaplab::alloc {
+namespace {
+
+enum class RangeCheck { kOk, kBusy, kNeedsReclaim };
+
+}  // namespace
+
+// Mirrors mm/swapfile.c: swap_alloc_fast(). Runs under the CPU-local lock.
+bool SwapSystem::State::AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry* out) {
+  const int k = rq.order;
+  const int type = pc.dev[k];
+  uint64_t off = pc.off[k];
+  if (type < 0 || off == 0) return false;
+  SwapDevice* d = Dev(type);
+  if (d == nullptr || !d->TryGet()) return false;
+  uint64_t found = 0;
+  if (off < d->max) {
+    SwapCluster& c = d->ClusterOf(off, cluster_shift);
+    c.lock.Lock();
+    if (Usable(c, k)) {
+      if (c.count == 0) off = ClusterStart(*d, c);
+      bool abort = false;
+      found = ScanCluster(*d, c, off, rq, &abort);
+    } else {
+      c.lock.Unlock();
+    }
+  }
+  d->Put();
+  if (found != 0) *out = SwapEntry{type, found};
+  return found != 0;
+}
+
+// Moves `type` behind the devices of its priority (kernel: plist_requeue).
+static void RequeueLocked(std::vector<int>& avail, const std::array<std::unique_ptr<SwapDevice>,
+                                                                   kMaxSwapfiles>& records,
+                          int type) {
+  size_t i = 0;
+  while (i < avail.size() && avail[i] != type) ++i;
+  if (i == avail.size()) return;
+  const int prio = records[type]->prio;
+  size_t j = i;
+  while (j + 1 < avail.size() && records[avail[j + 1]]->prio == prio) {
+    avail[j] = avail[j + 1];
+    ++j;
+  }
+  avail[j] = type;
+}
+
+// Mirrors the device walk of swap_alloc_slow() (and get_swap_pages() of
+// older kernels): priority order, requeue among equal priorities, large
+// folios try one device only. Unlike the kernel, a device that already
+// failed in this walk is skipped (allocator spec §11 U5, docs/fidelity.md).
+bool SwapSystem::State::WalkAvail(int order, const std::function<bool(SwapDevice&)>& try_device) {
+  uint64_t failed = 0;
+  avail_lock.Lock();
+  int type = avail.empty() ? -1 : avail.front();
+  while (type >= 0) {
+    int succ = -1;
+    for (size_t i = 0; i + 1 < avail.size(); ++i) {
+      if (avail[i] == type) {
+        succ = avail[i + 1];
+        break;
+      }
+    }
+    RequeueLocked(avail, records, type);
+    avail_lock.Unlock();
+    SwapDevice* d = Dev(type);
+    if (d->TryGet()) {
+      const bool ok = try_device(*d);
+      d->Put();
+      if (ok) return true;
+      if (order > 0) return false;  // large folios try one device only
+    }
+    failed |= uint64_t{1} << type;
+    avail_lock.Lock();
+    bool succ_listed = false;
+    for (int t : avail) succ_listed |= (t == succ);
+    if (succ >= 0 && !succ_listed) {
+      type = avail.empty() ? -1 : avail.front();
+    } else {
+      type = succ;
+    }
+    if (type >= 0 && (failed >> type & 1)) {
+      type = -1;
+      for (int t : avail) {
+        if (!(failed >> t & 1)) {
+          type = t;
+          break;
+        }
+      }
+    }
+  }
+  avail_lock.Unlock();
+  return false;
+}
+
+// Mirrors swap_alloc_slow().
+bool SwapSystem::State::AllocSlow(const AllocRequest& rq, SwapEntry* out) {
+  return WalkAvail(rq.order, [&](SwapDevice& d) {
+    const uint64_t off = AllocateOnDevice(d, rq);
+    if (off != 0) *out = SwapEntry{d.type, off};
+    return off != 0;
+  });
+}
+
+void SwapSystem::State::SetHint(SwapDevice& d, const AllocRequest& rq, uint64_t next) {
+  const int k = rq.order;
+  if (UsesSeq(d)) {
+    d.seq_next[k] = next;
+  } else if (policy.percpu_hint_per_device) {
+    d.pcp_next[static_cast<size_t>(rq.cpu) * kMaxOrders + k] = next;
+  } else {
+    PerCpu& pc = cpus[rq.cpu];
+    pc.dev[k] = d.type;
+    pc.off[k] = next;
+  }
+}
+
+// Mirrors cluster_alloc_swap_entry(): the hint first, then the policy's
+// ordered search steps (§2.4, §10.2).
+uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& rq) {
+  const int k = rq.order;
+  if (k > 0 && !d.blkdev) return 0;  // swap files never hold large folios (O3)
+  CpuCounters& stats = cpus[rq.cpu].stats;
+  const bool seq = UsesSeq(d);
+  if (seq) d.global_cluster_lock.Lock();
+  uint64_t found = 0;
+  bool abort = false;
+  uint64_t off = 0;
+  if (seq) {
+    off = d.seq_next[k];
+  } else if (policy.percpu_hint_per_device) {
+    off = d.pcp_next[static_cast<size_t>(rq.cpu) * kMaxOrders + k];
+  }
+  if (off != 0 && off < d.max) {
+    SwapCluster& c = d.ClusterOf(off, cluster_shift);
+    c.lock.Lock();
+    if (Usable(c, k)) {
+      if (c.count == 0) off = ClusterStart(d, c);
+      found = ScanCluster(d, c, off, rq, &abort);
+      if (found != 0) Bump(stats.served_by_hint);
+    } else {
+      c.lock.Unlock();
+    }
+  }
+
+  // Scans `list` at `order`: one cluster, or until the list yields none.
+  auto scan = [&](ClusterList& list, bool all, uint64_t* failed_count) -> uint64_t {
+    uint64_t guard = d.nr_clusters + 1;  // each failed cluster leaves the list
+    do {
+      SwapCluster* c = Isolate(d, list);
+      if (c == nullptr) return 0;
+      const uint64_t f = ScanCluster(d, *c, ClusterStart(d, *c), rq, &abort);
+      if (f != 0 || abort) return f;
+      if (failed_count) ++*failed_count;
+    } while (all && --guard > 0);
+    return 0;
+  };
+
+  bool restart = true;
+  while (found == 0 && !abort && restart) {
+    restart = false;
+    uint64_t nonfull_failed = 0;
+    for (SearchStep step : policy.search) {
+      switch (step) {
+        case SearchStep::kFreeIfDiscard:
+          if (d.page_discard) found = scan(d.free_list, false, nullptr);
+          break;
+        case SearchStep::kFree:
+          found = scan(d.free_list, false, nullptr);
+          break;
+        case SearchStep::kFreeIfNotDiscard:
+          if (!d.page_discard) found = scan(d.free_list, false, nullptr);
+          break;
+        case SearchStep::kNonfull:
+          if (k < pmd_order) found = scan(d.nonfull[k], true, &nonfull_failed);
+          break;
+        case SearchStep::kReclaimFull:
+          if (VmSwapFull()) ReclaimFull(d, false);
+          break;
+        case SearchStep::kFragOne:
+          if (k < pmd_order) found = scan(d.frag[k], false, nullptr);
+          break;
+        case SearchStep::kFragAll:
+          if (k < pmd_order) {
+            uint64_t n;
+            {
+              SpinGuard g(d.lock);
+              n = d.frag[k].len;
+            }
+            n = n > nonfull_failed ? n - nonfull_failed : 0;
+            for (uint64_t i = 0; i < n && found == 0 && !abort; ++i)
+              found = scan(d.frag[k], false, nullptr);
+          }
+          break;
+        case SearchStep::kSyncDiscardRestart:
+          if (d.page_discard && DoDiscard(d) > 0) restart = true;
+          break;
+        case SearchStep::kStealHigher:
+          if (k == 0) {
+            for (int o = 1; o <= pmd_order && found == 0 && !abort; ++o) {
+              found = scan(d.frag[o], true, nullptr);
+              if (found == 0 && !abort) found = scan(d.nonfull[o], true, nullptr);
+            }
+          }
+          break;
+      }
+      if (found != 0) {
+        Bump(stats.served_by_step[static_cast<size_t>(step)]);
+        break;
+      }
+      if (abort || restart) break;
+    }
+  }
+  if (seq) d.global_cluster_lock.Unlock();
+  return found;
+}
+
+// Mirrors cluster_scan_range(): EMPTY is fine; a cache-only slot only when
+// swap is more than half full, and then it must be reclaimed first (§2.7).
+static RangeCheck CheckRange(const SwapCluster& c, uint32_t first, uint32_t n, bool swap_full) {
+  bool reclaim = false;
+  for (uint32_t i = first; i < first + n; ++i) {
+    const uint64_t e = c.table[i];
+    if (e == slot::kEmpty) continue;
+    if (slot::Kind(e) == SlotKind::kCached && slot::Count(e) == 0 && swap_full) {
+      reclaim = true;
+      continue;
+    }
+    return RangeCheck::kBusy;
+  }
+  return reclaim ? RangeCheck::kNeedsReclaim : RangeCheck::kOk;
+}
+
+// Mirrors alloc_swap_scan_cluster(): forward only, aligned, at most one
+// allocation; relocates the cluster and rewrites the hint (§2.6).
+uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off,
+                                        const AllocRequest& rq, bool* abort) {
+  const int k = rq.order;
+  const uint32_t n = 1u << k;
+  const uint64_t start = ClusterStart(d, c);
+  const uint64_t last = start + cluster_size - n;
+  uint64_t found = 0, next = 0;
+  if (c.count + n <= cluster_size) {
+    uint64_t o = off;
+    while (o <= last) {
+      const RangeCheck r = CheckRange(c, static_cast<uint32_t>(o - start), n, VmSwapFull());
+      if (r == RangeCheck::kBusy) {
+        o += n;
+        continue;
+      }
+      if (r == RangeCheck::kNeedsReclaim) {
+        // Mirrors cluster_reclaim_range(): drops the cluster lock.
+        c.lock.Unlock();
+        for (uint64_t s = o; s < o + n; ++s) {
+          c.lock.Lock();
+          const uint64_t e = c.table ? c.table[s - start] : slot::kEmpty;
+          c.lock.Unlock();
+          if (slot::Kind(e) == SlotKind::kBad || slot::Count(e) != 0) break;
+          if (slot::Kind(e) == SlotKind::kCached && TryReclaim(d, s, kReclaimAnyway) < 0) break;
+        }
+        c.lock.Lock();
+        if (!Usable(c, k)) goto finish;
+        if (c.count == 0) {
+          o = start;
+        } else {
+          bool all_empty = true;
+          for (uint64_t s = o; s < o + n; ++s) all_empty &= c.table[s - start] == slot::kEmpty;
+          if (!all_empty) {
+            o += n;
+            continue;
+          }
+        }
+      }
+      if (!Commit(d, c, o, rq)) {
+        *abort = true;  // not WRITEOK: fail the whole device (§11 U7)
+        goto finish;
+      }
+      found = o;
+      if (c.count < cluster_size && o + n <= last) next = o + n;
+      break;
+    }
+  }
+finish:
+  Relocate(d, c);
+  c.lock.Unlock();
+  SetHint(d, rq, next);
+  return found;
+}
+
+// Mirrors __swap_cluster_alloc_entries() + swap_range_alloc() (§2.8).
+bool SwapSystem::State::Commit(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq) {
+  if (!d.writeok.load(std::memory_order_acquire)) return false;
+  const uint32_t n = 1u << rq.order;
+  uint64_t e;
+  switch (rq.kind) {
+    case CommitKind::kFolio: e = slot::Cached(rq.folio, 0); break;
+    case CommitKind::kSlotCache: e = slot::Cached(nullptr, 0); break;
+    case CommitKind::kHibernation:
+    default: e = policy.hibernation_hib_entry ? slot::Hib() : slot::Shadow(1); break;
+  }
+  const uint64_t base = off - ClusterStart(d, c);
+  for (uint32_t i = 0; i < n; ++i) c.table[base + i] = e;
+  if (c.count == 0) {
+    c.order = static_cast<uint8_t>(rq.order);
+  } else if (rq.order > 0 && c.order != rq.order) {
+    RecordViolation("C5: order-" + std::to_string(rq.order) + " allocation at offset " +
+                    std::to_string(off) + " of device " + std::to_string(d.type) +
+                    " in a cluster of order " + std::to_string(c.order));
+  }
+  c.count += n;
+  if (rq.folio != nullptr) FolioAccess::SetSwap(*rq.folio, SwapEntry{d.type, off});
+  SwapUsageAdd(d, n);
+  nr_swap_pages.fetch_sub(n, std::memory_order_relaxed);
+  return true;
+}
+
+// Mirrors swap_usage_add(): the device leaves the avail list when it is
+// exactly full (§2.8 step 5).
+void SwapSystem::State::SwapUsageAdd(SwapDevice& d, uint64_t n) {
+  const uint64_t v = d.inuse.fetch_add(n, std::memory_order_acq_rel) + n;
+  if (v == d.pages) {
+    DelFromAvail(d, false);
+    if (VmSwapFull()) ScheduleReclaim(d);
+  }
+}
+
+// Mirrors swap_usage_sub(): back on the avail list once not full (§3.5).
+void SwapSystem::State::SwapUsageSub(SwapDevice& d, uint64_t n) {
+  const uint64_t v = d.inuse.fetch_sub(n, std::memory_order_acq_rel) - n;
+  if (v & kOffListBit) AddToAvail(d);
+}
+
+// Mirrors del_from_avail_list(): sets the off-list bit with a recheck.
+void SwapSystem::State::DelFromAvail(SwapDevice& d, bool swapoff) {
+  SpinGuard g(avail_lock);
+  uint64_t v = d.inuse.load(std::memory_order_acquire);
+  for (;;) {
+    if (v & kOffListBit) return;
+    if (!swapoff && v != d.pages) return;
+    if (d.inuse.compare_exchange_weak(v, v | kOffListBit, std::memory_order_acq_rel)) break;
+  }
+  for (size_t i = 0; i < avail.size(); ++i) {
+    if (avail[i] == d.type) {
+      avail.erase(avail.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+}
+
+// Mirrors add_to_avail_list(): clears the off-list bit unless full again,
+// and inserts after the devices of the same priority.
+void SwapSystem::State::AddToAvail(SwapDevice& d) {
+  SpinGuard g(avail_lock);
+  uint64_t v = d.inuse.load(std::memory_order_acquire);
+  for (;;) {
+    if (!(v & kOffListBit)) return;
+    if (!d.writeok.load(std::memory_order_acquire)) return;
+    if ((v & ~kOffListBit) == d.pages) return;
+    if (d.inuse.compare_exchange_weak(v, v & ~kOffListBit, std::memory_order_acq_rel)) break;
+  }
+  size_t pos = 0;
+  while (pos < avail.size() && records[avail[pos]]->prio >= d.prio) ++pos;
+  avail.insert(avail.begin() + static_cast<std::ptrdiff_t>(pos), d.type);
+}
+
+// Mirrors swap_sync_discard(): the first active discard device with
+// pending discards runs them now (§2.9).
+bool SwapSystem::State::SyncDiscard() {
+  std::vector<int> order;
+  {
+    std::lock_guard g(swap_lock);
+    order = active;
+  }
+  for (int type : order) {
+    SwapDevice* d = Dev(type);
+    if (!d->TryGet()) continue;
+    const bool discarded = d->page_discard && DoDiscard(*d) > 0;
+    d->Put();
+    if (discarded) return true;
+  }
+  return false;
+}
+
+Status SwapSystem::FolioAllocSwap(CpuId cpu, Folio& folio) {
+  State& s = *s_;
+  if (cpu < 0 || cpu >= s.opts.nr_cpus)
+    return Status(-EINVAL, "folio_alloc_swap: cpu " + std::to_string(cpu) + " is not in [0, " +
+                               std::to_string(s.opts.nr_cpus) + ")");
+  const int k = folio.order();
+  if (k < 0 || k > s.pmd_order)
+    return Status(-EINVAL, "folio_alloc_swap: order " + std::to_string(k) +
+                               " is larger than a cluster (order " +
+                               std::to_string(s.pmd_order) + ")");
+  if (!folio.locked()) return Status(-EINVAL, "folio_alloc_swap: the folio is not locked");
+  if (folio.in_swap_cache())
+    return Status(-EINVAL, "folio_alloc_swap: the folio is already in the swap cache at offset " +
+                               std::to_string(folio.swap().offset));
+  PerCpu& pc = s.cpus[cpu];
+  const AllocRequest rq{cpu, k, &folio, CommitKind::kFolio};
+  SwapEntry out;
+  bool ok = false;
+  for (;;) {
+    if (s.policy.slot_cache && k == 0) ok = s.SlotCacheAlloc(pc, cpu, folio, &out);
+    if (!ok) {
+      pc.lock.Lock();
+      if (!s.policy.percpu_hint_per_device) {
+        ok = s.AllocFast(pc, rq, &out);
+        Bump(ok ? pc.stats.fast_path_hits : pc.stats.fast_path_misses);
+      }
+      if (!ok) ok = s.AllocSlow(rq, &out);
+      if (!ok) Bump(pc.stats.alloc_failures);
+      pc.lock.Unlock();
+    }
+    if (ok || k != 0 || !s.policy.sync_discard_retry || !s.SyncDiscard()) break;
+    s.sync_discard_retries.fetch_add(1, std::memory_order_relaxed);
+  }
+  s.MaybeRunDeferred();
+  if (!ok) return Status(-ENOMEM, "folio_alloc_swap: no free swap slots for an order-" +
+                                      std::to_string(k) + " folio");
+  return Status::Ok();
+}
+
+Result<SwapOutResult> SwapSystem::SwapOutFolio(CpuId cpu, Folio& folio,
+                                               std::span<Folio* const> split_pages) {
+  State& s = *s_;
+  const int k = folio.order();
+  if (k > 0 && split_pages.size() != static_cast<size_t>(1) << k && k <= s.pmd_order)
+    return Status(-EINVAL, "swap out: an order-" + std::to_string(k) + " folio needs " +
+                               std::to_string(1 << k) + " split pages, got " +
+                               std::to_string(split_pages.size()));
+  for (Folio* p : split_pages) {
+    if (p == nullptr || p->order() != 0 || p->in_swap_cache() || p->locked())
+      return Status(-EINVAL, "swap out: split pages must be unlocked order-0 folios out of the "
+                             "swap cache");
+  }
+  Status st = FolioAllocSwap(cpu, folio);
+  if (st.ok()) {
+    s.swpout[k].fetch_add(1, std::memory_order_relaxed);
+    s.pswpout.fetch_add(folio.nr_pages(), std::memory_order_relaxed);
+    if (k == s.pmd_order && k > 0) s.thp_swpout.fetch_add(1, std::memory_order_relaxed);
+    return SwapOutResult{false, folio.nr_pages()};
+  }
+  if (st.code() != -ENOMEM || k == 0) {
+    if (st.code() == -ENOMEM) return SwapOutResult{false, 0};
+    return st;
+  }
+  // Mirrors shrink_folio_list(): split, count the fallback, retry at order 0.
+  if (k == s.pmd_order) s.thp_swpout_fallback.fetch_add(1, std::memory_order_relaxed);
+  s.swpout_fallback[k].fetch_add(1, std::memory_order_relaxed);
+  SwapOutResult res{true, 0};
+  for (Folio* p : split_pages) {
+    FolioLockGuard g(*p);
+    if (FolioAllocSwap(cpu, *p).ok()) {
+      s.swpout[0].fetch_add(1, std::memory_order_relaxed);
+      s.pswpout.fetch_add(1, std::memory_order_relaxed);
+      ++res.pages_placed;
+    }
+  }
+  return res;
+}
+
+}  // namespace swaplab::alloc

@@ -1,0 +1,340 @@
+// References, freeing and the swap cache (allocator spec §3, §4.5).
+#include <string>
+
+#include "alloc/device_ref.h"
+#include "alloc/system_state.h"
+
+namespace swaplab::alloc {
+
+namespace {
+
+std::string Where(const SwapDevice& d, uint64_t off) {
+  return "device " + std::to_string(d.type) + " offset " + std::to_string(off);
+}
+
+bool InCacheAndLocked(const Folio& f, const char* op, Status* st) {
+  if (!f.locked()) {
+    *st = Status(-EINVAL, std::string(op) + ": the folio is not locked");
+    return false;
+  }
+  if (!f.in_swap_cache()) {
+    *st = Status(-EINVAL, std::string(op) + ": the folio is not in the swap cache");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Real count of slot i, extend table included (§1.4).
+uint32_t SwapSystem::State::SlotCount(const SwapCluster& c, uint32_t i) const {
+  const uint32_t inline_count = slot::Count(c.table[i]);
+  if (inline_count == static_cast<uint32_t>(count_max) && c.extend) return c.extend[i];
+  return inline_count;
+}
+
+// Mirrors __swap_cluster_put_entry(): count − 1, never frees (§3.3).
+void SwapSystem::State::PutOneLocked(SwapCluster& c, uint32_t i) {
+  const uint64_t e = c.table[i];
+  const uint32_t cnt = slot::Count(e);
+  if (cnt == static_cast<uint32_t>(count_max)) {
+    const uint32_t v = c.extend[i] - 1;
+    if (v == static_cast<uint32_t>(count_max) - 1) {
+      c.extend[i] = 0;
+      c.table[i] = slot::WithCount(e, v);
+      if (--c.extend_users == 0) c.extend.reset();
+    } else {
+      c.extend[i] = v;
+    }
+  } else {
+    c.table[i] = slot::WithCount(e, cnt - 1);
+  }
+}
+
+// Mirrors __swap_cluster_free_entries() + swap_range_free() (§3.5).
+void SwapSystem::State::FreeSlotsLocked(SwapDevice& d, SwapCluster& c, uint64_t first, uint64_t n) {
+  const uint64_t base = first - ClusterStart(d, c);
+  for (uint64_t i = 0; i < n; ++i) c.table[base + i] = slot::kEmpty;
+  c.count -= static_cast<uint32_t>(n);
+  nr_swap_pages.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
+  SwapUsageSub(d, n);
+  if (c.count == 0) {
+    FreeCluster(d, c);
+  } else {
+    PartialFreeCluster(d, c);
+  }
+}
+
+// Mirrors __swap_cache_del_folio(): entries become SHADOW with their counts;
+// count-0 slots are freed, all at once if every count was 0 (§3.4).
+void SwapSystem::State::DelFolioLocked(SwapDevice& d, SwapCluster& c, Folio& f) {
+  const uint64_t first = f.swap().offset;
+  const uint32_t base = static_cast<uint32_t>(first - ClusterStart(d, c));
+  const uint32_t n = static_cast<uint32_t>(f.nr_pages());
+  bool all_zero = true;
+  for (uint32_t i = base; i < base + n; ++i) {
+    const uint32_t cnt = slot::Count(c.table[i]);
+    c.table[i] = slot::Make(SlotKind::kShadow, cnt);
+    all_zero &= cnt == 0;
+  }
+  FolioAccess::SetSwap(f, SwapEntry{});
+  if (all_zero) {
+    FreeSlotsLocked(d, c, first, n);
+    return;
+  }
+  for (uint32_t i = base; i < base + n; ++i) {
+    if (slot::Count(c.table[i]) == 0) FreeSlotsLocked(d, c, ClusterStart(d, c) + i, 1);
+  }
+}
+
+namespace {
+
+// Validates and applies +1 on slots [first, first + n) of one locked
+// cluster, all or nothing (§3.2). `op` names the caller for messages.
+Status DupRangeLocked(SwapSystem::State& s, SwapDevice& d, SwapCluster& c, uint64_t first,
+                      uint32_t n, const char* op) {
+  const uint32_t base = static_cast<uint32_t>(first - s.ClusterStart(d, c));
+  const uint32_t cm = static_cast<uint32_t>(s.count_max);
+  bool needs_extend = false;
+  for (uint32_t i = base; i < base + n; ++i) {
+    const uint64_t e = c.table ? c.table[i] : slot::kEmpty;
+    const SlotKind kind = slot::Kind(e);
+    const uint64_t off = s.ClusterStart(d, c) + i;
+    if (kind == SlotKind::kBad || kind == SlotKind::kHib)
+      return Status(-EINVAL, std::string(op) + ": " + Where(d, off) + " is a " +
+                                 std::string(Name(kind)) + " slot");
+    const uint32_t cnt = s.SlotCount(c, i);
+    if (cnt == 0 && kind != SlotKind::kCached)
+      return Status(-ENOENT, std::string(op) + ": " + Where(d, off) + " is not in use");
+    if (cnt >= UINT32_MAX - 1)
+      return Status(-EINVAL, std::string(op) + ": " + Where(d, off) + " count would overflow");
+    if (slot::Count(e) == cm - 1) needs_extend = true;
+  }
+  if (needs_extend && !c.extend) {
+    if (s.opts.fail_extend_table_alloc)
+      return Status(-ENOMEM, std::string(op) + ": no memory for the extend table of cluster " +
+                                 std::to_string(s.ClusterIndex(d, c)) + " on device " +
+                                 std::to_string(d.type));
+    c.extend = std::make_unique<uint32_t[]>(s.cluster_size);
+  }
+  for (uint32_t i = base; i < base + n; ++i) {
+    const uint64_t e = c.table[i];
+    const uint32_t cnt = slot::Count(e);
+    if (cnt < cm - 1) {
+      c.table[i] = slot::WithCount(e, cnt + 1);
+    } else if (cnt == cm - 1) {
+      c.extend[i] = cm;
+      c.table[i] = slot::WithCount(e, cm);
+      ++c.extend_users;
+    } else {
+      ++c.extend[i];
+    }
+  }
+  return Status::Ok();
+}
+
+// The slots of a folio (page < 0: all) or an error.
+Status FolioRange(const SwapSystem::State& s, const Folio& f, int page, uint64_t* first,
+                  uint32_t* n, const char* op) {
+  (void)s;
+  if (page >= f.nr_pages())
+    return Status(-EINVAL, std::string(op) + ": page " + std::to_string(page) +
+                               " is outside an order-" + std::to_string(f.order()) + " folio");
+  *first = f.swap().offset + (page < 0 ? 0 : static_cast<uint64_t>(page));
+  *n = page < 0 ? static_cast<uint32_t>(f.nr_pages()) : 1;
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Mirrors folio_dup_swap(): unmapping adds one reference per mapping.
+Status SwapSystem::FolioDupSwap(Folio& folio, int page) {
+  State& s = *s_;
+  Status st;
+  if (!InCacheAndLocked(folio, "folio_dup_swap", &st)) return st;
+  uint64_t first;
+  uint32_t n;
+  if (st = FolioRange(s, folio, page, &first, &n, "folio_dup_swap"); !st.ok()) return st;
+  auto dev = GetDeviceFor(s, folio.swap(), folio.nr_pages(), "folio_dup_swap");
+  if (!dev.ok()) return dev.status();
+  DeviceRef d(*dev);
+  SwapCluster& c = d->ClusterOf(first, s.cluster_shift);
+  SpinGuard g(c.lock);
+  return DupRangeLocked(s, *d, c, first, n, "folio_dup_swap");
+}
+
+// Mirrors folio_put_swap(): −1 per slot, the folio stays cached.
+Status SwapSystem::FolioPutSwap(Folio& folio, int page) {
+  State& s = *s_;
+  Status st;
+  if (!InCacheAndLocked(folio, "folio_put_swap", &st)) return st;
+  uint64_t first;
+  uint32_t n;
+  if (st = FolioRange(s, folio, page, &first, &n, "folio_put_swap"); !st.ok()) return st;
+  auto dev = GetDeviceFor(s, folio.swap(), folio.nr_pages(), "folio_put_swap");
+  if (!dev.ok()) return dev.status();
+  DeviceRef d(*dev);
+  SwapCluster& c = d->ClusterOf(first, s.cluster_shift);
+  SpinGuard g(c.lock);
+  const uint32_t base = static_cast<uint32_t>(first - s.ClusterStart(*d, c));
+  for (uint32_t i = base; i < base + n; ++i) {
+    if (s.SlotCount(c, i) == 0)
+      return Status(-EINVAL, "folio_put_swap: " + Where(*d, s.ClusterStart(*d, c) + i) +
+                                 " has no reference to put");
+  }
+  for (uint32_t i = base; i < base + n; ++i) s.PutOneLocked(c, i);
+  return Status::Ok();
+}
+
+// Mirrors swap_dup_entry_direct() (fork).
+Status SwapSystem::SwapDupEntryDirect(SwapEntry entry) {
+  State& s = *s_;
+  auto dev = GetDeviceFor(s, entry, 1, "swap_dup_entry_direct");
+  if (!dev.ok()) return dev.status();
+  DeviceRef d(*dev);
+  SwapCluster& c = d->ClusterOf(entry.offset, s.cluster_shift);
+  SpinGuard g(c.lock);
+  return DupRangeLocked(s, *d, c, entry.offset, 1, "swap_dup_entry_direct");
+}
+
+// Mirrors swap_put_entries_direct() / swap_put_entries_cluster() (§3.3).
+Status SwapSystem::SwapPutEntriesDirect(SwapEntry entry, uint64_t nr) {
+  State& s = *s_;
+  auto dev = GetDeviceFor(s, entry, nr, "swap_put_entries_direct");
+  if (!dev.ok()) return dev.status();
+  DeviceRef d(*dev);
+  const uint64_t end = entry.offset + nr;
+  // Validate every slot first: bad input changes nothing.
+  for (uint64_t off = entry.offset; off < end;) {
+    SwapCluster& c = d->ClusterOf(off, s.cluster_shift);
+    const uint64_t cend = std::min(end, s.ClusterStart(*d, c) + s.cluster_size);
+    SpinGuard g(c.lock);
+    for (; off < cend; ++off) {
+      const uint32_t i = static_cast<uint32_t>(off - s.ClusterStart(*d, c));
+      const uint64_t e = c.table ? c.table[i] : slot::kEmpty;
+      const SlotKind kind = slot::Kind(e);
+      if ((kind != SlotKind::kShadow && kind != SlotKind::kCached) || s.SlotCount(c, i) == 0)
+        return Status(-EINVAL, "swap_put_entries_direct: " + Where(*d, off) +
+                                   " holds no swap reference (" + std::string(Name(kind)) +
+                                   ", count " + std::to_string(c.table ? s.SlotCount(c, i) : 0) +
+                                   ")");
+    }
+  }
+  for (uint64_t off = entry.offset; off < end;) {
+    SwapCluster& c = d->ClusterOf(off, s.cluster_shift);
+    const uint64_t cstart = s.ClusterStart(*d, c);
+    const uint64_t piece = off;
+    const uint64_t cend = std::min(end, cstart + s.cluster_size);
+    bool reclaimable = false;
+    {
+      SpinGuard g(c.lock);
+      uint64_t batch = 0, batch_n = 0;
+      for (; off < cend; ++off) {
+        const uint32_t i = static_cast<uint32_t>(off - cstart);
+        const uint64_t e = c.table[i];
+        const uint32_t cnt = s.SlotCount(c, i);
+        if (cnt == 1 && slot::Kind(e) == SlotKind::kShadow) {
+          if (batch_n == 0) batch = off;
+          ++batch_n;
+          continue;
+        }
+        if (cnt == 1) reclaimable = true;  // cached: its folio may go now
+        s.PutOneLocked(c, i);
+        if (batch_n != 0) s.FreeSlotsLocked(*d, c, batch, batch_n);
+        batch_n = 0;
+      }
+      if (batch_n != 0) s.FreeSlotsLocked(*d, c, batch, batch_n);
+    }
+    if (reclaimable) {
+      for (uint64_t o = piece; o < cend;) {
+        const int r = s.TryReclaim(*d, o, kReclaimUnmapped | kReclaimFull);
+        if (r == 0) {
+          ++o;
+        } else {
+          const uint64_t n = static_cast<uint64_t>(r < 0 ? -r : r);
+          o = (o / n + 1) * n;
+        }
+      }
+    }
+  }
+  s.MaybeRunDeferred();
+  return Status::Ok();
+}
+
+// Reclaim removes a folio from the swap cache (kernel: __remove_mapping →
+// __swap_cache_del_folio). Refused while storage is suspended (O4).
+Status SwapSystem::SwapCacheDelFolio(Folio& folio) {
+  State& s = *s_;
+  Status st;
+  if (!InCacheAndLocked(folio, "swap_cache_del_folio", &st)) return st;
+  if (s.suspended.load(std::memory_order_acquire))
+    return Status(-EBUSY, "swap_cache_del_folio: storage is suspended; no folio leaves the swap "
+                          "cache (allocator spec §4.6)");
+  auto dev = GetDeviceFor(s, folio.swap(), folio.nr_pages(), "swap_cache_del_folio");
+  if (!dev.ok()) return dev.status();
+  {
+    DeviceRef d(*dev);
+    SwapCluster& c = d->ClusterOf(folio.swap().offset, s.cluster_shift);
+    SpinGuard g(c.lock);
+    s.DelFolioLocked(*d, c, folio);
+  }
+  s.MaybeRunDeferred();
+  return Status::Ok();
+}
+
+// Mirrors folio_free_swap(): freeable and no slot with a count (§3.4).
+bool SwapSystem::FolioFreeSwap(Folio& folio) {
+  State& s = *s_;
+  if (!folio.locked() || !folio.in_swap_cache() || folio.writeback ||
+      s.suspended.load(std::memory_order_acquire))
+    return false;
+  auto dev = GetDeviceFor(s, folio.swap(), folio.nr_pages(), "folio_free_swap");
+  if (!dev.ok()) return false;
+  {
+    DeviceRef d(*dev);
+    SwapCluster& c = d->ClusterOf(folio.swap().offset, s.cluster_shift);
+    SpinGuard g(c.lock);
+    const uint32_t base = static_cast<uint32_t>(folio.swap().offset - s.ClusterStart(*d, c));
+    for (uint32_t i = base; i < base + static_cast<uint32_t>(folio.nr_pages()); ++i) {
+      if (s.SlotCount(c, i) != 0) return false;
+    }
+    s.DelFolioLocked(*d, c, folio);
+    folio.dirty = true;
+  }
+  s.MaybeRunDeferred();
+  return true;
+}
+
+// Swap-in: a folio enters the swap cache over swapped-out slots.
+Status SwapSystem::SwapCacheAddFolio(Folio& folio, SwapEntry entry) {
+  State& s = *s_;
+  if (!folio.locked()) return Status(-EINVAL, "swap_cache_add_folio: the folio is not locked");
+  if (folio.in_swap_cache())
+    return Status(-EINVAL, "swap_cache_add_folio: the folio is already in the swap cache");
+  const int k = folio.order();
+  if (k < 0 || k > s.pmd_order)
+    return Status(-EINVAL, "swap_cache_add_folio: order " + std::to_string(k) +
+                               " is larger than a cluster");
+  if (entry.offset % (uint64_t{1} << k) != 0)
+    return Status(-EINVAL, "swap_cache_add_folio: offset " + std::to_string(entry.offset) +
+                               " is not aligned to an order-" + std::to_string(k) + " folio");
+  auto dev = GetDeviceFor(s, entry, folio.nr_pages(), "swap_cache_add_folio");
+  if (!dev.ok()) return dev.status();
+  DeviceRef d(*dev);
+  SwapCluster& c = d->ClusterOf(entry.offset, s.cluster_shift);
+  SpinGuard g(c.lock);
+  const uint32_t base = static_cast<uint32_t>(entry.offset - s.ClusterStart(*d, c));
+  for (uint32_t i = base; i < base + static_cast<uint32_t>(folio.nr_pages()); ++i) {
+    const uint64_t e = c.table ? c.table[i] : slot::kEmpty;
+    if (slot::Kind(e) != SlotKind::kShadow)
+      return Status(slot::Kind(e) == SlotKind::kCached ? -EEXIST : -ENOENT,
+                    "swap_cache_add_folio: " + Where(*d, s.ClusterStart(*d, c) + i) + " is " +
+                        std::string(Name(slot::Kind(e))) + ", not swapped out");
+  }
+  for (uint32_t i = base; i < base + static_cast<uint32_t>(folio.nr_pages()); ++i)
+    c.table[i] = slot::Cached(&folio, slot::Count(c.table[i]));
+  FolioAccess::SetSwap(folio, entry);
+  return Status::Ok();
+}
+
+}  // namespace swaplab::alloc

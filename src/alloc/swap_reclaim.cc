@@ -1,0 +1,151 @@
+// Swap cache reclaim, full-cluster reclaim, discard and deferred work
+// (allocator spec §3.6, §4).
+#include <string>
+
+#include "alloc/device_ref.h"
+#include "alloc/system_state.h"
+
+namespace swaplab::alloc {
+
+// Mirrors __try_to_reclaim_swap(): +n reclaimed, −n found but kept, 0 no
+// folio (§4.2). The folio is try-locked under the cluster lock, so it is
+// still the one at `off` once locked.
+int SwapSystem::State::TryReclaim(SwapDevice& d, uint64_t off, unsigned flags) {
+  SwapCluster& c = d.ClusterOf(off, cluster_shift);
+  Folio* f;
+  {
+    SpinGuard g(c.lock);
+    const uint64_t e = c.table ? c.table[off - ClusterStart(d, c)] : slot::kEmpty;
+    if (slot::Kind(e) != SlotKind::kCached || slot::FolioOf(e) == nullptr) return 0;
+    f = slot::FolioOf(e);
+    if (!f->TryLock()) return -f->nr_pages();
+  }
+  const int n = f->nr_pages();
+  const bool decide = (flags & kReclaimAnyway) || ((flags & kReclaimUnmapped) && !f->mapped) ||
+                      ((flags & kReclaimFull) && VmSwapFull());
+  if (!decide || f->writeback || suspended.load(std::memory_order_acquire)) {
+    f->Unlock();
+    return -n;
+  }
+  {
+    SpinGuard g(c.lock);
+    const uint32_t base = static_cast<uint32_t>(f->swap().offset - ClusterStart(d, c));
+    for (uint32_t i = base; i < base + static_cast<uint32_t>(n); ++i) {
+      if (SlotCount(c, i) != 0) {
+        f->Unlock();
+        return -n;
+      }
+    }
+    DelFolioLocked(d, c, *f);
+    f->dirty = true;
+  }
+  f->Unlock();
+  folios_reclaimed.fetch_add(1, std::memory_order_relaxed);
+  return n;
+}
+
+// Mirrors swap_reclaim_full_clusters() (§4.4).
+void SwapSystem::State::ReclaimFull(SwapDevice& d, bool force) {
+  int64_t budget = force ? static_cast<int64_t>(d.inuse_pages() / cluster_size) : 1;
+  while (SwapCluster* c = Isolate(d, d.full_list)) {
+    --budget;
+    const uint64_t start = ClusterStart(d, *c);
+    const uint64_t end = std::min(d.max, start + cluster_size);
+    for (uint64_t o = start; o < end;) {
+      const uint64_t e = c->table ? c->table[o - start] : slot::kEmpty;
+      if (slot::Kind(e) == SlotKind::kCached && slot::Count(e) == 0) {
+        c->lock.Unlock();
+        const int r = TryReclaim(d, o, kReclaimAnyway);
+        c->lock.Lock();
+        if (r != 0) {
+          o += static_cast<uint64_t>(r < 0 ? -r : r);
+          continue;
+        }
+      }
+      ++o;
+    }
+    if (c->flag == ClusterFlag::kNone) Relocate(d, *c);  // nothing freed: back to full
+    c->lock.Unlock();
+    if (budget <= 0) break;
+  }
+}
+
+// Mirrors swap_do_scheduled_discard(): returns the clusters discarded.
+int SwapSystem::State::DoDiscard(SwapDevice& d) {
+  int done = 0;
+  d.lock.Lock();
+  while (d.discard_list.head != kNil) {
+    SwapCluster& c = d.clusters[d.discard_list.head];
+    ListRemoveLocked(d, d.discard_list, c);  // flag stays DISCARD
+    d.lock.Unlock();
+    if (d.sink != nullptr) d.sink->Discard(d.type, ClusterStart(d, c), cluster_size);
+    {
+      SpinGuard g(c.lock);
+      c.flag = ClusterFlag::kNone;
+      c.table.reset();
+      c.extend.reset();
+      c.order = 0;
+      MoveCluster(d, c, ClusterFlag::kFree);
+    }
+    ++done;
+    d.lock.Lock();
+  }
+  d.lock.Unlock();
+  clusters_discarded.fetch_add(static_cast<uint64_t>(done), std::memory_order_relaxed);
+  return done;
+}
+
+// Runs the discard work and the reclaim work of every device that has
+// them pending (Appendix A: a defined point).
+void SwapSystem::State::RunDeferred() {
+  work_pending.store(false, std::memory_order_release);
+  for (int t = 0; t < nr_swapfiles.load(std::memory_order_acquire); ++t) {
+    SwapDevice* d = records[t].get();
+    if (d == nullptr || !d->TryGet()) continue;
+    if (d->discard_pending.exchange(false, std::memory_order_acq_rel)) DoDiscard(*d);
+    if (d->reclaim_pending.exchange(false, std::memory_order_acq_rel)) ReclaimFull(*d, true);
+    d->Put();
+  }
+}
+
+int SwapSystem::TryToReclaimSwap(SwapEntry entry, unsigned flags) {
+  auto dev = GetDeviceFor(*s_, entry, 1, "try_to_reclaim_swap");
+  if (!dev.ok()) return 0;
+  int r;
+  {
+    DeviceRef d(*dev);
+    r = s_->TryReclaim(*d, entry.offset, flags);
+  }
+  s_->MaybeRunDeferred();
+  return r;
+}
+
+Status SwapSystem::ReclaimFullClusters(int type, bool force) {
+  SwapDevice* d = s_->Dev(type);
+  if (d == nullptr || !d->TryGet())
+    return Status(-EINVAL, "swap_reclaim_full_clusters: no swap device of type " +
+                               std::to_string(type));
+  {
+    DeviceRef ref(d);
+    s_->ReclaimFull(*d, force);
+  }
+  s_->MaybeRunDeferred();
+  return Status::Ok();
+}
+
+void SwapSystem::SetStorageSuspended(bool suspended) {
+  s_->suspended.store(suspended, std::memory_order_release);
+}
+bool SwapSystem::storage_suspended() const { return s_->suspended.load(std::memory_order_acquire); }
+
+void SwapSystem::RunDeferredWork() { s_->RunDeferred(); }
+
+bool SwapSystem::HasDeferredWork() const {
+  for (int t = 0; t < s_->nr_swapfiles.load(std::memory_order_acquire); ++t) {
+    const SwapDevice* d = s_->records[t].get();
+    if (d && (d->discard_pending.load() || d->reclaim_pending.load())) return true;
+  }
+  return false;
+}
+
+}  // namespace swaplab::alloc

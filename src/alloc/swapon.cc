@@ -1,0 +1,257 @@
+// swapon and swapoff (allocator spec §5).
+#include <algorithm>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "alloc/system_state.h"
+
+namespace swaplab::alloc {
+
+namespace {
+
+constexpr uint64_t kMaxSwapBadpages = 637;  // (PAGE_SIZE − 10 − 1536) / 4
+
+Status Invalid(const std::string& what) { return Status(-EINVAL, "swapon: " + what); }
+
+// Active-list insertion: after every device of the same or higher priority.
+void InsertByPrio(std::vector<int>& list, const SwapSystem::State& s, int type) {
+  const int prio = s.records[type]->prio;
+  size_t pos = 0;
+  while (pos < list.size() && s.records[list[pos]]->prio >= prio) ++pos;
+  list.insert(list.begin() + static_cast<std::ptrdiff_t>(pos), type);
+}
+
+}  // namespace
+
+// Mirrors the swapon syscall: read_swap_header, setup_swap_clusters_info,
+// enable_swap_info. Validates everything before changing anything.
+Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
+  State& s = *s_;
+  if (o.pages < 2)
+    return Invalid("area '" + o.name + "' has " + std::to_string(o.pages) +
+                   " pages; it needs the header page and at least one usable page");
+  if (o.prio && (*o.prio < 0 || *o.prio > 32767))
+    return Invalid("priority " + std::to_string(*o.prio) + " is outside 0..32767");
+  if (o.bad_pages.size() > kMaxSwapBadpages)
+    return Invalid(std::to_string(o.bad_pages.size()) + " bad pages listed, at most " +
+                   std::to_string(kMaxSwapBadpages));
+  if (!o.blkdev && !o.bad_pages.empty())
+    return Invalid("a swap file may not list bad pages (area '" + o.name + "')");
+  const uint64_t max = std::min(o.pages, s.opts.max_swapfile_pages);
+  std::set<uint64_t> bad;
+  for (uint64_t b : o.bad_pages) {
+    if (b == 0 || b > o.pages - 1)
+      return Invalid("bad page " + std::to_string(b) + " is outside [1, last_page = " +
+                     std::to_string(o.pages - 1) + "]");
+    if (!bad.insert(b).second) return Invalid("bad page " + std::to_string(b) + " listed twice");
+  }
+  uint64_t nbad = 0;
+  for (uint64_t b : bad) nbad += b < max;
+  const uint64_t pages = max - 1 - nbad;
+  if (pages == 0) return Invalid("area '" + o.name + "' has no usable page");
+  for (const SwapExtent& e : o.extents) {
+    if (e.nr_pages == 0 || e.start_page >= max)
+      return Invalid("extent at page " + std::to_string(e.start_page) + " is empty or past the end");
+  }
+
+  std::lock_guard g(s.swap_lock);
+  int type = -1;
+  for (int t = 0; t < kMaxSwapfiles; ++t) {
+    SwapDevice* d = s.records[t].get();
+    if (d->used && d->name == o.name)
+      return Status(-EBUSY, "swapon: '" + o.name + "' is already in use as device " +
+                                std::to_string(t));
+    if (type < 0 && !d->used) type = t;
+  }
+  if (type < 0)
+    return Status(-EPERM, "swapon: all " + std::to_string(kMaxSwapfiles) +
+                              " device records are in use");
+  s.nr_swapfiles.store(std::max(s.nr_swapfiles.load(), type + 1));
+  SwapDevice& d = *s.records[type];
+  d.used = true;
+  d.name = o.name;
+  d.max = max;
+  d.pages = pages;
+  d.bad.assign(bad.begin(), bad.end());
+  d.bad.erase(std::remove_if(d.bad.begin(), d.bad.end(), [&](uint64_t b) { return b >= max; }),
+              d.bad.end());
+  d.ssd = o.ssd;
+  d.blkdev = o.blkdev;
+  d.bdev = o.bdev;
+  d.first_block = o.first_block;
+  d.extents = o.extents;
+  d.sink = o.discard_sink;
+  d.hibernation_pinned = false;
+  d.inuse.store(kOffListBit);
+  d.discard_pending = false;
+  d.reclaim_pending = false;
+
+  // Clusters (§5.1 step 5): BAD slots for the header, the header's bad
+  // pages and the tail of the last cluster, then the lists in index order.
+  d.nr_clusters = (max + s.cluster_size - 1) >> s.cluster_shift;
+  d.clusters = std::make_unique<SwapCluster[]>(d.nr_clusters);
+  auto mark_bad = [&](uint64_t off) {
+    SwapCluster& c = d.ClusterOf(off, s.cluster_shift);
+    if (!c.table) s.AllocTable(c);
+    c.table[off - s.ClusterStart(d, c)] = slot::Bad();
+    ++c.count;
+  };
+  mark_bad(0);
+  for (uint64_t b : d.bad) mark_bad(b);
+  for (uint64_t off = max; off < d.nr_clusters << s.cluster_shift; ++off) mark_bad(off);
+  {
+    SpinGuard lg(d.lock);
+    d.free_list = d.full_list = d.discard_list = ClusterList{};
+    d.nonfull.fill(ClusterList{});
+    d.frag.fill(ClusterList{});
+    for (uint64_t i = 0; i < d.nr_clusters; ++i) {
+      SwapCluster& c = d.clusters[i];
+      c.flag = c.count > 0 ? ClusterFlag::kNonfull : ClusterFlag::kFree;
+      s.ListAppendLocked(d, c.count > 0 ? d.nonfull[0] : d.free_list, c);
+    }
+  }
+  {
+    SpinGuard cg(d.global_cluster_lock);
+    d.seq_next.fill(0);
+  }
+  d.pcp_next = std::make_unique<uint64_t[]>(static_cast<size_t>(s.opts.nr_cpus) * kMaxOrders);
+
+  if (!d.ssd) s.nr_rotate_swap.fetch_add(1);
+  // Discard flags (§5.1 step 7).
+  d.discardable = d.area_discard = d.page_discard = false;
+  if (o.discard != DiscardMode::kNone && o.discard_supported) {
+    d.discardable = true;
+    d.area_discard = o.discard != DiscardMode::kPages;
+    d.page_discard = o.discard != DiscardMode::kOnce;
+    if (d.area_discard && d.sink != nullptr) d.sink->Discard(type, 1, max - 1);
+  }
+  // Priority (§5.1 step 8, §10.3).
+  if (o.prio) {
+    d.prio = *o.prio;
+  } else if (s.policy.default_prio_round_robin) {
+    d.prio = -1;
+  } else {
+    d.prio = --s.least_priority;
+  }
+  // Enable (§5.1 step 9).
+  d.users.store(0, std::memory_order_release);
+  s.nr_swap_pages.fetch_add(static_cast<int64_t>(pages));
+  s.total_swap_pages.fetch_add(static_cast<int64_t>(pages));
+  d.active = true;
+  InsertByPrio(s.active, s, type);
+  {
+    SpinGuard lg(d.lock);
+    d.writeok.store(true, std::memory_order_release);
+  }
+  s.AddToAvail(d);
+  return type;
+}
+
+// Mirrors the swapoff syscall with try_to_unuse (§5.2).
+Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
+  State& s = *s_;
+  SwapDevice* dp = s.Dev(type);
+  {
+    std::lock_guard g(s.swap_lock);
+    if (dp == nullptr || !dp->used || !dp->writeok.load())
+      return Status(-EINVAL, "swapoff: no active swap device of type " + std::to_string(type));
+    if (dp->hibernation_pinned)
+      return Status(-EBUSY, "swapoff: device " + std::to_string(type) +
+                                " is pinned by a hibernation session");
+    SwapDevice& d = *dp;
+    // Step 2: WRITEOK off, off the avail and active lists.
+    {
+      SpinGuard lg(d.lock);
+      d.writeok.store(false, std::memory_order_release);
+    }
+    s.DelFromAvail(d, true);
+    s.active.erase(std::find(s.active.begin(), s.active.end(), type));
+    d.active = false;
+    s.nr_swap_pages.fetch_sub(static_cast<int64_t>(d.pages));
+    s.total_swap_pages.fetch_sub(static_cast<int64_t>(d.pages));
+  }
+  SwapDevice& d = *dp;
+  // Step 3: every allocation that saw WRITEOK has finished.
+  for (uint64_t i = 0; i < d.nr_clusters; ++i) {
+    d.clusters[i].lock.Lock();
+    d.clusters[i].lock.Unlock();
+  }
+  // Step 4 (try_to_unuse): slot caches, the owners' references, the cache.
+  if (s.policy.slot_cache) s.SlotCacheDrainAll();
+  for (int pass = 0; pass < 3 && d.inuse_pages() != 0; ++pass) {
+    std::vector<SwapEntry> referenced;
+    std::vector<uint64_t> cached;
+    for (uint64_t i = 0; i < d.nr_clusters; ++i) {
+      SwapCluster& c = d.clusters[i];
+      SpinGuard cg(c.lock);
+      if (!c.table) continue;
+      for (uint32_t j = 0; j < s.cluster_size; ++j) {
+        const uint64_t e = c.table[j];
+        const uint64_t off = (i << s.cluster_shift) + j;
+        if (slot::Kind(e) == SlotKind::kCached && s.SlotCount(c, j) == 0) {
+          cached.push_back(off);
+        } else if ((slot::Kind(e) == SlotKind::kCached || slot::Kind(e) == SlotKind::kShadow) &&
+                   s.SlotCount(c, j) > 0) {
+          referenced.push_back(SwapEntry{type, off});
+        }
+      }
+    }
+    if (unuse) {
+      for (const SwapEntry& e : referenced) unuse(e);
+    }
+    for (uint64_t off : cached) s.TryReclaim(d, off, kReclaimAnyway);
+  }
+  if (d.inuse_pages() != 0) {
+    // Re-enable exactly as swapon's last step (§5.2 step 4).
+    std::lock_guard g(s.swap_lock);
+    s.nr_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
+    s.total_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
+    d.active = true;
+    InsertByPrio(s.active, s, type);
+    {
+      SpinGuard lg(d.lock);
+      d.writeok.store(true, std::memory_order_release);
+    }
+    s.AddToAvail(d);
+    return Status(-EBUSY, "swapoff: " + std::to_string(d.inuse_pages()) + " slots of device " +
+                              std::to_string(type) + " are still in use after unuse");
+  }
+  // Step 5: no references left; flush work; clear the per-CPU hints.
+  d.users.fetch_add(kDeadRef, std::memory_order_acq_rel);
+  while (d.users.load(std::memory_order_acquire) != kDeadRef) std::this_thread::yield();
+  s.DoDiscard(d);
+  d.discard_pending = false;
+  d.reclaim_pending = false;
+  for (int cpu = 0; cpu < s.opts.nr_cpus; ++cpu) {
+    PerCpu& pc = s.cpus[cpu];
+    SpinGuard cg(pc.lock);
+    for (int k = 0; k < kMaxOrders; ++k) {
+      if (pc.dev[k] == type) {
+        pc.dev[k] = -1;
+        pc.off[k] = 0;
+      }
+    }
+  }
+  // Step 6: free the record.
+  std::lock_guard g(s.swap_lock);
+  if (!d.ssd) s.nr_rotate_swap.fetch_sub(1);
+  if (d.prio < 0 && !s.policy.default_prio_round_robin) {
+    // Older kernels renumber the default priorities below it.
+    for (int t = 0; t < kMaxSwapfiles; ++t) {
+      SwapDevice* o = s.records[t].get();
+      if (o->used && o != &d && o->prio < d.prio) {
+        SpinGuard ag(s.avail_lock);
+        ++o->prio;
+      }
+    }
+    ++s.least_priority;
+  }
+  d.clusters.reset();
+  d.nr_clusters = 0;
+  d.pcp_next.reset();
+  d.used = false;
+  return Status::Ok();
+}
+
+}  // namespace swaplab::alloc

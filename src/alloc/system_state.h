@@ -1,0 +1,258 @@
+// Internal state of a SwapSystem: devices, clusters, lists, per-CPU hints.
+// Shared by the src/alloc/*.cc files; not part of the public contract.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "alloc/slot_entry.h"
+#include "alloc/spin_lock.h"
+#include "swaplab/alloc/swap_system.h"
+
+namespace swaplab::alloc {
+
+inline constexpr uint32_t kNil = UINT32_MAX;
+
+// The allocator's write access to Folio::swap_ (folio lock + cluster lock).
+struct FolioAccess {
+  static void SetSwap(Folio& f, SwapEntry e) { f.swap_ = e; }
+};
+
+// SwapCluster record (kernel: struct swap_cluster_info).
+//   count == number of non-EMPTY entries of table (bad slots included)  [C1]
+//   no table ⇒ count == 0;  flag == list the cluster is on              [C2]
+//   FREE ⇒ count 0, no table, order 0;  FULL ⇒ count == CLUSTER         [C4]
+// Protected by `lock`, except prev/next which the device lock protects.
+struct SwapCluster {
+  SpinLock lock;
+  ClusterFlag flag = ClusterFlag::kNone;
+  uint8_t order = 0;
+  uint32_t count = 0;
+  uint32_t prev = kNil, next = kNil;  // list links (device lock)
+  bool listed = false;                // on a list (device lock)
+  uint32_t extend_users = 0;          // slots whose count lives in extend
+  std::unique_ptr<uint64_t[]> table;  // CLUSTER slot entries, or none
+  std::unique_ptr<uint32_t[]> extend; // counts past the inline width
+};
+
+// A FIFO list of clusters (head: taken first; moves append at the tail).
+struct ClusterList {
+  uint32_t head = kNil, tail = kNil;
+  uint64_t len = 0;
+};
+
+inline constexpr uint64_t kOffListBit = uint64_t{1} << 62;  // SWAP_USAGE_OFFLIST_BIT
+inline constexpr int64_t kDeadRef = int64_t{1} << 40;       // device reference killed
+
+// One swap device (kernel: struct swap_info_struct).
+//   inuse == Σ cluster.count − bad slots                                 [D1]
+//   on avail list ⇔ off-list bit clear ⇔ WRITEOK ∧ inuse < pages         [D3]
+struct SwapDevice {
+  int type = 0;
+  // Set at swapon, constant until the record is reused (read with a
+  // device reference or the swap lock).
+  std::string name;
+  uint64_t max = 0, pages = 0;
+  uint64_t nr_clusters = 0;
+  std::vector<uint64_t> bad;  // sorted header bad pages below max
+  bool ssd = false, blkdev = false;
+  bool discardable = false, area_discard = false, page_discard = false;
+  uint64_t bdev = 0, first_block = 0;
+  std::vector<SwapExtent> extents;
+  DiscardSink* sink = nullptr;
+  std::unique_ptr<SwapCluster[]> clusters;
+
+  // Swap lock: record state.
+  bool used = false;     // record taken (swapon ... end of swapoff)
+  bool active = false;   // on the active list
+  bool hibernation_pinned = false;
+  int prio = -1;         // swap lock + avail lock to change
+
+  std::atomic<bool> writeok{false};  // swap lock + device lock to change
+  std::atomic<uint64_t> inuse{kOffListBit};
+  std::atomic<int64_t> users{kDeadRef};  // references (kernel: si->users)
+
+  SpinLock lock;  // the device lock: every list and every cluster link
+  ClusterList free_list GUARDED_BY(lock);
+  ClusterList full_list GUARDED_BY(lock);
+  ClusterList discard_list GUARDED_BY(lock);
+  std::array<ClusterList, kMaxOrders> nonfull GUARDED_BY(lock);
+  std::array<ClusterList, kMaxOrders> frag GUARDED_BY(lock);
+
+  SpinLock global_cluster_lock;  // non-SSD: serialises allocation
+  std::array<uint64_t, kMaxOrders> seq_next GUARDED_BY(global_cluster_lock){};
+  // Per-device per-CPU hints (policy percpu_hint_per_device): [cpu][order],
+  // each protected by that CPU's local lock.
+  std::unique_ptr<uint64_t[]> pcp_next;
+
+  std::atomic<bool> discard_pending{false};
+  std::atomic<bool> reclaim_pending{false};
+
+  SwapCluster& ClusterOf(uint64_t offset, int shift) { return clusters[offset >> shift]; }
+  uint64_t inuse_pages() const { return inuse.load(std::memory_order_acquire) & ~kOffListBit; }
+  bool TryGet() {
+    if (users.fetch_add(1, std::memory_order_acquire) >= kDeadRef) {
+      users.fetch_sub(1, std::memory_order_release);
+      return false;
+    }
+    return true;
+  }
+  void Put() { users.fetch_sub(1, std::memory_order_release); }
+};
+
+// Counters one CPU updates under its local lock (single writer).
+struct CpuCounters {
+  std::atomic<uint64_t> fast_path_hits{0}, fast_path_misses{0}, served_by_hint{0};
+  std::array<std::atomic<uint64_t>, kNumSearchSteps> served_by_step{};
+  std::atomic<uint64_t> slot_cache_hits{0}, slot_cache_refills{0}, alloc_failures{0};
+};
+inline void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// Per-CPU state (kernel: percpu_swap_cluster and, for §10.1, swap_slots_cache).
+struct alignas(64) PerCpu {
+  SpinLock lock;  // the CPU-local lock
+  std::array<int, kMaxOrders> dev{};        // -1: none
+  std::array<uint64_t, kMaxOrders> off{};
+  std::vector<SwapEntry> slot_cache;        // §10.1, entries [cur, size)
+  size_t slot_cache_cur = 0;
+  CpuCounters stats;
+  PerCpu() { dev.fill(-1); }
+};
+
+// How a commit marks the slots (§2.8 step 2).
+enum class CommitKind : uint8_t { kFolio, kSlotCache, kHibernation };
+
+struct AllocRequest {
+  int cpu = 0;
+  int order = 0;
+  Folio* folio = nullptr;
+  CommitKind kind = CommitKind::kFolio;
+};
+
+struct SwapSystem::State {
+  explicit State(SystemOptions o);
+
+  SystemOptions opts;
+  Policy policy;
+  int cluster_shift;
+  uint32_t cluster_size;
+  int pmd_order;      // == cluster_shift: a whole cluster
+  int count_max;
+
+  std::mutex swap_lock;  // global swap lock
+  std::array<std::unique_ptr<SwapDevice>, kMaxSwapfiles> records;  // never freed
+  std::atomic<int> nr_swapfiles{0};
+  std::vector<int> active;  // swap lock; priority order
+  int least_priority = -1;  // swap lock
+
+  SpinLock avail_lock;
+  std::vector<int> avail GUARDED_BY(avail_lock);  // priority order
+
+  std::atomic<int64_t> nr_swap_pages{0};
+  std::atomic<int64_t> total_swap_pages{0};
+  std::atomic<int> nr_rotate_swap{0};
+  std::atomic<bool> suspended{false};
+  std::atomic<bool> work_pending{false};
+  std::atomic<bool> slot_cache_active{false};
+  std::mutex slot_cache_mutex;  // activation / deactivation
+
+  std::unique_ptr<PerCpu[]> cpus;
+
+  // Counters updated without a CPU lock.
+  std::atomic<uint64_t> pswpout{0}, thp_swpout{0}, thp_swpout_fallback{0};
+  std::array<std::atomic<uint64_t>, kMaxOrders> swpout{}, swpout_fallback{};
+  std::atomic<uint64_t> sync_discard_retries{0}, clusters_discarded{0}, folios_reclaimed{0};
+
+  // First operational invariant violation seen (C5), reported by
+  // CheckInvariants.
+  std::mutex violation_mutex;
+  std::string violation;
+
+  // --- helpers ---------------------------------------------------------
+  SwapDevice* Dev(int type) const {
+    return (type >= 0 && type < kMaxSwapfiles) ? records[type].get() : nullptr;
+  }
+  uint64_t ClusterStart(const SwapDevice& d, const SwapCluster& c) const {
+    return static_cast<uint64_t>(&c - d.clusters.get()) << cluster_shift;
+  }
+  uint64_t ClusterIndex(const SwapDevice& d, const SwapCluster& c) const {
+    return static_cast<uint64_t>(&c - d.clusters.get());
+  }
+  bool VmSwapFull() const {
+    return 2 * nr_swap_pages.load(std::memory_order_relaxed) <
+           total_swap_pages.load(std::memory_order_relaxed);
+  }
+  // Non-SSD devices serialise allocation on seq_next (policy knob).
+  bool UsesSeq(const SwapDevice& d) const { return !d.ssd && policy.nonssd_global_cluster; }
+  bool Usable(const SwapCluster& c, int order) const {
+    return c.flag <= ClusterFlag::kFrag && c.table &&
+           (order == 0 || c.count == 0 || c.order == order);
+  }
+  void RecordViolation(std::string what);
+
+  // cluster_lists.cc
+  void ListAppendLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
+  void ListRemoveLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
+  ClusterList* ListOfLocked(SwapDevice& d, const SwapCluster& c) REQUIRES(d.lock);
+  void MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to);  // c locked
+  // Mirrors isolate_lock_cluster(): the first cluster of `list` whose lock
+  // can be taken, removed from the list, flag NONE, locked, with a table.
+  SwapCluster* Isolate(SwapDevice& d, ClusterList& list);
+  void AllocTable(SwapCluster& c);
+  void FreeCluster(SwapDevice& d, SwapCluster& c);         // c locked
+  void PartialFreeCluster(SwapDevice& d, SwapCluster& c);  // c locked
+  void Relocate(SwapDevice& d, SwapCluster& c);            // c locked
+  void ScheduleDiscard(SwapDevice& d);
+  void ScheduleReclaim(SwapDevice& d);
+
+  // swap_alloc.cc
+  bool AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry* out);
+  bool AllocSlow(const AllocRequest& rq, SwapEntry* out);
+  bool WalkAvail(int order, const std::function<bool(SwapDevice&)>& try_device);
+  // Mirrors cluster_alloc_swap_entry(); returns the offset or 0.
+  uint64_t AllocateOnDevice(SwapDevice& d, const AllocRequest& rq);
+  // Mirrors alloc_swap_scan_cluster(); c locked on entry, unlocked on exit.
+  uint64_t ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq,
+                       bool* abort);
+  bool Commit(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq);
+  void SwapUsageAdd(SwapDevice& d, uint64_t n);
+  void SwapUsageSub(SwapDevice& d, uint64_t n);
+  void AddToAvail(SwapDevice& d);
+  void DelFromAvail(SwapDevice& d, bool swapoff);
+  void SetHint(SwapDevice& d, const AllocRequest& rq, uint64_t next);
+  bool SyncDiscard();
+
+  // swap_free.cc
+  // Frees n slots starting at `first` (all in c, count ≤ 1, not cached).
+  void FreeSlotsLocked(SwapDevice& d, SwapCluster& c, uint64_t first, uint64_t n);
+  // Drops a folio from the swap cache with c locked (§3.4).
+  void DelFolioLocked(SwapDevice& d, SwapCluster& c, Folio& f);
+  uint32_t SlotCount(const SwapCluster& c, uint32_t i) const;
+  void PutOneLocked(SwapCluster& c, uint32_t i);
+
+  // swap_reclaim.cc
+  int TryReclaim(SwapDevice& d, uint64_t off, unsigned flags);
+  void ReclaimFull(SwapDevice& d, bool force);
+  int DoDiscard(SwapDevice& d);  // clusters discarded
+  void RunDeferred();
+  void MaybeRunDeferred() {
+    if (opts.run_deferred_work_inline && work_pending.load(std::memory_order_relaxed))
+      RunDeferred();
+  }
+
+  // slot_cache.cc
+  bool SlotCacheAlloc(PerCpu& pc, int cpu, Folio& f, SwapEntry* out);
+  void SlotCacheCheckActive();
+  void SlotCacheDrainAll();
+  void SlotCacheDrainLocked(PerCpu& pc) REQUIRES(pc.lock);
+};
+
+}  // namespace swaplab::alloc

@@ -1,0 +1,187 @@
+// Drives one SwapSystem through a sequence of abstract operations, keeps the
+// reference model (swap_model.h) in step, and checks after every step:
+// CheckInvariants(), every slot against the model, device and global
+// counters, folio placement (§8 S4, C5, O1, O3), which folios may leave the
+// swap cache (§3.3, §4.2, §4.4, §4.6) and that rejected calls change nothing.
+//
+// An operation is an OpSpec: a kind and four random words that the harness
+// interprets against the current state ("the a-th cached folio"), so every
+// sequence is executable and rapidcheck can shrink freely.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "alloc/swap_model.h"
+#include "swaplab/alloc/swap_system.h"
+
+namespace swaplab::alloc::model {
+
+enum class OpKind : uint8_t {
+  kAlloc,        // FolioAllocSwap
+  kDupFolio,     // FolioDupSwap (unmap), possibly many times
+  kZap,          // SwapPutEntriesDirect over a run of referenced slots
+  kCacheDel,     // SwapCacheDelFolio (reclaim after writeback)
+  kPutFolio,     // FolioPutSwap (fault maps the page again)
+  kSwapOut,      // SwapOutFolio (with split fallback)
+  kCacheAdd,     // SwapCacheAddFolio (swap-in over SHADOW slots)
+  kFreeSwap,     // FolioFreeSwap
+  kTryReclaim,   // TryToReclaimSwap
+  kDupDirect,    // SwapDupEntryDirect (fork)
+  kHibAlloc,     // AllocHibernationSlot
+  kHibFree,      // FreeHibernationSlot
+  kFolioFlags,   // set mapped / writeback
+  kRunDeferred,  // RunDeferredWork
+  kReclaimFull,  // ReclaimFullClusters
+  kSuspend,      // SetStorageSuspended
+  kSwapon,
+  kSwapoff,
+  kPin,          // hibernation pin / unpin / lookup
+  kQueries,      // read-only hooks: CountSwapPages, SwapdevBlock, ...
+  kError,        // a call that must fail and change nothing
+  kNumKinds
+};
+
+const char* OpName(OpKind k);
+
+struct OpSpec {
+  OpKind kind = OpKind::kAlloc;
+  uint32_t a = 0, b = 0, c = 0, d = 0;
+};
+
+inline void showValue(const OpSpec& op, std::ostream& os) {
+  os << OpName(op.kind) << "{" << op.a << "," << op.b << "," << op.c << "," << op.d << "}";
+}
+
+// Per test case, shared by every preset the case runs under.
+struct CaseConfig {
+  int cluster_shift = 4;
+  bool inline_work = true;
+  uint32_t knobs = 0;  // count_max / slot_cache_batch overrides
+};
+
+inline void showValue(const CaseConfig& c, std::ostream& os) {
+  os << "{cluster_shift=" << c.cluster_shift << ", inline_work=" << c.inline_work
+     << ", knobs=" << c.knobs << "}";
+}
+
+// Records every discard the allocator issues (single-threaded use).
+class RecordingSink : public DiscardSink {
+ public:
+  struct Rec {
+    int type;
+    uint64_t first, nr;
+  };
+  void Discard(int type, uint64_t first, uint64_t nr) override { recs.push_back({type, first, nr}); }
+  std::vector<Rec> recs;
+};
+
+class Harness {
+ public:
+  Harness(const std::string& preset, const CaseConfig& cfg);
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
+
+  // Runs the operations; fails the rapidcheck case at the first violation.
+  void Run(const std::vector<OpSpec>& ops);
+  // One line per operation with its observable outcome (determinism check).
+  std::string trace() const { return trace_.str(); }
+
+ private:
+  enum class Vanish { kNone, kAny, kFullClusters };
+  struct Scan {  // refreshed by CheckAll()
+    uint64_t empty = 0, empty_not_discard = 0, free_clusters = 0;
+    bool on_avail = false;
+    std::set<uint64_t> full_clusters;
+  };
+
+  void Apply(const OpSpec& op);
+  [[noreturn]] void Fail(const std::string& what) const;
+  void Check(bool ok, const std::string& what) const {
+    if (!ok) Fail(what);
+  }
+  void CheckStatusOk(const Status& s, const std::string& what) const {
+    if (!s.ok()) Fail(what + " returned " + s.ToString());
+  }
+  // Everything after every step.
+  void CheckAll();
+  void CheckDiscards(uint64_t discarded_before);
+
+  // --- model helpers ---
+  uint64_t C() const { return uint64_t{1} << cfg_.cluster_shift; }
+  MSlot& SlotOf(SwapEntry e) { return devs_.at(e.type).slots.at(e.offset); }
+  int NewFolio(int order);
+  void ModelCache(int fi, SwapEntry base, bool fresh);
+  void ModelUncache(int fi);
+  bool AllCountsZero(int fi) const;
+  std::vector<int> CachedFolios() const;
+  std::vector<SwapEntry> SlotsWhere(const std::function<bool(const MSlot&)>& pred) const;
+  // Folios that left the swap cache without the test asking: allowed only
+  // for reclaim-capable operations, only cache-only unlocked folios.
+  void ReconcileVanished(Vanish allow, const std::set<int>& expected_new = {},
+                         const std::map<int, std::set<uint64_t>>* full_before = nullptr,
+                         int only_type = -1);
+  std::map<int, std::set<uint64_t>> FullClusters() const;
+  void AcceptAllocation(int fi, const std::string& what);
+  bool Order0MustSucceed() const;
+  bool LargeMustSucceed() const;
+  int PickCpu(uint32_t x) const { return static_cast<int>(x % 4); }
+  int PickOrder(uint32_t x) const;
+  int PickCachedFolio(uint32_t x) const;  // -1 if none
+  SwaponOptions MakeSwapon(const OpSpec& op);
+  void ExpectUnchanged(const std::vector<std::string>& before, const std::string& what);
+
+  // --- operations ---
+  void OpAlloc(const OpSpec& op);
+  void OpSwapOut(const OpSpec& op);
+  void OpDupFolio(const OpSpec& op);
+  void OpPutFolio(const OpSpec& op);
+  void OpDupDirect(const OpSpec& op);
+  void OpZap(const OpSpec& op);
+  void OpCacheDel(const OpSpec& op);
+  void OpFreeSwap(const OpSpec& op);
+  void OpCacheAdd(const OpSpec& op);
+  void OpTryReclaim(const OpSpec& op);
+  void OpReclaimFull(const OpSpec& op);
+  void OpRunDeferred(const OpSpec& op);
+  void OpSuspend(const OpSpec& op);
+  void OpHibAlloc(const OpSpec& op);
+  void OpHibFree(const OpSpec& op);
+  void OpFolioFlags(const OpSpec& op);
+  void OpSwapon(const OpSpec& op);
+  void OpSwapoff(const OpSpec& op);
+  void OpPin(const OpSpec& op);
+  void OpQueries(const OpSpec& op);
+  void OpError(const OpSpec& op);
+  void OpBadSwapon(const OpSpec& op);
+
+  std::string preset_;
+  CaseConfig cfg_;
+  Policy policy_;
+  bool suspended_ = false;
+  int step_ = 0;
+  int serial_ = 0;  // swapon names, bdevs
+  OpKind kind_ = OpKind::kAlloc;
+  std::string desc_;  // current operation, for messages
+  std::ostringstream trace_;
+  std::map<int, MDevice> devs_;
+  std::map<int, Scan> scan_;
+  std::set<std::pair<int, uint64_t>> exempt_;  // slots allocated by this op
+  int swapped_off_type_ = -1;
+  MDevice swapped_off_;
+  int swapped_on_type_ = -1;
+  std::vector<uint64_t> last_counters_;
+  // Declared before sys_ so that the system is destroyed first.
+  RecordingSink sink_;
+  std::vector<MFolio> folios_;
+  std::unique_ptr<SwapSystem> sys_;
+};
+
+}  // namespace swaplab::alloc::model

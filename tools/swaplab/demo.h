@@ -1,0 +1,21 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+namespace swaplab::tools {
+
+struct DemoOptions {
+  std::string policy = "linux-6.18";
+  uint64_t size_mib = 1024;
+  uint64_t seed = 1;
+  uint64_t ops = 200000;
+  bool json = false;
+  bool all_policies = false;
+};
+
+CLI::App* AddDemo(CLI::App& app, DemoOptions& o);
+int RunDemo(const DemoOptions& o);
+
+}  // namespace swaplab::tools
