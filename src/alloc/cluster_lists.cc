@@ -47,6 +47,17 @@ ClusterList* SwapSystem::State::ListOfLocked(SwapDevice& d, const SwapCluster& c
   return nullptr;
 }
 
+ClusterList& SwapSystem::State::ListLocked(SwapDevice& d, ListId list, int order) {
+  switch (list) {
+    case ListId::kFree: return d.free_list;
+    case ListId::kNonfull: return d.nonfull[order];
+    case ListId::kFrag: return d.frag[order];
+    case ListId::kFull: return d.full_list;
+    case ListId::kDiscard: break;
+  }
+  return d.discard_list;
+}
+
 // Every list move: cluster lock held, device lock taken inside (§9).
 void SwapSystem::State::MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to) {
   SpinGuard g(d.lock);
@@ -61,10 +72,12 @@ void SwapSystem::State::AllocTable(SwapCluster& c) {
 
 // Mirrors mm/swapfile.c: isolate_lock_cluster(). Isolation takes the device
 // lock first, so it only try-locks clusters and skips busy ones.
-SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ClusterList& list) {
+SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id, int order)
+    NO_THREAD_SAFETY_ANALYSIS {
   SwapCluster* found = nullptr;
   {
     SpinGuard g(d.lock);
+    ClusterList& list = ListLocked(d, id, order);
     for (uint32_t i = list.head; i != kNil; i = d.clusters[i].next) {
       SwapCluster& c = d.clusters[i];
       if (c.lock.TryLock()) {

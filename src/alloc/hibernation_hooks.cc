@@ -8,7 +8,9 @@ namespace swaplab::alloc {
 
 // Mirrors swap_alloc_hibernation_slot(): one order-0 slot on exactly that
 // device, no folio, no rotation, no discard retry.
-SwapEntry SwapSystem::AllocHibernationSlot(CpuId cpu, int type) {
+// The in-cluster scan releases the cluster lock taken here (not expressible
+// to the analysis).
+SwapEntry SwapSystem::AllocHibernationSlot(CpuId cpu, int type) NO_THREAD_SAFETY_ANALYSIS {
   State& s = *s_;
   if (cpu < 0 || cpu >= s.opts.nr_cpus) return SwapEntry{};
   SwapDevice* d = s.Dev(type);

@@ -14,7 +14,10 @@ enum class RangeCheck { kOk, kBusy, kNeedsReclaim };
 }  // namespace
 
 // Mirrors mm/swapfile.c: swap_alloc_fast(). Runs under the CPU-local lock.
-bool SwapSystem::State::AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry* out) {
+// ScanCluster releases the cluster lock taken here (hand-off the analysis
+// cannot follow).
+bool SwapSystem::State::AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry* out)
+    NO_THREAD_SAFETY_ANALYSIS {
   const int k = rq.order;
   const int type = pc.dev[k];
   uint64_t off = pc.off[k];
@@ -111,7 +114,10 @@ bool SwapSystem::State::AllocSlow(const AllocRequest& rq, SwapEntry* out) {
   });
 }
 
-void SwapSystem::State::SetHint(SwapDevice& d, const AllocRequest& rq, uint64_t next) {
+// seq_next is written under the global cluster lock, which the caller holds
+// for non-SSD devices only.
+void SwapSystem::State::SetHint(SwapDevice& d, const AllocRequest& rq, uint64_t next)
+    NO_THREAD_SAFETY_ANALYSIS {
   const int k = rq.order;
   if (UsesSeq(d)) {
     d.seq_next[k] = next;
@@ -126,7 +132,11 @@ void SwapSystem::State::SetHint(SwapDevice& d, const AllocRequest& rq, uint64_t 
 
 // Mirrors cluster_alloc_swap_entry(): the hint first, then the policy's
 // ordered search steps (§2.4, §10.2).
-uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& rq) {
+// Locks are taken conditionally (the global cluster lock on non-SSD
+// devices) and cluster locks are released by ScanCluster, which the
+// analysis cannot follow.
+uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& rq)
+    NO_THREAD_SAFETY_ANALYSIS {
   const int k = rq.order;
   if (k > 0 && !d.blkdev) return 0;  // swap files never hold large folios (O3)
   CpuCounters& stats = cpus[rq.cpu].stats;
@@ -153,10 +163,10 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
   }
 
   // Scans `list` at `order`: one cluster, or until the list yields none.
-  auto scan = [&](ClusterList& list, bool all, uint64_t* failed_count) -> uint64_t {
+  auto scan = [&](ListId list, int order, bool all, uint64_t* failed_count) -> uint64_t {
     uint64_t guard = d.nr_clusters + 1;  // each failed cluster leaves the list
     do {
-      SwapCluster* c = Isolate(d, list);
+      SwapCluster* c = Isolate(d, list, order);
       if (c == nullptr) return 0;
       const uint64_t f = ScanCluster(d, *c, ClusterStart(d, *c), rq, &abort);
       if (f != 0 || abort) return f;
@@ -172,22 +182,22 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
     for (SearchStep step : policy.search) {
       switch (step) {
         case SearchStep::kFreeIfDiscard:
-          if (d.page_discard) found = scan(d.free_list, false, nullptr);
+          if (d.page_discard) found = scan(ListId::kFree, 0, false, nullptr);
           break;
         case SearchStep::kFree:
-          found = scan(d.free_list, false, nullptr);
+          found = scan(ListId::kFree, 0, false, nullptr);
           break;
         case SearchStep::kFreeIfNotDiscard:
-          if (!d.page_discard) found = scan(d.free_list, false, nullptr);
+          if (!d.page_discard) found = scan(ListId::kFree, 0, false, nullptr);
           break;
         case SearchStep::kNonfull:
-          if (k < pmd_order) found = scan(d.nonfull[k], true, &nonfull_failed);
+          if (k < pmd_order) found = scan(ListId::kNonfull, k, true, &nonfull_failed);
           break;
         case SearchStep::kReclaimFull:
           if (VmSwapFull()) ReclaimFull(d, false);
           break;
         case SearchStep::kFragOne:
-          if (k < pmd_order) found = scan(d.frag[k], false, nullptr);
+          if (k < pmd_order) found = scan(ListId::kFrag, k, false, nullptr);
           break;
         case SearchStep::kFragAll:
           if (k < pmd_order) {
@@ -198,7 +208,7 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
             }
             n = n > nonfull_failed ? n - nonfull_failed : 0;
             for (uint64_t i = 0; i < n && found == 0 && !abort; ++i)
-              found = scan(d.frag[k], false, nullptr);
+              found = scan(ListId::kFrag, k, false, nullptr);
           }
           break;
         case SearchStep::kSyncDiscardRestart:
@@ -207,8 +217,8 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
         case SearchStep::kStealHigher:
           if (k == 0) {
             for (int o = 1; o <= pmd_order && found == 0 && !abort; ++o) {
-              found = scan(d.frag[o], true, nullptr);
-              if (found == 0 && !abort) found = scan(d.nonfull[o], true, nullptr);
+              found = scan(ListId::kFrag, o, true, nullptr);
+              if (found == 0 && !abort) found = scan(ListId::kNonfull, o, true, nullptr);
             }
           }
           break;
@@ -242,8 +252,11 @@ static RangeCheck CheckRange(const SwapCluster& c, uint32_t first, uint32_t n, b
 
 // Mirrors alloc_swap_scan_cluster(): forward only, aligned, at most one
 // allocation; relocates the cluster and rewrites the hint (§2.6).
+// Entered with c locked, returns with it unlocked; drops and retakes it to
+// reclaim (not expressible to the analysis).
 uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off,
-                                        const AllocRequest& rq, bool* abort) {
+                                        const AllocRequest& rq, bool* abort)
+    NO_THREAD_SAFETY_ANALYSIS {
   const int k = rq.order;
   const uint32_t n = 1u << k;
   const uint64_t start = ClusterStart(d, c);

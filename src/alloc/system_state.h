@@ -205,7 +205,8 @@ struct SwapSystem::State {
   void MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to);  // c locked
   // Mirrors isolate_lock_cluster(): the first cluster of `list` whose lock
   // can be taken, removed from the list, flag NONE, locked, with a table.
-  SwapCluster* Isolate(SwapDevice& d, ClusterList& list);
+  SwapCluster* Isolate(SwapDevice& d, ListId list, int order = 0);
+  ClusterList& ListLocked(SwapDevice& d, ListId list, int order) REQUIRES(d.lock);
   void AllocTable(SwapCluster& c);
   void FreeCluster(SwapDevice& d, SwapCluster& c);         // c locked
   void PartialFreeCluster(SwapDevice& d, SwapCluster& c);  // c locked
