@@ -30,12 +30,6 @@ CLI::App* AddDemo(CLI::App& app, DemoOptions& o) {
 
 namespace {
 
-struct Live {
-  SwapEntry first;
-  int order;
-  std::vector<bool> held;  // pages still referenced
-};
-
 struct Outcome {
   std::string policy;
   alloc::SwapCounters counters;
@@ -60,15 +54,15 @@ Outcome RunOne(const alloc::Policy& policy, const DemoOptions& o) {
   d.blkdev = true;
   const int type = *sys.Swapon(d);
   std::mt19937_64 rng(o.seed);
-  std::vector<Live> live;
+  std::vector<SwapEntry> held;  // pages still referenced by a page table
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t target = d.pages * 7 / 10;
-  auto place = [&](Folio& f, int cpu) -> bool {
-    (void)cpu;
+  auto place = [&](Folio& f) -> bool {
     if (!f.in_swap_cache()) return false;
     FolioLockGuard g(f);
     (void)sys.FolioDupSwap(f);  // unmap: one reference per page
-    live.push_back(Live{f.swap(), f.order(), std::vector<bool>(f.nr_pages(), true)});
+    for (int p = 0; p < f.nr_pages(); ++p)
+      held.push_back(SwapEntry{f.swap().type, f.swap().offset + static_cast<uint64_t>(p)});
     (void)sys.SwapCacheDelFolio(f);  // written back and reclaimed
     return true;
   };
@@ -88,22 +82,13 @@ Outcome RunOne(const alloc::Policy& policy, const DemoOptions& o) {
       FolioLockGuard g(f);
       (void)sys.SwapOutFolio(cpu, f, split);
     }
-    place(f, cpu);
-    for (auto& p : pages) place(*p, cpu);
-    while (sys.Device(type)->inuse > target && !live.empty()) {
-      const size_t victim = rng() % live.size();
-      Live& l = live[victim];
-      const size_t page = rng() % l.held.size();
-      if (l.held[page]) {
-        (void)sys.SwapPutEntriesDirect(SwapEntry{l.first.type, l.first.offset + page}, 1);
-        l.held[page] = false;
-      }
-      bool any = false;
-      for (bool h : l.held) any |= h;
-      if (!any) {
-        live[victim] = std::move(live.back());
-        live.pop_back();
-      }
+    place(f);
+    for (auto& p : pages) place(*p);
+    while (held.size() > target) {
+      const size_t victim = rng() % held.size();
+      (void)sys.SwapPutEntriesDirect(held[victim], 1);
+      held[victim] = held.back();
+      held.pop_back();
     }
   }
   Outcome out;

@@ -10,7 +10,7 @@ struct DemoOptions {
   std::string policy = "linux-6.18";
   uint64_t size_mib = 1024;
   uint64_t seed = 1;
-  uint64_t ops = 200000;
+  uint64_t ops = 100000;
   bool json = false;
   bool all_policies = false;
 };
