@@ -105,8 +105,8 @@ void SwapSystem::State::FreeCluster(SwapDevice& d, SwapCluster& c) {
   }
   c.table.reset();
   c.extend.reset();
+  MoveCluster(d, c, ClusterFlag::kFree);  // leaves its list by its old order
   c.order = 0;
-  MoveCluster(d, c, ClusterFlag::kFree);
 }
 
 // Mirrors partial_free_cluster().

@@ -64,7 +64,7 @@ inline void showValue(const OpSpec& op, std::ostream& os) {
 struct CaseConfig {
   int cluster_shift = 4;
   bool inline_work = true;
-  uint32_t knobs = 0;  // count_max / slot_cache_batch overrides
+  uint32_t knobs = 0;  // count_max / slot_cache_batch / fail_extend_table_alloc
 };
 
 inline void showValue(const CaseConfig& c, std::ostream& os) {
@@ -137,6 +137,8 @@ class Harness {
   int PickCachedFolio(uint32_t x) const;  // -1 if none
   SwaponOptions MakeSwapon(const OpSpec& op);
   void ExpectUnchanged(const std::vector<std::string>& before, const std::string& what);
+  // `call` must fail (with `code` unless 0) and change nothing observable.
+  void ExpectRejected(const std::string& what, int code, const std::function<Status()>& call);
 
   // --- operations ---
   void OpAlloc(const OpSpec& op);
@@ -161,11 +163,22 @@ class Harness {
   void OpQueries(const OpSpec& op);
   void OpError(const OpSpec& op);
   void OpBadSwapon(const OpSpec& op);
+  // Swapoff's unuse callback (never throws: it runs inside Swapoff).
+  void UnuseOne(SwapEntry e, std::vector<std::string>& errs);
 
   std::string preset_;
   CaseConfig cfg_;
   Policy policy_;
   bool suspended_ = false;
+  bool fail_extend_ = false;  // SystemOptions::fail_extend_table_alloc
+  // With fail_extend_: +1 on any of these slots needs the extend table.
+  bool NeedsExtend(SwapEntry first, int n) {
+    for (int p = 0; p < n; ++p) {
+      const uint32_t count = SlotOf({first.type, first.offset + p}).count;
+      if (count + 1 >= static_cast<uint32_t>(policy_.count_max)) return true;
+    }
+    return false;
+  }
   int step_ = 0;
   int serial_ = 0;  // swapon names, bdevs
   OpKind kind_ = OpKind::kAlloc;
@@ -185,3 +198,7 @@ class Harness {
 };
 
 }  // namespace swaplab::alloc::model
+
+#include "alloc/property_harness_checks.h"
+#include "alloc/property_harness_errors.h"
+#include "alloc/property_harness_ops.h"

@@ -61,12 +61,15 @@ inline Harness::Harness(const std::string& preset, const CaseConfig& cfg)
   o.nr_cpus = 4;
   o.policy = policy_;
   o.run_deferred_work_inline = cfg.inline_work;
+  fail_extend_ = (cfg.knobs / 9) % 6 == 5;
+  o.fail_extend_table_alloc = fail_extend_;
   sys_ = std::make_unique<SwapSystem>(o);
   last_counters_ = CounterValues(sys_->counters());
 }
 
 inline void Harness::Fail(const std::string& what) const {
   RC_FAIL("[preset " + preset_ + ", policy count_max=" + std::to_string(policy_.count_max) +
+          (fail_extend_ ? " fail_extend_table_alloc" : "") +
           " slot_cache=" + std::to_string(policy_.slot_cache) + "/" +
           std::to_string(policy_.slot_cache_batch) + ", step " + std::to_string(step_) + ": " +
           desc_ + "] " + what);
