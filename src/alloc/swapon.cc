@@ -12,6 +12,19 @@ namespace {
 
 constexpr uint64_t kMaxSwapBadpages = 637;  // (PAGE_SIZE − 10 − 1536) / 4
 
+struct BlockRange {
+  uint64_t first, n;
+};
+
+// The disk blocks an area covers: its extents, or max blocks from slot 0.
+std::vector<BlockRange> BlockRanges(const std::vector<SwapExtent>& extents, uint64_t first_block,
+                                    uint64_t max) {
+  std::vector<BlockRange> r;
+  if (extents.empty()) r.push_back(BlockRange{first_block, max});
+  for (const SwapExtent& e : extents) r.push_back(BlockRange{e.start_block, e.nr_pages});
+  return r;
+}
+
 Status Invalid(const std::string& what) { return Status(-EINVAL, "swapon: " + what); }
 
 // Active-list insertion: after every device of the same or higher priority.
@@ -62,6 +75,17 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
     if (d->used && d->name == o.name)
       return Status(-EBUSY, "swapon: '" + o.name + "' is already in use as device " +
                                 std::to_string(t));
+    if (d->used && o.bdev != 0 && d->bdev == o.bdev) {
+      for (const BlockRange& a : BlockRanges(d->extents, d->first_block, d->max)) {
+        for (const BlockRange& b : BlockRanges(o.extents, o.first_block, max)) {
+          if (a.first < b.first + b.n && b.first < a.first + a.n)
+            return Status(-EBUSY, "swapon: '" + o.name + "' overlaps blocks " +
+                                      std::to_string(std::max(a.first, b.first)) +
+                                      ".. of active device " + std::to_string(t) + " ('" +
+                                      d->name + "') on the same block device");
+        }
+      }
+    }
     if (type < 0 && !d->used) type = t;
   }
   if (type < 0)

@@ -164,7 +164,8 @@ class SwapSystem {
 
   // --- swapon / swapoff (§5) -----------------------------------------
   // Returns the device type. Errors: -EINVAL (bad size, bad page out of
-  // range or duplicated, bad priority), -EBUSY (same name active),
+  // range or duplicated, bad priority), -EBUSY (same name active, or its
+  // blocks overlap an active area on the same bdev),
   // -EPERM (no free device record).
   Result<int> Swapon(const SwaponOptions& opts);
   // Called by Swapoff for each slot still referenced (kernel: try_to_unuse):
