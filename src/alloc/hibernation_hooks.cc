@@ -23,7 +23,7 @@ SwapEntry SwapSystem::AllocHibernationSlot(CpuId cpu, int type) NO_THREAD_SAFETY
   {
     SpinGuard g(pc.lock);
     if (s.policy.hibernation_percpu_hint && !s.policy.percpu_hint_per_device &&
-        pc.dev[0] == type && pc.off[0] != 0 && pc.off[0] < d->max) {
+        pc.dev[0] == type && pc.off[0] != 0 && pc.off[0] < (d->nr_clusters << s.cluster_shift)) {
       SwapCluster& c = d->ClusterOf(pc.off[0], s.cluster_shift);
       c.lock.Lock();
       if (s.Usable(c, 0)) {

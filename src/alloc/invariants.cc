@@ -192,7 +192,8 @@ InvariantReport SwapSystem::CheckInvariants() const {
     for (int k = 0; k < kMaxOrders; ++k) {
       if (pc.dev[k] < 0) continue;
       const SwapDevice* d = s.Dev(pc.dev[k]);
-      const bool ok = d && d->used && d->active && !s.UsesSeq(*d) && pc.off[k] < d->max;
+      const bool ok = d && d->used && d->active && !s.UsesSeq(*d) &&
+                      pc.off[k] < (d->nr_clusters << s.cluster_shift);
       if (!ok) return (ck.Fail("D4", "cpu " + std::to_string(cpu) + " order " + std::to_string(k) + " points at device " + std::to_string(pc.dev[k]) + " offset " + std::to_string(pc.off[k])), ck.report);
     }
   }

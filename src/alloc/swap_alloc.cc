@@ -25,7 +25,7 @@ bool SwapSystem::State::AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry*
   SwapDevice* d = Dev(type);
   if (d == nullptr || !d->TryGet()) return false;
   uint64_t found = 0;
-  if (off < d->max) {
+  if (off < (d->nr_clusters << cluster_shift)) {  // may be the BAD tail: scanned, fails
     SwapCluster& c = d->ClusterOf(off, cluster_shift);
     c.lock.Lock();
     if (Usable(c, k)) {
@@ -150,7 +150,7 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
   } else if (policy.percpu_hint_per_device) {
     off = d.pcp_next[static_cast<size_t>(rq.cpu) * kMaxOrders + k];
   }
-  if (off != 0 && off < d.max) {
+  if (off != 0 && off < (d.nr_clusters << cluster_shift)) {
     SwapCluster& c = d.ClusterOf(off, cluster_shift);
     c.lock.Lock();
     if (Usable(c, k)) {
