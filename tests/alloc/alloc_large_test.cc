@@ -178,6 +178,50 @@ TEST(Alloc_2_4, Order0StealsFromHigherOrders) {
   EXPECT_EQ(h.L(t, ListId::kFrag, 2), (Offs{1}));
 }
 
+// §2.5: nonfull[k] is scanned "all clusters": a failing cluster is
+// relocated (to frag[k]) and the next one is tried in the same call.
+TEST(Alloc_2_5, NonfullScansAllClusters) {
+  Harness h(Options(4, 2));
+  const int t = h.On(Dev("a", 64));
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(h.SwapOut(0, 1).valid());  // clusters 1, 2
+  ASSERT_TRUE(h.PutDirect(SwapEntry{t, 19}).ok());
+  ASSERT_TRUE(h.PutDirect(SwapEntry{t, 20}).ok());  // cluster 1: no aligned pair
+  ASSERT_TRUE(h.PutDirect(SwapEntry{t, 36}, 2).ok());
+  ASSERT_EQ(h.L(t, ListId::kNonfull, 1), (Offs{1, 2}));
+  EXPECT_EQ(h.Off(1, 1), 36u);
+  EXPECT_EQ(h.L(t, ListId::kFrag, 1), (Offs{1}));
+  EXPECT_EQ(h.L(t, ListId::kFull), (Offs{2}));
+  EXPECT_TRUE(h.L(t, ListId::kNonfull, 1).empty());
+}
+
+// §2.4 note: only one frag[k] cluster is tried per call; the failed one is
+// relocated to the tail, so the next call reaches the other. The older
+// kFragAll step (§10.2 step 4) rotates through the list in one call.
+TEST(Alloc_2_4, OneFragClusterPerCall) {
+  for (const char* preset : {"linux-6.18", "linux-6.15"}) {
+    Result<Policy> p = Policy::Preset(preset);
+    ASSERT_TRUE(p.ok());
+    Harness h(Options(4, 3, *p));
+    const int t = h.On(Dev("a", 64));
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(h.SwapOut(0, 1).offset, 16u + 2 * i);
+    ASSERT_TRUE(h.PutDirect(SwapEntry{t, 19}).ok());
+    ASSERT_TRUE(h.PutDirect(SwapEntry{t, 20}).ok());
+    EXPECT_EQ(h.SwapOut(1, 1).offset, 32u) << preset;  // cluster 2 (free list)
+    EXPECT_EQ(h.SwapOut(1, 4).offset, 48u) << preset;  // cluster 3: no free cluster left
+    Folio& f = h.NewFolio(1);
+    const Status st = h.Alloc(2, f);
+    if (std::string(preset) == "linux-6.18") {
+      // frag[1] = {1, 2}: cluster 1 (no aligned pair) is the one tried.
+      EXPECT_ERRNO(st, -ENOMEM);
+      EXPECT_EQ(h.L(t, ListId::kFrag, 1), (Offs{2, 1}));
+      EXPECT_EQ(h.Off(2, 1), 34u);
+    } else {
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      EXPECT_EQ(f.swap().offset, 34u);
+    }
+  }
+}
+
 // C5: every range handed out with order k > 0 lies in a cluster of order
 // k, aligned to 2^k.
 TEST(Alloc_8_C5, LargeRangesInClustersOfTheirOrder) {

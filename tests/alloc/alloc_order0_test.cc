@@ -198,5 +198,43 @@ TEST(Alloc_2_6, HintClearedWhenClusterHasNoRoom) {
   EXPECT_EQ(h.L(t, ListId::kFull), (Offs{1}));
 }
 
+// §2.2 step 2: when the hint's cluster is not usable the fast path fails
+// and leaves the per-CPU entry unchanged (here the slow path finds no
+// device either, so nothing rewrites it).
+TEST(Alloc_2_2, UnusableHintClusterLeavesHintUnchanged) {
+  Harness h(Options(4, 2));
+  const int t = h.On(Dev("a", 32));
+  EXPECT_EQ(h.SwapOut(0).offset, 1u);  // CPU 0: hint (a, 2) in cluster 0
+  for (uint64_t want = 16; want < 32; ++want) ASSERT_EQ(h.SwapOut(1).offset, want);
+  // CPU 1 continues in cluster 0 through frag[0] until the device is full.
+  for (uint64_t want = 2; want < 16; ++want) ASSERT_EQ(h.SwapOut(1).offset, want);
+  ASSERT_EQ(h.Cl(t, 0).flag, ClusterFlag::kFull);
+  ASSERT_FALSE(h.Dv(t).on_avail_list);
+  const uint64_t misses = h.sys.counters().fast_path_misses;
+  Folio& f = h.NewFolio(0);
+  EXPECT_ERRNO(h.Alloc(0, f), -ENOMEM);
+  EXPECT_EQ(h.sys.counters().fast_path_misses, misses + 1);
+  EXPECT_EQ(h.sys.Hint(0, 0).type, t);
+  EXPECT_EQ(h.sys.Hint(0, 0).offset, 2u);
+}
+
+// §2.6: when the count test fails nothing is scanned, the cluster is
+// relocated and the hint cleared (order 1 into a cluster with one free
+// slot left).
+TEST(Alloc_2_6, CountTestFailureClearsHint) {
+  Harness h(Options(4, 2));
+  const int t = h.On(Dev("a", 32));
+  for (int i = 0; i < 7; ++i) ASSERT_EQ(h.SwapOut(0, 1).offset, 16u + 2 * i);
+  ASSERT_EQ(h.sys.Hint(0, 1).offset, 30u);
+  for (uint64_t want = 1; want < 16; ++want) ASSERT_EQ(h.SwapOut(1).offset, want);
+  EXPECT_EQ(h.SwapOut(1).offset, 30u);  // order 0 steals from frag[1]
+  ASSERT_EQ(h.Cl(t, 1).count, 15u);
+  Folio& f = h.NewFolio(1);
+  EXPECT_ERRNO(h.Alloc(0, f), -ENOMEM);
+  EXPECT_EQ(h.sys.Hint(0, 1).offset, 0u);
+  EXPECT_EQ(h.Cl(t, 1).flag, ClusterFlag::kFrag);
+  EXPECT_EQ(h.Cl(t, 1).count, 15u);
+}
+
 }  // namespace
 }  // namespace swaplab::alloc::test

@@ -163,3 +163,37 @@ TEST(Put_3_3, ZapKeepsMappedFolioUnlessSwapFull) {
 
 }  // namespace
 }  // namespace swaplab::alloc::test
+
+namespace swaplab::alloc::test {
+namespace {
+
+// §3.2 "without memory": a multi-slot dup that needs the extend table fails
+// with -ENOMEM and changes nothing (all or nothing), while slots below
+// COUNT_MAX − 1 still dup.
+TEST(Dup_3_2, ExtendTableAllocationFailureIsAllOrNothing) {
+  SystemOptions o = Options(4, 1);
+  o.fail_extend_table_alloc = true;
+  Harness h(std::move(o));
+  const int t = h.On(Dev("a", 64));
+  Folio* f = h.AllocNew(0, 1);  // two slots, 16 and 17
+  ASSERT_NE(f, nullptr);
+  for (int i = 0; i < 14; ++i) ASSERT_TRUE(h.Dup(*f, 0).ok());  // slot 16: 14
+  ASSERT_EQ(h.Sl(t, 16).count, 14u);
+  const std::string before = Snapshot(h.sys);
+  Status st;
+  {
+    FolioLockGuard g(*f);
+    st = h.sys.FolioDupSwap(*f);  // slot 16 needs the table, slot 17 would go 0 → 1
+  }
+  EXPECT_EQ(st.code(), -ENOMEM) << st.ToString();
+  EXPECT_FALSE(st.message().empty());
+  EXPECT_EQ(Snapshot(h.sys), before);
+  EXPECT_EQ(h.Sl(t, 17).count, 0u);
+  EXPECT_FALSE(h.Cl(t, 1).has_extend_table);
+  ASSERT_INVARIANTS(h.sys);
+  ASSERT_TRUE(h.Dup(*f, 1).ok());  // a slot that needs no table still works
+  EXPECT_EQ(h.Sl(t, 17).count, 1u);
+}
+
+}  // namespace
+}  // namespace swaplab::alloc::test

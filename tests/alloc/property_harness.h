@@ -130,6 +130,7 @@ class Harness {
                          int only_type = -1);
   std::map<int, std::set<uint64_t>> FullClusters() const;
   void AcceptAllocation(int fi, const std::string& what);
+  bool AllocMayReclaim() const;
   bool Order0MustSucceed() const;
   bool LargeMustSucceed() const;
   int PickCpu(uint32_t x) const { return static_cast<int>(x % 4); }

@@ -5,6 +5,10 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <vector>
 #include <string>
 
 #include "alloc/property_harness.h"
@@ -38,6 +42,48 @@ inline const char* OpName(OpKind k) {
   }
   return "?";
 }
+
+// Triage only: SWAPLAB_PROPERTY_IGNORE_INVARIANT=D4 lets the properties run
+// past a known CheckInvariants() failure while its fix is pending. Never set
+// in CI; a report found this way hides any other violation at that step.
+inline const std::string& IgnoredInvariant() {
+  static const std::string id = [] {
+    const char* v = std::getenv("SWAPLAB_PROPERTY_IGNORE_INVARIANT");
+    return std::string(v ? v : "");
+  }();
+  return id;
+}
+
+// SWAPLAB_PROPERTY_STATS=1: at exit, print how often each kind of outcome
+// occurred (the operation description with digits removed), to see what
+// the generators reach.
+class OutcomeStats {
+ public:
+  static OutcomeStats& Get() {
+    static OutcomeStats s;
+    return s;
+  }
+  bool enabled() const { return enabled_; }
+  void Add(const std::string& desc) {
+    std::string key;
+    for (char ch : desc) {
+      if (ch < '0' || ch > '9') key += ch;
+    }
+    ++counts_[key];
+  }
+  ~OutcomeStats() {
+    if (!enabled_) return;
+    std::vector<std::pair<uint64_t, std::string>> v;
+    for (const auto& [k, n] : counts_) v.push_back({n, k});
+    std::sort(v.rbegin(), v.rend());
+    for (const auto& [n, k] : v) std::fprintf(stderr, "%10lu  %s\n", static_cast<unsigned long>(n), k.c_str());
+  }
+
+ private:
+  OutcomeStats() : enabled_(std::getenv("SWAPLAB_PROPERTY_STATS") != nullptr) {}
+  bool enabled_;
+  std::map<std::string, uint64_t> counts_;
+};
 
 inline Harness::Harness(const std::string& preset, const CaseConfig& cfg)
     : preset_(preset), cfg_(cfg) {
@@ -115,6 +161,7 @@ inline void Harness::Apply(const OpSpec& op) {
     case OpKind::kNumKinds: break;
   }
   RC_LOG() << step_ << ": " << desc_ << "\n";
+  if (OutcomeStats::Get().enabled()) OutcomeStats::Get().Add(desc_);
   trace_ << desc_ << "\n";
   CheckDiscards(discarded_before);
   CheckAll();
@@ -272,8 +319,16 @@ inline void Harness::AcceptAllocation(int fi, const std::string& what) {
 
 // §2.4: order 0 searches every usable cluster of every avail device and
 // cannot fail on a cluster with an EMPTY slot; pending discards are run by
-// the synchronous retry (§2.9) or the restart step (§10.2).
+// the synchronous retry (§2.9) or the restart step (§10.2). Not when the
+// scan may reclaim (vm_swap_full(), storage not suspended): reclaiming the
+// last used slot of the cluster being scanned frees it and the scan gives
+// it up (§2.7 step 4) after the free list was already passed.
+inline bool Harness::AllocMayReclaim() const {
+  return !suspended_ && 2 * sys_->nr_swap_pages() < sys_->total_swap_pages();
+}
+
 inline bool Harness::Order0MustSucceed() const {
+  if (AllocMayReclaim()) return false;
   for (const auto& [t, s] : scan_) {
     if (s.empty > 0) return true;
   }
@@ -337,7 +392,7 @@ inline void Harness::CheckDiscards(uint64_t discarded_before) {
 
 inline void Harness::CheckAll() {
   const InvariantReport inv = sys_->CheckInvariants();
-  Check(inv.ok(), "CheckInvariants(): " + inv.ToString());
+  Check(inv.ok() || (!IgnoredInvariant().empty() && inv.id == IgnoredInvariant()), "CheckInvariants(): " + inv.ToString());
 
   std::vector<int> active = sys_->active_devices();
   std::sort(active.begin(), active.end());

@@ -189,6 +189,20 @@ TEST(Swapon_5_1, AreaDiscardAtSwapon) {
   }
 }
 
+// §5.1 steps 2, 6: SSD and BLKDEV flags follow the device.
+TEST(Swapon_5_1, SsdAndBlockDeviceFlags) {
+  Harness h(Options(4));
+  SwaponOptions f = Dev("/swapfile", 32);
+  f.blkdev = false;
+  f.ssd = false;
+  const int a = h.On(f);
+  const int b = h.On(Dev("/dev/nvme0n1p2", 32));
+  EXPECT_FALSE(h.Dv(a).ssd);
+  EXPECT_FALSE(h.Dv(a).blkdev);
+  EXPECT_TRUE(h.Dv(b).ssd);
+  EXPECT_TRUE(h.Dv(b).blkdev);
+}
+
 // §5.1 step 8: given priority kept; default −1 shared; explicit priorities
 // rank above the default ones (avail and active lists in priority order).
 TEST(Swapon_5_1, PriorityGivenOrDefault) {

@@ -1,0 +1,131 @@
+// §10 policies: presets as bundles of knobs, and the behaviour each knob
+// switches (free-first search, old default priorities, slot cache).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "alloc/test_util.h"
+
+namespace swaplab::alloc::test {
+namespace {
+
+Policy MustPreset(const char* name) {
+  Result<Policy> p = Policy::Preset(name);
+  EXPECT_TRUE(p.ok()) << name << ": " << p.status().ToString();
+  return p.ok() ? *p : Policy{};
+}
+
+using S = SearchStep;
+
+TEST(Policy_10, PresetNames) {
+  const std::vector<std::string> names = Policy::PresetNames();
+  for (const char* n : {"linux-6.14", "linux-6.15", "linux-6.18", "mm-new"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+    const Policy p = MustPreset(n);
+    EXPECT_TRUE(p.Validate().ok()) << n;
+    EXPECT_FALSE(p.Describe().empty());
+  }
+  Result<Policy> bad = Policy::Preset("linux-0.01");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_FALSE(bad.status().message().empty());
+}
+
+// §10.2: before "prefer nonfull" (≈v6.18) the free list came first for
+// every device, frag clusters rotated (kFragAll), and discard devices
+// restarted the search after a synchronous discard.
+TEST(Policy_10_2, OldSearchOrder) {
+  const std::vector<S> old = {S::kFree, S::kReclaimFull, S::kNonfull,
+                              S::kFragAll, S::kSyncDiscardRestart, S::kStealHigher};
+  EXPECT_EQ(MustPreset("linux-6.14").search, old);
+  EXPECT_EQ(MustPreset("linux-6.15").search, old);
+  EXPECT_FALSE(MustPreset("linux-6.15").sync_discard_retry);
+}
+
+// §2.4: the current search order (v6.18 and the mm tree).
+TEST(Policy_2_4, CurrentSearchOrder) {
+  const std::vector<S> now = {S::kFreeIfDiscard, S::kNonfull, S::kFreeIfNotDiscard,
+                              S::kReclaimFull, S::kFragOne, S::kStealHigher};
+  EXPECT_EQ(MustPreset("linux-6.18").search, now);
+  EXPECT_EQ(MustPreset("mm-new").search, now);
+  EXPECT_TRUE(MustPreset("linux-6.18").sync_discard_retry);
+  EXPECT_TRUE(MustPreset("mm-new").sync_discard_retry);
+}
+
+// §10.1 / §10.3: slot cache and per-device hints until v6.14; one global
+// hint from v6.15; round-robin default priority and the hibernation fast
+// path only in the newest tree.
+TEST(Policy_10_3, KnobsPerRelease) {
+  const Policy p614 = MustPreset("linux-6.14"), p615 = MustPreset("linux-6.15");
+  const Policy mm = MustPreset("mm-new");
+  EXPECT_TRUE(p614.slot_cache);
+  EXPECT_TRUE(p614.percpu_hint_per_device);
+  EXPECT_FALSE(p615.slot_cache);
+  EXPECT_FALSE(p615.percpu_hint_per_device);
+  EXPECT_FALSE(mm.slot_cache);
+  EXPECT_FALSE(mm.percpu_hint_per_device);
+  EXPECT_TRUE(p614.nonssd_global_cluster);
+  EXPECT_FALSE(p614.default_prio_round_robin);
+  EXPECT_FALSE(p615.default_prio_round_robin);
+  EXPECT_TRUE(mm.default_prio_round_robin);
+  EXPECT_FALSE(p615.hibernation_percpu_hint);
+  EXPECT_TRUE(mm.hibernation_percpu_hint);
+  EXPECT_EQ(mm.count_max, 15);
+}
+
+// §10.2 behaviour: on a fresh non-discard device the old order takes a free
+// cluster (offset CLUSTER) where the current one takes cluster 0 (offset 1).
+TEST(Policy_10_2, FirstOrder0SlotOldVsNew) {
+  for (const char* n : {"linux-6.15", "linux-6.18"}) {
+    Harness h(Options(kDefaultClusterShift, 1, MustPreset(n)));
+    h.On(Dev("a", 2048));
+    EXPECT_EQ(h.Off(0), std::string(n) == "linux-6.15" ? 512u : 1u) << n;
+  }
+}
+
+// §10.3: without round robin, devices without priority get −2, −3, … and
+// swapoff renumbers the lower ones.
+TEST(Policy_10_3, OldDefaultPriorities) {
+  Policy p = PrimaryPolicy();
+  p.default_prio_round_robin = false;
+  Harness h(Options(4, 1, p));
+  const int a = h.On(Dev("a", 32)), b = h.On(Dev("b", 32)), c = h.On(Dev("c", 32));
+  EXPECT_EQ(h.Dv(a).prio, -2);
+  EXPECT_EQ(h.Dv(b).prio, -3);
+  EXPECT_EQ(h.Dv(c).prio, -4);
+  EXPECT_EQ(h.sys.avail_devices(), (std::vector<int>{a, b, c}));
+  EXPECT_EQ(h.Ent(0).type, a);
+  EXPECT_EQ(h.sys.avail_devices(), (std::vector<int>{a, b, c}));  // nothing to rotate
+  ASSERT_TRUE(h.SwapOff(b).ok());
+  EXPECT_EQ(h.Dv(c).prio, -3);
+  EXPECT_EQ(h.Dv(a).prio, -2);
+  const int d = h.On(Dev("d", 32));
+  EXPECT_EQ(h.Dv(d).prio, -4);
+}
+
+// §10.1: the slot cache refills 64 order-0 slots from one device at once;
+// they count as in use (held by the cache, no folio) until handed out.
+TEST(Policy_10_1, SlotCacheRefillsABatch) {
+  Harness h(Options(kDefaultClusterShift, 1, MustPreset("linux-6.14")));
+  const int t = h.On(Dev("a", 2048));
+  ASSERT_GT(h.sys.nr_swap_pages(), 5 * 64 * 1);  // cache active (§10.1 step 1)
+  Folio* f = h.AllocNew(0);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->swap().offset, 512u);  // free list first (§10.2)
+  EXPECT_EQ(h.Dv(t).inuse, 64u);
+  EXPECT_EQ(h.sys.nr_swap_pages(), 2047 - 64);
+  EXPECT_EQ(h.sys.counters().slot_cache_refills, 1u);
+  const SlotInfo held = h.Sl(t, 575);
+  EXPECT_EQ(held.kind, SlotKind::kCached);
+  EXPECT_EQ(held.folio, nullptr);
+  EXPECT_EQ(h.Sl(t, 576).kind, SlotKind::kEmpty);
+  const uint64_t hits = h.sys.counters().slot_cache_hits;
+  EXPECT_EQ(h.Off(0), 513u);
+  EXPECT_EQ(h.sys.counters().slot_cache_hits, hits + 1);
+  EXPECT_EQ(h.sys.counters().slot_cache_refills, 1u);
+  EXPECT_EQ(h.Dv(t).inuse, 64u);
+  // Swapoff drains the cache (§10.1): nothing stays referenced.
+  EXPECT_TRUE(h.SwapOff(t, h.DropAll()).ok());
+}
+
+}  // namespace
+}  // namespace swaplab::alloc::test
