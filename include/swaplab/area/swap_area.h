@@ -1,0 +1,79 @@
+// A swap area on real storage: a regular file or a block device in the
+// format mkswap writes. Creating, inspecting, and opening one for use (the
+// checks swapon makes), with its page → disk block map.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "swaplab/alloc/status.h"
+#include "swaplab/alloc/swap_system.h"
+#include "swaplab/area/io_engine.h"
+#include "swaplab/area/swap_header.h"
+
+namespace swaplab::area {
+
+struct FormatOptions {
+  std::optional<uint64_t> size_bytes;  // create / extend a file to this size
+  std::string label;
+  std::optional<std::array<uint8_t, 16>> uuid;  // random if absent
+  std::vector<uint32_t> bad_pages;
+};
+// Writes a v1 header like util-linux mkswap. A file that does not exist is
+// created with written zero blocks (never sparse, never preallocated);
+// size must then be given and be a whole number of pages ≥ 10 pages.
+Status FormatArea(const std::string& path, const FormatOptions& o);
+
+// A summary of the page → disk block map.
+struct ExtentSummary {
+  uint64_t extents = 0;
+  uint64_t largest_pages = 0;
+  bool has_holes = false;      // unwritten or unallocated ranges (files)
+};
+
+struct AreaInfo {
+  std::string path;
+  bool blkdev = false;
+  uint64_t size_bytes = 0;
+  uint64_t bdev = 0;           // dev_t of the block device holding it
+  DeviceLimits limits{};
+  DecodedHeader header;
+  std::vector<alloc::SwapExtent> extents;  // slot → disk block (4 KiB)
+  ExtentSummary extent_summary;
+};
+// Reads any swap area (ours or mkswap's), or any file: never refuses a
+// header, reports what it found.
+Result<AreaInfo> InspectArea(const std::string& path);
+
+// An area opened for use: validated as swapon validates it.
+class SwapArea {
+ public:
+  // Errors: −EINVAL with a message naming the field and value (signature
+  // found, version, last_page vs size, bad pages, holes, size not a whole
+  // number of pages), −ENOENT / −EACCES from opening.
+  static Result<std::unique_ptr<SwapArea>> Open(const std::string& path);
+  ~SwapArea();
+
+  const AreaInfo& info() const { return info_; }
+  // SwaponOptions for SwapSystem::Swapon (pages, bad pages, SSD / block
+  // device, extents, bdev); the DiscardSink is this area's.
+  alloc::SwaponOptions ToSwaponOptions(alloc::DiscardMode discard = alloc::DiscardMode::kNone,
+                                       std::optional<int> prio = {});
+  // BLKDISCARD on block devices, FALLOC_FL_PUNCH_HOLE|KEEP_SIZE on files;
+  // never the header page.
+  alloc::DiscardSink& discard_sink();
+
+ private:
+  SwapArea() = default;
+  AreaInfo info_;
+  struct Sink;
+  std::unique_ptr<Sink> sink_;
+};
+
+// FIEMAP of an open file: slot (4 KiB page of the file) → disk block.
+Result<std::vector<alloc::SwapExtent>> FileExtents(int fd, uint64_t size_bytes, bool* has_holes);
+
+}  // namespace swaplab::area

@@ -1,0 +1,72 @@
+// The on-disk swap area header (union swap_header, format v1 "SWAPSPACE2")
+// and the hibernation overlay (struct swsusp_header). Byte layout:
+// ../shared/spec/hibernation.md §1 and docs/formats.md.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "swaplab/alloc/status.h"
+
+namespace swaplab::area {
+
+inline constexpr size_t kPageSize = 4096;
+inline constexpr uint32_t kMaxSwapBadpages = 637;  // (PAGE_SIZE − 10 − 1536) / 4
+inline constexpr uint64_t kMinAreaPages = 10;      // mkswap refuses fewer
+
+// What the last 10 bytes of page 0 hold (§1.1).
+enum class Signature {
+  kSwapSpace2,  // "SWAPSPACE2": v1 swap area
+  kSwapSpaceV0, // "SWAP-SPACE": obsolete v0
+  kSuspend,     // "S1SUSPEND\0": a hibernation image was written
+  kZeros,       // all ten bytes zero
+  kUnknown,
+};
+const char* Name(Signature s);
+
+// The v1 fields (§1.1), in native byte order after decoding.
+struct SwapHeaderV1 {
+  uint32_t version = 1;
+  uint32_t last_page = 0;  // area = last_page + 1 pages, header included
+  std::vector<uint32_t> bad_pages;
+  std::array<uint8_t, 16> uuid{};
+  std::string label;  // up to 16 bytes
+};
+
+// The hibernation overlay at the end of page 0 (§1.4).
+struct SwsuspHeader {
+  uint32_t hw_sig = 0;
+  uint32_t crc32 = 0;
+  uint64_t image = 0;  // dblock of map page 0
+  uint32_t flags = 0;
+  std::array<char, 10> orig_sig{};
+};
+
+struct DecodedHeader {
+  Signature signature = Signature::kUnknown;
+  std::array<char, 10> magic{};  // the raw 10 bytes
+  bool byte_swapped = false;     // version read as 1 only after swapping
+  SwapHeaderV1 v1;               // meaningful for SWAPSPACE2 and S1SUSPEND
+  std::optional<SwsuspHeader> hibernation;  // for S1SUSPEND
+};
+
+// The page mkswap writes for `h` (bytes [0,1024) zero).
+std::array<std::byte, kPageSize> EncodeHeader(const SwapHeaderV1& h);
+// Decodes any page; never fails, reports what it found.
+DecodedHeader DecodeHeader(std::span<const std::byte, kPageSize> page);
+
+// The checks swapon makes (allocator spec §5.1, hibernation spec §1.3),
+// refusing with a message that names the field and its value.
+// size_bytes: the file or device size; regular_file: bad pages refused.
+Status ValidateForSwapon(const DecodedHeader& h, uint64_t size_bytes, bool regular_file);
+
+// "0123abcd-..." ⇄ 16 bytes.
+std::string UuidToString(const std::array<uint8_t, 16>& u);
+Result<std::array<uint8_t, 16>> ParseUuid(const std::string& s);
+
+}  // namespace swaplab::area
