@@ -42,4 +42,12 @@ inline Result<SwapDevice*> GetDeviceFor(SwapSystem::State& s, SwapEntry e, uint6
   return d;
 }
 
+// The device of a folio in the swap cache. No reference is taken: while
+// the folio holds slots the device's inuse is not 0, so swapoff cannot get
+// past try_to_unuse and free the clusters; the folio lock keeps the folio
+// in the cache for the duration of the call.
+inline SwapDevice* CachedFolioDevice(SwapSystem::State& s, const Folio& f) {
+  return s.Dev(f.swap().type);
+}
+
 }  // namespace swaplab::alloc

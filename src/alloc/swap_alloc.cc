@@ -22,8 +22,10 @@ bool SwapSystem::State::AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry*
   const int type = pc.dev[k];
   uint64_t off = pc.off[k];
   if (type < 0 || off == 0) return false;
+  // No device reference (the kernel takes one): swapoff clears every CPU's
+  // hints under that CPU's lock, which this path holds, before it frees the
+  // clusters, and a commit on a device being swapped off fails (!WRITEOK).
   SwapDevice* d = Dev(type);
-  if (d == nullptr || !d->TryGet()) return false;
   uint64_t found = 0;
   if (off < (d->nr_clusters << cluster_shift)) {  // may be the BAD tail: scanned, fails
     SwapCluster& c = d->ClusterOf(off, cluster_shift);
@@ -36,7 +38,6 @@ bool SwapSystem::State::AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry*
       c.lock.Unlock();
     }
   }
-  d->Put();
   if (found != 0) *out = SwapEntry{type, found};
   return found != 0;
 }

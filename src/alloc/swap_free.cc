@@ -155,9 +155,7 @@ Status SwapSystem::FolioDupSwap(Folio& folio, int page) {
   uint64_t first;
   uint32_t n;
   if (st = FolioRange(s, folio, page, &first, &n, "folio_dup_swap"); !st.ok()) return st;
-  auto dev = GetDeviceFor(s, folio.swap(), folio.nr_pages(), "folio_dup_swap");
-  if (!dev.ok()) return dev.status();
-  DeviceRef d(*dev);
+  SwapDevice* d = CachedFolioDevice(s, folio);
   SwapCluster& c = d->ClusterOf(first, s.cluster_shift);
   SpinGuard g(c.lock);
   return DupRangeLocked(s, *d, c, first, n, "folio_dup_swap");
@@ -171,9 +169,7 @@ Status SwapSystem::FolioPutSwap(Folio& folio, int page) {
   uint64_t first;
   uint32_t n;
   if (st = FolioRange(s, folio, page, &first, &n, "folio_put_swap"); !st.ok()) return st;
-  auto dev = GetDeviceFor(s, folio.swap(), folio.nr_pages(), "folio_put_swap");
-  if (!dev.ok()) return dev.status();
-  DeviceRef d(*dev);
+  SwapDevice* d = CachedFolioDevice(s, folio);
   SwapCluster& c = d->ClusterOf(first, s.cluster_shift);
   SpinGuard g(c.lock);
   const uint32_t base = static_cast<uint32_t>(first - s.ClusterStart(*d, c));
@@ -270,10 +266,8 @@ Status SwapSystem::SwapCacheDelFolio(Folio& folio) {
   if (s.suspended.load(std::memory_order_acquire))
     return Status(-EBUSY, "swap_cache_del_folio: storage is suspended; no folio leaves the swap "
                           "cache (allocator spec §4.6)");
-  auto dev = GetDeviceFor(s, folio.swap(), folio.nr_pages(), "swap_cache_del_folio");
-  if (!dev.ok()) return dev.status();
   {
-    DeviceRef d(*dev);
+    SwapDevice* d = CachedFolioDevice(s, folio);
     SwapCluster& c = d->ClusterOf(folio.swap().offset, s.cluster_shift);
     SpinGuard g(c.lock);
     s.DelFolioLocked(*d, c, folio);
@@ -288,10 +282,8 @@ bool SwapSystem::FolioFreeSwap(Folio& folio) {
   if (!folio.locked() || !folio.in_swap_cache() || folio.writeback ||
       s.suspended.load(std::memory_order_acquire))
     return false;
-  auto dev = GetDeviceFor(s, folio.swap(), folio.nr_pages(), "folio_free_swap");
-  if (!dev.ok()) return false;
   {
-    DeviceRef d(*dev);
+    SwapDevice* d = CachedFolioDevice(s, folio);
     SwapCluster& c = d->ClusterOf(folio.swap().offset, s.cluster_shift);
     SpinGuard g(c.lock);
     const uint32_t base = static_cast<uint32_t>(folio.swap().offset - s.ClusterStart(*d, c));
