@@ -1,0 +1,61 @@
+// The swaplab trace format (../shared/docs/design.md, "The trace format"):
+// text, one operation per line, `#` comments, key=value fields, first line
+// `swaplab-trace 1`. A streaming reader (a trace is never held in memory)
+// and a writer.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <istream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "swaplab/alloc/status.h"
+
+namespace swaplab::workload {
+
+enum class TraceOp {
+  kSwapon, kSwapoff, kAlloc, kFree, kCache, kDropCache, kDup,
+  kSuspendStorage, kResumeStorage, kExpect,
+};
+const char* Name(TraceOp op);
+
+struct TraceRecord {
+  TraceOp op = TraceOp::kAlloc;
+  uint64_t line = 0;  // 1-based line number in the trace
+  // Fields; which ones apply depends on op (design.md).
+  uint64_t dev = 0, pages = 0;
+  bool ssd = true, blkdev = true, discard = false;
+  std::optional<int> prio;
+  std::optional<uint64_t> folio;  // optional only for drop-cache
+  int order = 0;
+  int cpu = 0;
+  uint64_t page = 0;             // first page (free / cache / expect)
+  std::optional<uint64_t> n;     // page count (free / cache); default: all
+  uint64_t offset = 0;           // expect
+};
+
+// Reads a trace one record at a time. Errors say "FILE:LINE: what was
+// expected".
+class TraceReader {
+ public:
+  static Result<std::unique_ptr<TraceReader>> Open(const std::string& path);
+  // Reads from a stream (tests); `name` is used in messages.
+  TraceReader(std::unique_ptr<std::istream> in, std::string name);
+  // true and a record, false at the end, or an error.
+  Result<bool> Next(TraceRecord* rec);
+  const std::string& name() const { return name_; }
+
+ private:
+  std::unique_ptr<std::istream> in_;
+  std::string name_;
+  uint64_t line_ = 0;
+  bool header_seen_ = false;
+};
+
+// One line of the trace format, without a newline.
+std::string FormatRecord(const TraceRecord& r);
+inline constexpr const char* kTraceHeader = "swaplab-trace 1";
+
+}  // namespace swaplab::workload

@@ -1,0 +1,74 @@
+// Runs trace records against a SwapSystem with the caller behaviour of one
+// private anonymous mapping (design.md "Semantics"; allocator spec §2.10,
+// §3): swap-out with the reclaim fallback, zap, swap-in, cache drop, fork.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "swaplab/alloc/swap_system.h"
+#include "swaplab/workload/trace.h"
+
+namespace swaplab::workload {
+
+struct Disagreement {
+  uint64_t line = 0;
+  uint64_t folio = 0, page = 0;
+  uint64_t expected_dev = 0, expected_offset = 0;
+  std::string got;  // "dev 0 offset 1234", or "not in swap"
+};
+
+struct ReplaySummary {
+  uint64_t records = 0;
+  uint64_t folios = 0;            // alloc records
+  uint64_t pages_placed = 0;      // pages that got a slot at swap-out
+  uint64_t pages_unplaced = 0;    // pages that stayed in memory (no slot)
+  uint64_t folio_runs = 0;        // Σ contiguous slot runs per allocated folio
+  uint64_t expected = 0, agree = 0;
+  std::vector<Disagreement> disagreements;  // the first ones
+  uint64_t skipped_cache_drops = 0;         // refused while storage suspended
+};
+
+class TraceRunner {
+ public:
+  // `dev` ids of the trace map to device types in swapon order.
+  explicit TraceRunner(alloc::SwapSystem& sys, size_t keep_disagreements = 20);
+  ~TraceRunner();
+  // Applies one record; errors name the trace line (FILE:LINE: ...).
+  Status Apply(const TraceRecord& r, const std::string& trace_name = "trace");
+  const ReplaySummary& summary() const { return sum_; }
+  // Trace device id → device type.
+  const std::map<uint64_t, int>& devices() const { return devs_; }
+
+ private:
+  struct Page {
+    alloc::SwapEntry slot{};
+    alloc::Folio* cache = nullptr;  // the swap-cache folio holding the slot
+    uint32_t refs = 0;              // swap references the mapping holds
+    bool in_memory = false;         // mapped in memory
+  };
+  struct TFolio {
+    int order = 0;
+    std::vector<Page> pages;
+  };
+  Status DoAlloc(const TraceRecord& r, const std::string& where);
+  Status DoFree(const TraceRecord& r, TFolio& f, const std::string& where);
+  Status DoCache(const TraceRecord& r, TFolio& f, const std::string& where);
+  Status DoDropCache(TFolio& f, const std::string& where);
+  Status DoSwapoff(const TraceRecord& r, const std::string& where);
+  alloc::Folio* NewFolio(int order);
+  void ForgetIfDone(uint64_t id);
+
+  alloc::SwapSystem& sys_;
+  size_t keep_;
+  ReplaySummary sum_;
+  std::map<uint64_t, int> devs_;
+  std::unordered_map<uint64_t, TFolio> folios_;
+  std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
+};
+
+}  // namespace swaplab::workload

@@ -1,0 +1,200 @@
+// The trace format: a streaming parser and the line writer.
+#include "swaplab/workload/trace.h"
+
+#include <charconv>
+#include <sstream>
+#include <string_view>
+#include <vector>
+
+namespace swaplab::workload {
+
+const char* Name(TraceOp op) {
+  switch (op) {
+    case TraceOp::kSwapon: return "swapon";
+    case TraceOp::kSwapoff: return "swapoff";
+    case TraceOp::kAlloc: return "alloc";
+    case TraceOp::kFree: return "free";
+    case TraceOp::kCache: return "cache";
+    case TraceOp::kDropCache: return "drop-cache";
+    case TraceOp::kDup: return "dup";
+    case TraceOp::kSuspendStorage: return "suspend-storage";
+    case TraceOp::kResumeStorage: return "resume-storage";
+    case TraceOp::kExpect: return "expect";
+  }
+  return "?";
+}
+
+namespace {
+
+struct OpSpec {
+  TraceOp op;
+  const char* required;  // space-separated keys
+  const char* optional;
+};
+
+const OpSpec kSpecs[] = {
+    {TraceOp::kSwapon, "dev pages", "ssd blkdev discard prio"},
+    {TraceOp::kSwapoff, "dev", ""},
+    {TraceOp::kAlloc, "folio order cpu", ""},
+    {TraceOp::kFree, "folio", "page n"},
+    {TraceOp::kCache, "folio", "page n"},
+    {TraceOp::kDropCache, "", "folio"},
+    {TraceOp::kDup, "folio", ""},
+    {TraceOp::kSuspendStorage, "", ""},
+    {TraceOp::kResumeStorage, "", ""},
+    {TraceOp::kExpect, "folio dev offset", "page"},
+};
+
+std::vector<std::string_view> Split(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t' && s[j] != '\r') ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+bool Has(const char* list, std::string_view key) {
+  for (auto k : Split(list)) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TraceReader::TraceReader(std::unique_ptr<std::istream> in, std::string name)
+    : in_(std::move(in)), name_(std::move(name)) {}
+
+Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
+  auto f = std::make_unique<std::ifstream>(path);
+  if (!*f) return Status(-ENOENT, path + ": cannot open the trace");
+  return std::make_unique<TraceReader>(std::move(f), path);
+}
+
+Result<bool> TraceReader::Next(TraceRecord* rec) {
+  std::string raw;
+  while (std::getline(*in_, raw)) {
+    ++line_;
+    auto where = [&](const std::string& what) {
+      return Status(-EINVAL, name_ + ":" + std::to_string(line_) + ": " + what);
+    };
+    std::string_view text(raw);
+    if (auto hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
+    const auto words = Split(text);
+    if (words.empty()) continue;
+    if (!header_seen_) {
+      if (words.size() != 2 || words[0] != "swaplab-trace")
+        return where("expected the header line 'swaplab-trace 1'");
+      if (words[1] != "1")
+        return where("unsupported trace version '" + std::string(words[1]) + "' (this swaplab reads 1)");
+      header_seen_ = true;
+      continue;
+    }
+    const OpSpec* spec = nullptr;
+    for (const OpSpec& s : kSpecs) {
+      if (words[0] == Name(s.op)) spec = &s;
+    }
+    if (spec == nullptr)
+      return where("unknown operation '" + std::string(words[0]) +
+                   "' (expected swapon, swapoff, alloc, free, cache, drop-cache, dup, "
+                   "suspend-storage, resume-storage or expect)");
+    TraceRecord r;
+    r.op = spec->op;
+    r.line = line_;
+    std::vector<std::string_view> seen;
+    for (size_t i = 1; i < words.size(); ++i) {
+      const auto eq = words[i].find('=');
+      if (eq == std::string_view::npos || eq == 0)
+        return where("expected key=value, got '" + std::string(words[i]) + "'");
+      const auto key = words[i].substr(0, eq);
+      const auto val = words[i].substr(eq + 1);
+      if (!Has(spec->required, key) && !Has(spec->optional, key))
+        return where("'" + std::string(words[0]) + "' takes no field '" + std::string(key) + "'");
+      for (auto s : seen) {
+        if (s == key) return where("field '" + std::string(key) + "' given twice");
+      }
+      seen.push_back(key);
+      int64_t v = 0;
+      const auto [p, ec] = std::from_chars(val.data(), val.data() + val.size(), v);
+      if (ec != std::errc() || p != val.data() + val.size() || v < 0)
+        return where("field '" + std::string(key) + "' needs a non-negative integer, got '" +
+                     std::string(val) + "'");
+      const auto u = static_cast<uint64_t>(v);
+      auto flag = [&](bool* b) -> Status {
+        if (u > 1) return where("field '" + std::string(key) + "' is 0 or 1, got " + std::string(val));
+        *b = u == 1;
+        return Status::Ok();
+      };
+      Status st;
+      if (key == "dev") r.dev = u;
+      else if (key == "pages") r.pages = u;
+      else if (key == "ssd") st = flag(&r.ssd);
+      else if (key == "blkdev") st = flag(&r.blkdev);
+      else if (key == "discard") st = flag(&r.discard);
+      else if (key == "prio") {
+        if (u > 32767) return where("prio " + std::string(val) + " is outside 0..32767");
+        r.prio = static_cast<int>(u);
+      } else if (key == "folio") r.folio = u;
+      else if (key == "order") {
+        if (u > 15) return where("order " + std::string(val) + " is outside 0..15");
+        r.order = static_cast<int>(u);
+      } else if (key == "cpu") {
+        if (u > 1023) return where("cpu " + std::string(val) + " is outside 0..1023");
+        r.cpu = static_cast<int>(u);
+      } else if (key == "page") r.page = u;
+      else if (key == "n") {
+        if (u == 0) return where("n must be at least 1");
+        r.n = u;
+      } else if (key == "offset") r.offset = u;
+      if (!st.ok()) return st;
+    }
+    for (auto k : Split(spec->required)) {
+      bool found = false;
+      for (auto s : seen) found |= s == k;
+      if (!found) return where("'" + std::string(words[0]) + "' needs field '" + std::string(k) + "'");
+    }
+    *rec = r;
+    return true;
+  }
+  if (!header_seen_) return Status(-EINVAL, name_ + ":1: empty trace, expected 'swaplab-trace 1'");
+  return false;
+}
+
+std::string FormatRecord(const TraceRecord& r) {
+  std::ostringstream o;
+  o << Name(r.op);
+  switch (r.op) {
+    case TraceOp::kSwapon:
+      o << " dev=" << r.dev << " pages=" << r.pages << " ssd=" << r.ssd << " blkdev=" << r.blkdev
+        << " discard=" << r.discard;
+      if (r.prio) o << " prio=" << *r.prio;
+      break;
+    case TraceOp::kSwapoff: o << " dev=" << r.dev; break;
+    case TraceOp::kAlloc: o << " folio=" << *r.folio << " order=" << r.order << " cpu=" << r.cpu; break;
+    case TraceOp::kFree:
+    case TraceOp::kCache:
+      o << " folio=" << *r.folio;
+      if (r.page != 0 || r.n) o << " page=" << r.page;
+      if (r.n) o << " n=" << *r.n;
+      break;
+    case TraceOp::kDropCache:
+      if (r.folio) o << " folio=" << *r.folio;
+      break;
+    case TraceOp::kDup: o << " folio=" << *r.folio; break;
+    case TraceOp::kSuspendStorage:
+    case TraceOp::kResumeStorage: break;
+    case TraceOp::kExpect:
+      o << " folio=" << *r.folio;
+      if (r.page != 0) o << " page=" << r.page;
+      o << " dev=" << r.dev << " offset=" << r.offset;
+      break;
+  }
+  return o.str();
+}
+
+}  // namespace swaplab::workload

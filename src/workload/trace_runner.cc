@@ -1,0 +1,327 @@
+// Trace semantics for one private anonymous mapping (design.md).
+#include "swaplab/workload/trace_runner.h"
+
+#include <set>
+
+namespace swaplab::workload {
+
+using alloc::Folio;
+using alloc::FolioLockGuard;
+using alloc::SwapEntry;
+
+TraceRunner::TraceRunner(alloc::SwapSystem& sys, size_t keep) : sys_(sys), keep_(keep) {}
+TraceRunner::~TraceRunner() = default;
+
+Folio* TraceRunner::NewFolio(int order) {
+  pool_.push_back(std::make_unique<Folio>(order));
+  return pool_.back().get();
+}
+
+namespace {
+
+Status At(const std::string& where, const std::string& what, int code = -EINVAL) {
+  return Status(code, where + ": " + what);
+}
+
+// The page range a record names; default all pages.
+bool Range(const TraceRecord& r, size_t nr_pages, uint64_t* first, uint64_t* count) {
+  *first = r.page;
+  *count = r.n ? *r.n : (r.page < nr_pages ? nr_pages - r.page : 0);
+  return r.page < nr_pages && *count <= nr_pages - r.page;
+}
+
+}  // namespace
+
+// A folio whose pages hold nothing any more is forgotten (its id may be
+// used again).
+void TraceRunner::ForgetIfDone(uint64_t id) {
+  auto it = folios_.find(id);
+  if (it == folios_.end()) return;
+  for (const Page& p : it->second.pages) {
+    if (p.refs != 0 || p.in_memory || (p.cache && p.cache->in_swap_cache())) return;
+  }
+  folios_.erase(it);
+}
+
+Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
+  const std::string where = trace_name + ":" + std::to_string(r.line);
+  ++sum_.records;
+  switch (r.op) {
+    case TraceOp::kSwapon: {
+      if (devs_.count(r.dev)) return At(where, "dev " + std::to_string(r.dev) + " is already on");
+      alloc::SwaponOptions o;
+      o.name = "trace-dev" + std::to_string(r.dev);
+      o.pages = r.pages;
+      o.ssd = r.ssd;
+      o.blkdev = r.blkdev;
+      o.discard = r.discard ? alloc::DiscardMode::kBoth : alloc::DiscardMode::kNone;
+      o.prio = r.prio;
+      auto t = sys_.Swapon(o);
+      if (!t.ok()) return At(where, t.status().ToString(), t.status().code());
+      devs_[r.dev] = *t;
+      return Status::Ok();
+    }
+    case TraceOp::kSwapoff: return DoSwapoff(r, where);
+    case TraceOp::kAlloc: return DoAlloc(r, where);
+    case TraceOp::kSuspendStorage: sys_.SetStorageSuspended(true); return Status::Ok();
+    case TraceOp::kResumeStorage: sys_.SetStorageSuspended(false); return Status::Ok();
+    case TraceOp::kDropCache: {
+      if (r.folio) {
+        auto it = folios_.find(*r.folio);
+        if (it == folios_.end()) return At(where, "unknown folio " + std::to_string(*r.folio));
+        Status st = DoDropCache(it->second, where);
+        ForgetIfDone(*r.folio);
+        return st;
+      }
+      std::vector<uint64_t> ids;
+      for (auto& [id, f] : folios_) {
+        if (Status st = DoDropCache(f, where); !st.ok()) return st;
+        ids.push_back(id);
+      }
+      for (uint64_t id : ids) ForgetIfDone(id);
+      return Status::Ok();
+    }
+    default: break;
+  }
+  auto it = folios_.find(*r.folio);
+  if (it == folios_.end()) {
+    if (r.op == TraceOp::kExpect) {
+      ++sum_.expected;
+      if (sum_.disagreements.size() < keep_)
+        sum_.disagreements.push_back({r.line, *r.folio, r.page, r.dev, r.offset, "unknown folio"});
+      return Status::Ok();
+    }
+    return At(where, "unknown folio " + std::to_string(*r.folio) + " (no alloc before it)");
+  }
+  TFolio& f = it->second;
+  switch (r.op) {
+    case TraceOp::kFree: {
+      Status st = DoFree(r, f, where);
+      ForgetIfDone(*r.folio);
+      return st;
+    }
+    case TraceOp::kCache: return DoCache(r, f, where);
+    case TraceOp::kDup:
+      for (Page& p : f.pages) {
+        if (p.refs == 0 || p.in_memory) continue;  // only swapped-out pages
+        if (Status st = sys_.SwapDupEntryDirect(p.slot); !st.ok()) return At(where, st.ToString(), st.code());
+        ++p.refs;
+      }
+      return Status::Ok();
+    case TraceOp::kExpect: {
+      if (r.page >= f.pages.size())
+        return At(where, "page " + std::to_string(r.page) + " is outside folio " + std::to_string(*r.folio));
+      ++sum_.expected;
+      const Page& p = f.pages[r.page];
+      auto dev = devs_.find(r.dev);
+      const bool ok = p.slot.valid() && dev != devs_.end() && dev->second == p.slot.type &&
+                      p.slot.offset == r.offset;
+      if (ok) {
+        ++sum_.agree;
+      } else if (sum_.disagreements.size() < keep_) {
+        std::string got = "not in swap";
+        if (p.slot.valid()) {
+          got = "offset " + std::to_string(p.slot.offset) + " on device type " + std::to_string(p.slot.type);
+          for (auto& [id, t] : devs_) {
+            if (t == p.slot.type) got = "dev " + std::to_string(id) + " offset " + std::to_string(p.slot.offset);
+          }
+        }
+        sum_.disagreements.push_back({r.line, *r.folio, r.page, r.dev, r.offset, got});
+      }
+      return Status::Ok();
+    }
+    default: return Status::Ok();
+  }
+}
+
+// alloc: swap out a folio of 2^order pages on `cpu` (allocator spec §2.10);
+// each placed page then holds one swap reference (its page-table entry),
+// the folio stays in the swap cache, clean and unmapped.
+Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
+  if (folios_.count(*r.folio))
+    return At(where, "folio " + std::to_string(*r.folio) + " is still live (allocated at an earlier line)");
+  if (r.cpu >= sys_.options().nr_cpus)
+    return At(where, "cpu " + std::to_string(r.cpu) + " but the model has " +
+                         std::to_string(sys_.options().nr_cpus) + " CPUs (--cpus)");
+  Folio* f = NewFolio(r.order);
+  std::vector<Folio*> split;
+  if (r.order > 0) {
+    for (int i = 0; i < (1 << r.order); ++i) split.push_back(NewFolio(0));
+  }
+  alloc::SwapOutResult res;
+  {
+    FolioLockGuard g(*f);
+    auto out = sys_.SwapOutFolio(r.cpu, *f, split);
+    if (!out.ok()) return At(where, out.status().ToString(), out.status().code());
+    res = *out;
+  }
+  TFolio tf;
+  tf.order = r.order;
+  tf.pages.resize(size_t{1} << r.order);
+  auto unmap = [&](Folio& cf) {
+    FolioLockGuard g(cf);
+    (void)sys_.FolioDupSwap(cf);
+    cf.mapped = false;
+  };
+  if (f->in_swap_cache()) {
+    unmap(*f);
+    for (size_t i = 0; i < tf.pages.size(); ++i)
+      tf.pages[i] = Page{SwapEntry{f->swap().type, f->swap().offset + i}, f, 1, false};
+  } else if (res.split) {
+    for (size_t i = 0; i < tf.pages.size(); ++i) {
+      Folio* p = split[i];
+      if (!p->in_swap_cache()) {
+        tf.pages[i].in_memory = true;
+        continue;
+      }
+      unmap(*p);
+      tf.pages[i] = Page{p->swap(), p, 1, false};
+    }
+  } else {
+    for (Page& p : tf.pages) p.in_memory = true;
+  }
+  uint64_t runs = 0;
+  for (size_t i = 0; i < tf.pages.size(); ++i) {
+    const Page& p = tf.pages[i];
+    if (!p.slot.valid()) {
+      ++sum_.pages_unplaced;
+      continue;
+    }
+    ++sum_.pages_placed;
+    const bool continues = i > 0 && tf.pages[i - 1].slot.valid() &&
+                           tf.pages[i - 1].slot.type == p.slot.type &&
+                           tf.pages[i - 1].slot.offset + 1 == p.slot.offset;
+    if (!continues) ++runs;
+  }
+  ++sum_.folios;
+  sum_.folio_runs += runs;
+  folios_[*r.folio] = std::move(tf);
+  return Status::Ok();
+}
+
+// free: the mapping drops those pages (zap / MADV_DONTNEED).
+Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const std::string& where) {
+  uint64_t first, count;
+  if (!Range(r, f.pages.size(), &first, &count))
+    return At(where, "pages [" + std::to_string(r.page) + ", +" + std::to_string(count) +
+                         ") are outside a folio of " + std::to_string(f.pages.size()) + " pages");
+  std::set<Folio*> touched_in_memory;
+  for (uint64_t i = first; i < first + count;) {
+    Page& p = f.pages[i];
+    if (p.in_memory) {  // a present page: unmapped; its swap cache may go
+      p.in_memory = false;
+      if (p.cache && p.cache->in_swap_cache()) touched_in_memory.insert(p.cache);
+      ++i;
+      continue;
+    }
+    if (p.refs == 0) {
+      ++i;
+      continue;
+    }
+    // Batch consecutive swapped-out pages with consecutive slots.
+    uint64_t j = i + 1;
+    while (j < first + count && !f.pages[j].in_memory && f.pages[j].refs > 0 &&
+           f.pages[j].slot.type == p.slot.type &&
+           f.pages[j].slot.offset == f.pages[j - 1].slot.offset + 1 &&
+           (f.pages[j].slot.offset >> sys_.options().cluster_shift) == (p.slot.offset >> sys_.options().cluster_shift))
+      ++j;
+    if (Status st = sys_.SwapPutEntriesDirect(p.slot, j - i); !st.ok()) return At(where, st.ToString(), st.code());
+    for (uint64_t k = i; k < j; ++k) --f.pages[k].refs;
+    i = j;
+  }
+  // free_swap_cache(): a cached folio no longer mapped loses its swap.
+  for (Folio* cf : touched_in_memory) {
+    bool mapped = false;
+    for (const Page& p : f.pages) mapped |= p.cache == cf && p.in_memory;
+    FolioLockGuard g(*cf);
+    cf->mapped = mapped;
+    if (!mapped && cf->in_swap_cache()) (void)sys_.FolioFreeSwap(*cf);
+  }
+  return Status::Ok();
+}
+
+// cache: pages swapped back in (fault) and kept in the swap cache.
+Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const std::string& where) {
+  uint64_t first, count;
+  if (!Range(r, f.pages.size(), &first, &count))
+    return At(where, "pages are outside a folio of " + std::to_string(f.pages.size()) + " pages");
+  for (uint64_t i = first; i < first + count; ++i) {
+    Page& p = f.pages[i];
+    if (p.in_memory || p.refs == 0) continue;
+    Folio* cf = p.cache;
+    if (cf == nullptr || !cf->in_swap_cache()) {
+      cf = NewFolio(0);
+      FolioLockGuard g(*cf);
+      if (Status st = sys_.SwapCacheAddFolio(*cf, p.slot); !st.ok()) return At(where, st.ToString(), st.code());
+      p.cache = cf;
+    }
+    FolioLockGuard g(*cf);
+    const int page_in_folio = static_cast<int>(p.slot.offset - cf->swap().offset);
+    if (Status st = sys_.FolioPutSwap(*cf, page_in_folio); !st.ok()) return At(where, st.ToString(), st.code());
+    cf->mapped = true;
+    --p.refs;
+    p.in_memory = true;
+  }
+  return Status::Ok();
+}
+
+// drop-cache: reclaim removes the folio's swap-cache folios; slots with
+// count 0 are freed. Refused (and counted) while storage is suspended.
+Status TraceRunner::DoDropCache(TFolio& f, const std::string& where) {
+  std::set<Folio*> seen;
+  for (Page& p : f.pages) {
+    if (p.cache == nullptr || !seen.insert(p.cache).second) continue;
+    Folio* cf = p.cache;
+    FolioLockGuard g(*cf);
+    if (!cf->in_swap_cache()) continue;
+    Status st = sys_.SwapCacheDelFolio(*cf);
+    if (st.code() == -EBUSY) {
+      ++sum_.skipped_cache_drops;
+      continue;
+    }
+    if (!st.ok()) return At(where, st.ToString(), st.code());
+  }
+  for (Page& p : f.pages) {
+    if (p.cache && !p.cache->in_swap_cache()) {
+      p.cache = nullptr;
+      if (p.refs == 0) p.slot = SwapEntry{};
+    }
+  }
+  return Status::Ok();
+}
+
+// swapoff: every page still on the device is brought back into memory.
+Status TraceRunner::DoSwapoff(const TraceRecord& r, const std::string& where) {
+  auto d = devs_.find(r.dev);
+  if (d == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
+  const int type = d->second;
+  for (auto& [id, f] : folios_) {
+    std::set<Folio*> caches;
+    for (Page& p : f.pages) {
+      if (!p.slot.valid() || p.slot.type != type) continue;
+      // try_to_unuse: every reference (this mapping's and forked ones) is
+      // turned into a present page.
+      while (p.refs > 0) {
+        if (Status st = sys_.SwapPutEntriesDirect(p.slot, 1); !st.ok()) return At(where, st.ToString(), st.code());
+        --p.refs;
+      }
+      if (p.cache) caches.insert(p.cache);
+    }
+    for (Folio* cf : caches) {
+      FolioLockGuard g(*cf);
+      if (cf->in_swap_cache()) (void)sys_.SwapCacheDelFolio(*cf);
+    }
+    for (Page& p : f.pages) {
+      if (p.slot.valid() && p.slot.type == type) {
+        p.slot = SwapEntry{};
+        p.cache = nullptr;
+        p.in_memory = true;
+      }
+    }
+  }
+  if (Status st = sys_.Swapoff(type); !st.ok()) return At(where, st.ToString(), st.code());
+  devs_.erase(d);
+  return Status::Ok();
+}
+
+}  // namespace swaplab::workload

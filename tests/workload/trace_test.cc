@@ -1,0 +1,188 @@
+// The trace format (design.md) and its replay semantics.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "swaplab/workload/trace.h"
+#include "swaplab/workload/trace_runner.h"
+
+namespace swaplab::workload {
+namespace {
+
+using alloc::SlotKind;
+using alloc::SwapEntry;
+
+TraceReader FromText(const std::string& text) {
+  return TraceReader(std::make_unique<std::istringstream>(text), "t.trace");
+}
+
+Status ReadAll(const std::string& text, std::vector<TraceRecord>* out) {
+  TraceReader r = FromText(text);
+  TraceRecord rec;
+  for (;;) {
+    auto more = r.Next(&rec);
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::Ok();
+    out->push_back(rec);
+  }
+}
+
+TEST(TraceFormat, ParsesEveryOperationWithCommentsAndBlankLines) {
+  std::vector<TraceRecord> recs;
+  ASSERT_TRUE(ReadAll("swaplab-trace 1\n# comment\n\n"
+                      "swapon dev=0 pages=4096 ssd=0 blkdev=1 discard=1 prio=5\n"
+                      "alloc folio=7 order=4 cpu=1   # trailing comment\n"
+                      "free folio=7 page=2 n=3\ncache folio=7\ndrop-cache folio=7\ndrop-cache\n"
+                      "dup folio=7\nsuspend-storage\nresume-storage\n"
+                      "expect folio=7 page=1 dev=0 offset=513\nswapoff dev=0\n",
+                      &recs)
+                  .ok());
+  ASSERT_EQ(recs.size(), 11u);
+  EXPECT_EQ(recs[0].op, TraceOp::kSwapon);
+  EXPECT_EQ(recs[0].pages, 4096u);
+  EXPECT_FALSE(recs[0].ssd);
+  EXPECT_TRUE(recs[0].discard);
+  EXPECT_EQ(*recs[0].prio, 5);
+  EXPECT_EQ(recs[0].line, 4u);
+  EXPECT_EQ(recs[1].order, 4);
+  EXPECT_EQ(recs[1].cpu, 1);
+  EXPECT_EQ(recs[2].page, 2u);
+  EXPECT_EQ(*recs[2].n, 3u);
+  EXPECT_FALSE(recs[5].folio.has_value());
+  EXPECT_EQ(recs[9].offset, 513u);
+}
+
+TEST(TraceFormat, WriterOutputParsesBackToTheSameRecords) {
+  const std::string text =
+      "swaplab-trace 1\nswapon dev=1 pages=100 ssd=1 blkdev=0 discard=0\nalloc folio=3 order=2 cpu=0\n"
+      "free folio=3 page=1 n=2\nexpect folio=3 page=3 dev=1 offset=9\ndrop-cache\nswapoff dev=1\n";
+  std::vector<TraceRecord> a, b;
+  ASSERT_TRUE(ReadAll(text, &a).ok());
+  std::string again = std::string(kTraceHeader) + "\n";
+  for (const auto& r : a) again += FormatRecord(r) + "\n";
+  ASSERT_TRUE(ReadAll(again, &b).ok());
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(FormatRecord(a[i]), FormatRecord(b[i]));
+}
+
+struct BadCase {
+  const char* text;
+  const char* where;
+  const char* what;
+};
+
+TEST(TraceFormat, BadLinesNameFileLineAndWhatWasExpected) {
+  const BadCase cases[] = {
+      {"", "t.trace:1", "swaplab-trace 1"},
+      {"alloc folio=1 order=0 cpu=0\n", "t.trace:1", "header"},
+      {"swaplab-trace 2\n", "t.trace:1", "version"},
+      {"swaplab-trace 1\nallocate folio=1\n", "t.trace:2", "unknown operation"},
+      {"swaplab-trace 1\nalloc folio=1 order=0\n", "t.trace:2", "needs field 'cpu'"},
+      {"swaplab-trace 1\nalloc folio=1 order=x cpu=0\n", "t.trace:2", "non-negative integer"},
+      {"swaplab-trace 1\n\nalloc folio=1 order=0 cpu=0 colour=3\n", "t.trace:3", "no field 'colour'"},
+      {"swaplab-trace 1\nfree folio=1 n=0\n", "t.trace:2", "n must be at least 1"},
+      {"swaplab-trace 1\nswapon dev=0 pages=10 ssd=2\n", "t.trace:2", "0 or 1"},
+      {"swaplab-trace 1\nalloc folio=1 folio=2 order=0 cpu=0\n", "t.trace:2", "twice"},
+      {"swaplab-trace 1\nalloc folio1 order=0 cpu=0\n", "t.trace:2", "key=value"},
+  };
+  for (const BadCase& c : cases) {
+    std::vector<TraceRecord> recs;
+    Status st = ReadAll(c.text, &recs);
+    EXPECT_EQ(st.code(), -EINVAL) << c.text;
+    EXPECT_NE(st.message().find(c.where), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(c.what), std::string::npos) << st.message();
+  }
+}
+
+class Replay : public ::testing::Test {
+ protected:
+  Replay() : sys_(Options()), runner_(sys_) {}
+  static alloc::SystemOptions Options() {
+    alloc::SystemOptions o;
+    o.policy = *alloc::Policy::Preset("linux-6.18");
+    o.nr_cpus = 2;
+    return o;
+  }
+  void Run(const std::string& body) {
+    TraceReader r = FromText(std::string("swaplab-trace 1\n") + body);
+    TraceRecord rec;
+    for (;;) {
+      auto more = r.Next(&rec);
+      ASSERT_TRUE(more.ok()) << more.status().message();
+      if (!*more) break;
+      Status st = runner_.Apply(rec, "t.trace");
+      ASSERT_TRUE(st.ok()) << st.message();
+      ASSERT_TRUE(sys_.CheckInvariants().ok()) << sys_.CheckInvariants().ToString();
+    }
+  }
+  alloc::SlotInfo Slot(uint64_t off) { return *sys_.Slot(SwapEntry{0, off}); }
+  alloc::SwapSystem sys_;
+  TraceRunner runner_;
+};
+
+// design.md: after alloc each page holds one reference and the folio stays
+// in the swap cache; freeing some 4 KiB pages of a cached 64 KiB folio frees
+// nothing until the rest goes.
+TEST_F(Replay, PartialFreeOfACachedLargeFolioFreesNothingUntilTheRestGoes) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=4 cpu=0\n");
+  EXPECT_EQ(Slot(512).kind, SlotKind::kCached);
+  EXPECT_EQ(Slot(512).count, 1u);
+  Run("free folio=1 page=0 n=8\n");
+  EXPECT_EQ(sys_.Device(0)->inuse, 16u);
+  EXPECT_EQ(Slot(512).count, 0u);
+  Run("free folio=1 page=8 n=8\n");  // the last references: the folio goes
+  EXPECT_EQ(sys_.Device(0)->inuse, 0u);
+}
+
+TEST_F(Replay, DropCacheFreesSlotsWithoutReferences) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=4 cpu=0\nfree folio=1 page=0 n=4\n");
+  EXPECT_EQ(sys_.Device(0)->inuse, 16u);
+  Run("drop-cache folio=1\n");
+  EXPECT_EQ(sys_.Device(0)->inuse, 12u);
+  EXPECT_EQ(Slot(516).kind, SlotKind::kShadow);
+  EXPECT_EQ(Slot(512).kind, SlotKind::kEmpty);
+}
+
+TEST_F(Replay, LargeFolioOnASwapFileFallsBackPageByPage) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=0\nalloc folio=1 order=4 cpu=0\n");
+  const auto c = sys_.counters();
+  EXPECT_EQ(c.swpout_fallback[4], 1u);
+  EXPECT_EQ(c.swpout[0], 16u);
+  EXPECT_EQ(runner_.summary().pages_placed, 16u);
+  EXPECT_EQ(runner_.summary().folio_runs, 1u);  // 16 order-0 slots, consecutive
+}
+
+TEST_F(Replay, ExpectLinesCountAgreement) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=0 cpu=0\nalloc folio=2 order=0 cpu=1\n"
+      "expect folio=1 dev=0 offset=1\nexpect folio=2 dev=0 offset=2\n");
+  EXPECT_EQ(runner_.summary().expected, 2u);
+  EXPECT_EQ(runner_.summary().agree, 1u);  // CPU 1 starts a new cluster: offset 512
+  ASSERT_EQ(runner_.summary().disagreements.size(), 1u);
+  EXPECT_EQ(runner_.summary().disagreements[0].line, 6u);
+  EXPECT_EQ(runner_.summary().disagreements[0].got, "dev 0 offset 512");
+}
+
+TEST_F(Replay, SwapInThenForkThenSwapoff) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=0 cpu=0\ndrop-cache\n");
+  EXPECT_EQ(Slot(1).kind, SlotKind::kShadow);
+  Run("dup folio=1\n");
+  EXPECT_EQ(Slot(1).count, 2u);
+  Run("cache folio=1\n");
+  EXPECT_EQ(Slot(1).kind, SlotKind::kCached);
+  EXPECT_EQ(Slot(1).count, 1u);
+  Run("swapoff dev=0\n");
+  EXPECT_TRUE(sys_.active_devices().empty());
+}
+
+TEST_F(Replay, SemanticErrorsNameTheLine) {
+  TraceRecord r;
+  r.op = TraceOp::kFree;
+  r.folio = 9;
+  r.line = 42;
+  Status st = runner_.Apply(r, "t.trace");
+  EXPECT_EQ(st.code(), -EINVAL);
+  EXPECT_NE(st.message().find("t.trace:42"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace swaplab::workload
