@@ -89,8 +89,9 @@ SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id, int order)
     }
   }
   // A cluster from the free list gets its table now (§1.5). Allocation
-  // cannot fail in this model (docs/fidelity.md).
-  if (found && !found->table) AllocTable(*found);
+  // cannot fail in this model (docs/fidelity.md). A cluster handed out
+  // whole to hibernation (no table, count > 0) stays without one.
+  if (found && !found->table && found->count == 0) AllocTable(*found);
   return found;
 }
 
@@ -117,6 +118,9 @@ void SwapSystem::State::PartialFreeCluster(SwapDevice& d, SwapCluster& c) {
 // Mirrors relocate_cluster(): after every scan of a cluster (§2.8).
 void SwapSystem::State::Relocate(SwapDevice& d, SwapCluster& c) {
   if (c.flag == ClusterFlag::kDiscard) return;
+  // RFC patch 5: a partly returned whole hibernation cluster stays off
+  // every list until all of it is back.
+  if (!c.table && c.count > 0 && c.count < cluster_size) return;
   if (c.count == 0) {
     if (c.flag != ClusterFlag::kFree) FreeCluster(d, c);
   } else if (c.count < cluster_size) {

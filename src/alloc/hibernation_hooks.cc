@@ -149,7 +149,8 @@ uint64_t SwapSystem::CountSwapPages(int type, bool free) {
   SwapDevice* d = s_->Dev(type);
   if (d == nullptr || !d->used || !d->writeok.load()) return 0;
   SpinGuard lg(d->lock);
-  return free ? d->pages - d->inuse_pages() : d->pages;
+  const uint64_t reserve = d->hib_reserve_nr * s_->cluster_size;  // §9.7
+  return (free ? d->pages - d->inuse_pages() : d->pages) + reserve;
 }
 
 }  // namespace swaplab::alloc

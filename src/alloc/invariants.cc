@@ -72,7 +72,12 @@ InvariantReport SwapSystem::CheckInvariants() const {
       SwapCluster& c = d.clusters[ci];
       SpinGuard cl(c.lock);
       const uint64_t start = ci << s.cluster_shift;
-      if (!seen[ci]) return (ck.Fail("C3", At(t, ci) + " is on no list (flag " + std::string(Name(c.flag)) + ")"), ck.report);
+      // Off every list: only the hibernation session's clusters (§9.5, §9.7).
+      const bool hib_off_list = (c.hib_claimed && c.flag == ClusterFlag::kFree) ||
+                                (c.hib_reserved && c.flag == ClusterFlag::kNone && c.count == 0) ||
+                                (c.hib_whole && c.flag == ClusterFlag::kNone);
+      if (!seen[ci] && !hib_off_list) return (ck.Fail("C3", At(t, ci) + " is on no list (flag " + std::string(Name(c.flag)) + ")"), ck.report);
+      if (seen[ci] && (c.hib_claimed || c.hib_reserved)) return (ck.Fail("C2", At(t, ci) + " is held by the hibernation session but on a list"), ck.report);
       uint32_t nonempty = 0, bad = 0, extended = 0;
       if (c.table) {
         for (uint32_t j = 0; j < cs; ++j) {
@@ -136,11 +141,14 @@ InvariantReport SwapSystem::CheckInvariants() const {
       }
       if (extended != c.extend_users || (c.extend && extended == 0))
         return (ck.Fail("S3", At(t, ci) + " has an extend table that no slot uses, or a wrong user count"), ck.report);
-      // C1
+      // C1 (a cluster handed out whole to hibernation has no table: §9.5)
+      if (c.hib_whole && !c.table) nonempty = c.count;
       if (c.count != nonempty) return (ck.Fail("C1", At(t, ci) + " count " + std::to_string(c.count) + " but " + std::to_string(nonempty) + " non-empty slots"), ck.report);
       // C3 / C4
       switch (c.flag) {
-        case ClusterFlag::kNone: return (ck.Fail("C3", At(t, ci) + " has flag NONE at quiescence"), ck.report);
+        case ClusterFlag::kNone:
+          if (c.hib_reserved || c.hib_whole) break;
+          return (ck.Fail("C3", At(t, ci) + " has flag NONE at quiescence"), ck.report);
         case ClusterFlag::kFree:
           if (c.count != 0 || c.table || c.order != 0) return (ck.Fail("C4", At(t, ci) + " is FREE with count " + std::to_string(c.count) + (c.table ? " and a table" : "") + " order " + std::to_string(c.order)), ck.report);
           break;
@@ -168,7 +176,7 @@ InvariantReport SwapSystem::CheckInvariants() const {
     if (inuse != sum_count - bad_slots) return (ck.Fail("D1", "device " + std::to_string(t) + " inuse " + std::to_string(inuse) + " but clusters hold " + std::to_string(sum_count - bad_slots) + " used slots"), ck.report);
     const uint64_t expected_bad = 1 + d.bad.size() + ((d.nr_clusters << s.cluster_shift) - d.max);
     if (bad_slots != expected_bad) return (ck.Fail("G4", "device " + std::to_string(t) + " has " + std::to_string(bad_slots) + " BAD slots, expected " + std::to_string(expected_bad)), ck.report);
-    if (d.pages != d.max - 1 - d.bad.size() || inuse > d.pages) return (ck.Fail("D2", "device " + std::to_string(t) + " pages " + std::to_string(d.pages) + " inuse " + std::to_string(inuse)), ck.report);
+    if (d.pages != d.max - 1 - d.bad.size() - (d.hib_reserve_nr << s.cluster_shift) || inuse > d.pages) return (ck.Fail("D2", "device " + std::to_string(t) + " pages " + std::to_string(d.pages) + " inuse " + std::to_string(inuse)), ck.report);
     // D3
     bool listed;
     {

@@ -124,6 +124,26 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   mark_bad(0);
   for (uint64_t b : d.bad) mark_bad(b);
   for (uint64_t off = max; off < d.nr_clusters << s.cluster_shift; ++off) mark_bad(off);
+  // Hibernation reservation (seed 001 patch 10, hibernation spec §9.7):
+  // the first stretch of wanted empty clusters, on no list, not counted.
+  d.hib_reserve_start = d.hib_reserve_nr = 0;
+  if (o.hibernation_reserve_pages > 0 && o.bdev != 0) {
+    const uint64_t want = (o.hibernation_reserve_pages + s.cluster_size - 1) >> s.cluster_shift;
+    if (want <= d.nr_clusters / 2) {
+      uint64_t run = 0;
+      for (uint64_t i = 0; i < d.nr_clusters && run < want; ++i) {
+        run = d.clusters[i].count == 0 ? run + 1 : 0;
+        if (run == want) {
+          d.hib_reserve_start = i + 1 - want;
+          d.hib_reserve_nr = want;
+        }
+      }
+      for (uint64_t i = 0; i < d.hib_reserve_nr; ++i)
+        d.clusters[d.hib_reserve_start + i].hib_reserved = true;
+      d.pages -= d.hib_reserve_nr << s.cluster_shift;
+    }
+  }
+  const uint64_t usable = d.pages;
   {
     SpinGuard lg(d.lock);
     d.free_list = d.full_list = d.discard_list = ClusterList{};
@@ -131,6 +151,7 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
     d.frag.fill(ClusterList{});
     for (uint64_t i = 0; i < d.nr_clusters; ++i) {
       SwapCluster& c = d.clusters[i];
+      if (c.hib_reserved) continue;  // flag NONE, on no list
       c.flag = c.count > 0 ? ClusterFlag::kNonfull : ClusterFlag::kFree;
       s.ListAppendLocked(d, c.count > 0 ? d.nonfull[0] : d.free_list, c);
     }
@@ -160,8 +181,8 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   }
   // Enable (§5.1 step 9).
   d.users.store(0, std::memory_order_release);
-  s.nr_swap_pages.fetch_add(static_cast<int64_t>(pages));
-  s.total_swap_pages.fetch_add(static_cast<int64_t>(pages));
+  s.nr_swap_pages.fetch_add(static_cast<int64_t>(usable));
+  s.total_swap_pages.fetch_add(static_cast<int64_t>(usable));
   d.active = true;
   InsertByPrio(s.active, s, type);
   {
@@ -180,6 +201,12 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     std::lock_guard g(s.swap_lock);
     if (dp == nullptr || !dp->used || !dp->writeok.load())
       return Status(-EINVAL, "swapoff: no active swap device of type " + std::to_string(type));
+    {
+      std::lock_guard hg(s.hib_mutex);
+      if (s.hib_type == type)
+        return Status(-EBUSY, "swapoff: device " + std::to_string(type) +
+                                  " is bound to the hibernation session");
+    }
     if (dp->hibernation_pinned)
       return Status(-EBUSY, "swapoff: device " + std::to_string(type) +
                                 " is pinned by a hibernation session");
@@ -273,6 +300,7 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
   }
   d.clusters.reset();
   d.nr_clusters = 0;
+  d.hib_reserve_start = d.hib_reserve_nr = 0;
   d.pcp_next.reset();
   d.used = false;
   return Status::Ok();

@@ -36,6 +36,10 @@ struct SwapCluster {
   uint32_t count = 0;
   uint32_t prev = kNil, next = kNil;  // list links (device lock)
   bool listed = false;                // on a list (device lock)
+  // Hibernation session (hibernation spec §9.5, §9.7):
+  bool hib_claimed = false;   // on the session's private list (flag FREE)
+  bool hib_whole = false;     // handed out whole, no table, count counts it
+  bool hib_reserved = false;  // reserved at swapon: no list, flag NONE
   uint32_t extend_users = 0;          // slots whose count lives in extend
   std::unique_ptr<uint64_t[]> table;  // CLUSTER slot entries, or none
   std::unique_ptr<uint32_t[]> extend; // counts past the inline width
@@ -90,6 +94,9 @@ struct SwapDevice {
   // Per-device per-CPU hints (policy percpu_hint_per_device): [cpu][order],
   // each protected by that CPU's local lock.
   std::unique_ptr<uint64_t[]> pcp_next;
+
+  // Hibernation reservation at swapon (§9.7), constant while used.
+  uint64_t hib_reserve_start = 0, hib_reserve_nr = 0;  // clusters
 
   std::atomic<bool> discard_pending{false};
   std::atomic<bool> reclaim_pending{false};
@@ -170,6 +177,14 @@ struct SwapSystem::State {
   std::atomic<uint64_t> pswpout{0}, thp_swpout{0}, thp_swpout_fallback{0};
   std::array<std::atomic<uint64_t>, kMaxOrders> swpout{}, swpout_fallback{};
   std::atomic<uint64_t> sync_discard_retries{0}, clusters_discarded{0}, folios_reclaimed{0};
+
+  // The hibernation session (hibernation spec §9.5): one bound device.
+  std::mutex hib_mutex;
+  int hib_type = -1;
+  bool hib_sorted = true;
+  bool hib_reserve_armed = false;
+  std::vector<uint32_t> hib_private;  // claimed free clusters, in hand-out order
+  void HibReturnClaimedLocked();      // hib_mutex held
 
   // First operational invariant violation seen (C5), reported by
   // CheckInvariants.

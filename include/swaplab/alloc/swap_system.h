@@ -59,6 +59,9 @@ struct SwaponOptions {
   uint64_t first_block = 0;
   std::vector<SwapExtent> extents;
   DiscardSink* discard_sink = nullptr;  // not owned
+  // hibernate=reserve[:SIZE] (seed 001 patches 9-10, hibernation spec
+  // §9.7): pages to hold back for the image at swapon, 0 for none.
+  uint64_t hibernation_reserve_pages = 0;
 };
 
 struct SystemOptions {
@@ -227,6 +230,31 @@ class SwapSystem {
   // One order-0 slot on exactly that device; invalid entry if none.
   SwapEntry AllocHibernationSlot(CpuId cpu, int type);
   Status FreeHibernationSlot(SwapEntry entry);
+  // --- the RFC's hibernation session (seed 001, hibernation spec §9.5-9.8)
+  // Bind the image to one device: claimed clusters of an earlier binding go
+  // back; the reservation is re-armed. sort_claimed: patch 6 (disk order).
+  // -ENODEV if the device is not active.
+  Status HibernationBind(int type, bool sort_claimed = true);
+  // Returns claimed, unused clusters to the tail of the free list; unbinds.
+  void HibernationUnbind();
+  // Bind the same device again (kernel: swap_hibernation_reset).
+  void HibernationReset();
+  // One run for the image: the reservation (once per session), else a
+  // claimed free cluster whole (claiming the whole free list only while
+  // storage is suspended), else one slot from AllocHibernationSlot.
+  // nr == 0: nothing left, or no device bound.
+  struct HibernationRun {
+    SwapEntry first{};
+    uint64_t nr = 0;
+  };
+  HibernationRun AllocHibernationRun(CpuId cpu);
+  // Gives back [first, first + nr), split at cluster boundaries: reserved
+  // clusters are left alone, whole clusters are returned by count, single
+  // slots freed as FreeHibernationSlot does.
+  Status FreeHibernationRun(SwapEntry first, uint64_t nr);
+  // The reservation of a device in clusters: (start, count); (0, 0) none.
+  std::pair<uint64_t, uint64_t> HibernationReserve(int type) const;
+
   // First WRITEOK device on block device `bdev` whose slot 0 is `block`.
   Result<int> FindHibernationSwapType(uint64_t bdev, uint64_t block);
   Result<int> PinHibernationSwapType(uint64_t bdev, uint64_t block);
@@ -236,7 +264,8 @@ class SwapSystem {
   Result<int> FindFirstSwap();
   // Disk block of a slot, 0 if the device is missing or not WRITEOK.
   uint64_t SwapdevBlock(int type, uint64_t offset);
-  // pages, or pages - inuse with free; 0 unless WRITEOK.
+  // pages, or pages - inuse with free, plus a hibernation reservation;
+  // 0 unless WRITEOK.
   uint64_t CountSwapPages(int type, bool free);
 
   // --- what a user sees (§7) ------------------------------------------
