@@ -41,6 +41,31 @@ SwapEntry SwapSystem::AllocHibernationSlot(CpuId cpu, int type) NO_THREAD_SAFETY
   return off != 0 ? SwapEntry{type, off} : SwapEntry{};
 }
 
+SwapEntry SwapSystem::AllocHibernationRange(CpuId cpu, int type, int order) {
+  State& s = *s_;
+  if (order == 0) return AllocHibernationSlot(cpu, type);
+  if (cpu < 0 || cpu >= s.opts.nr_cpus || order < 0 || order > s.pmd_order) return SwapEntry{};
+  SwapDevice* d = s.Dev(type);
+  if (d == nullptr || !d->TryGet()) return SwapEntry{};
+  DeviceRef ref(d);
+  if (!d->writeok.load(std::memory_order_acquire) || !d->blkdev) return SwapEntry{};
+  const AllocRequest rq{cpu, order, nullptr, CommitKind::kHibernation};
+  PerCpu& pc = s.cpus[cpu];
+  SwapEntry out;
+  bool ok = false;
+  {
+    SpinGuard g(pc.lock);
+    if (!s.policy.percpu_hint_per_device && pc.dev[order] == type) ok = s.AllocFast(pc, rq, &out);
+    if (!ok) {
+      const uint64_t off = s.AllocateOnDevice(*d, rq);
+      ok = off != 0;
+      if (ok) out = SwapEntry{type, off};
+    }
+  }
+  s.MaybeRunDeferred();
+  return ok ? out : SwapEntry{};
+}
+
 // Mirrors swap_free_hibernation_slot(): HIB entries are freed by offset
 // (2026 base); a SHADOW placeholder is put, freed, and any folio that
 // readahead cached there reclaimed (primary tree).

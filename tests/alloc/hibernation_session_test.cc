@@ -181,3 +181,33 @@ TEST(HibSession_9_5, SwapoffRefusedWhileBound) {
 
 }  // namespace
 }  // namespace swaplab::alloc::test
+
+namespace swaplab::alloc::test {
+namespace {
+
+// Seed 000's alternative: PMD-sized (whole-cluster) ranges from the normal
+// allocator, then smaller orders; large orders only on block devices (O3).
+TEST(HibRange_Seed000, PmdSizedRangesComeFromFreeClustersThroughTheNormalAllocator) {
+  Harness h(Options(4, 1));
+  const int t = h.On(HibDev(8 * kCs));
+  const SwapEntry a = h.sys.AllocHibernationRange(0, t, 4);
+  ASSERT_TRUE(a.valid());
+  EXPECT_EQ(a.offset, kCs);  // cluster 1 from the free list (cluster 0 has the header)
+  EXPECT_EQ(h.sys.Cluster(t, 1)->flag, ClusterFlag::kFull);
+  EXPECT_EQ(h.Dv(t).inuse, kCs);
+  const SwapEntry b = h.sys.AllocHibernationRange(0, t, 2);
+  ASSERT_TRUE(b.valid());
+  EXPECT_EQ(b.offset % 4, 0u);
+  ASSERT_INVARIANTS(h.sys);
+  ASSERT_TRUE(h.sys.FreeHibernationRun(a, kCs).ok());
+  ASSERT_TRUE(h.sys.FreeHibernationRun(b, 4).ok());
+  EXPECT_EQ(h.Dv(t).inuse, 0u);
+  ASSERT_INVARIANTS(h.sys);
+  SwaponOptions file = Dev("file", 8 * kCs);
+  file.blkdev = false;
+  const int f = h.On(file);
+  EXPECT_FALSE(h.sys.AllocHibernationRange(0, f, 4).valid());
+}
+
+}  // namespace
+}  // namespace swaplab::alloc::test

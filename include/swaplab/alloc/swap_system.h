@@ -230,6 +230,11 @@ class SwapSystem {
   // One order-0 slot on exactly that device; invalid entry if none.
   SwapEntry AllocHibernationSlot(CpuId cpu, int type);
   Status FreeHibernationSlot(SwapEntry entry);
+  // 2^order aligned hibernation slots on that device through the normal
+  // allocator (this CPU's cluster of that order, then the device search):
+  // the reviewer's "generic PMD-sized allocation" of seed 000. Large orders
+  // only on block devices. Free with FreeHibernationRun.
+  SwapEntry AllocHibernationRange(CpuId cpu, int type, int order);
   // --- the RFC's hibernation session (seed 001, hibernation spec §9.5-9.8)
   // Bind the image to one device: claimed clusters of an earlier binding go
   // back; the reservation is re-armed. sort_claimed: patch 6 (disk order).
