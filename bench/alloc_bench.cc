@@ -1,0 +1,463 @@
+// Benchmarks for the allocator issue's goals (docs/performance.md):
+//   * an order-0 and an order-4 allocate + free pair on the per-CPU fast
+//     path, in steady state (a ring of live folios on an SSD block device);
+//   * filling a 12 GiB device at order 0 from one CPU;
+//   * memory: an empty 1 TiB device per cluster, a filled device per slot
+//     (mallinfo2() deltas, glibc);
+//   * the order-0 pair under each policy preset, and with two CPUs.
+//
+// Every folio operation runs under the folio lock, as the kernel's caller
+// holds it (shrink_folio_list / __remove_mapping); the lock and unlock are
+// inside the timed loop. BM_FolioLockUnlock times that lock alone.
+//
+// Run: bench/run_alloc_bench.sh OUT.json (repetitions, medians).
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+#include "swaplab/alloc/swap_system.h"
+
+namespace {
+
+using swaplab::Status;
+using swaplab::alloc::CpuId;
+using swaplab::alloc::Folio;
+using swaplab::alloc::Policy;
+using swaplab::alloc::SwapCounters;
+using swaplab::alloc::SwaponOptions;
+using swaplab::alloc::SwapSystem;
+using swaplab::alloc::SystemOptions;
+
+// Device sizes in pages (4 KiB), header page included.
+constexpr uint64_t kPages4GiB = uint64_t{1} << 20;
+constexpr uint64_t kPages12GiB = uint64_t{3} << 20;  // 3,145,728
+constexpr uint64_t kPages1TiB = uint64_t{1} << 28;   // 268,435,456
+// Live pages kept by the steady-state pair benchmarks: half a cluster, so
+// the per-CPU cluster is never empty and never fills with live folios
+// (order 0: 256 folios; order 4: 16 folios).
+constexpr int kRingPages = 256;
+// Pairs run before timing so the cluster has wrapped at least once.
+constexpr int kWarmupPairs = 8192;
+// The goals' policy: the tree the allocator spec describes.
+constexpr const char* kGoalPreset = "mm-new";
+
+// inline_work false: deferred work (the reclaim work a full device
+// schedules) waits for RunDeferredWork(), as the kernel's workqueue runs it
+// off the allocating CPU; the fills must not time it.
+SystemOptions Options(const std::string& preset, int nr_cpus, bool inline_work = true) {
+  SystemOptions o;
+  o.nr_cpus = nr_cpus;
+  o.run_deferred_work_inline = inline_work;
+  auto p = Policy::Preset(preset);
+  if (p.ok()) o.policy = *p;  // an unknown name is caught by the caller
+  return o;
+}
+
+SwaponOptions SsdBlockDevice(const std::string& name, uint64_t pages) {
+  SwaponOptions o;
+  o.name = name;
+  o.pages = pages;
+  o.ssd = true;
+  o.blkdev = true;
+  return o;
+}
+
+// A SwapSystem with one SSD block device, or null after SkipWithError.
+std::unique_ptr<SwapSystem> MakeSystem(benchmark::State& state, const std::string& preset,
+                                       int nr_cpus, uint64_t pages, bool inline_work = true) {
+  if (!Policy::Preset(preset).ok()) {
+    state.SkipWithError(("unknown preset " + preset).c_str());
+    return nullptr;
+  }
+  auto sys = std::make_unique<SwapSystem>(Options(preset, nr_cpus, inline_work));
+  auto type = sys->Swapon(SsdBlockDevice("bench-ssd", pages));
+  if (!type.ok()) {
+    state.SkipWithError(type.status().ToString().c_str());
+    return nullptr;
+  }
+  return sys;
+}
+
+// Heap bytes in use: small chunks plus mmap'd chunks (glibc).
+uint64_t HeapInUse() {
+  const struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+// Allocates swap for a locked folio: the caller side of folio_alloc_swap().
+inline Status AllocLocked(SwapSystem& sys, CpuId cpu, Folio& f) {
+  f.Lock();
+  Status st = sys.FolioAllocSwap(cpu, f);
+  f.Unlock();
+  return st;
+}
+
+// Reclaim drops a folio whose slots have count 0: its slots are freed.
+inline Status FreeLocked(SwapSystem& sys, Folio& f) {
+  f.Lock();
+  Status st = sys.SwapCacheDelFolio(f);
+  f.Unlock();
+  return st;
+}
+
+// A window of live folios in the swap cache. Each Cycle() frees the oldest
+// and allocates it again as the newest, so the per-CPU cluster is never
+// empty and the allocation front moves forward like a reclaim stream.
+class FolioRing {
+ public:
+  FolioRing(int n, int order) : n_(n), folios_(new Folio[static_cast<size_t>(n)]) {
+    for (int i = 0; i < n_; ++i) folios_[i].set_order(order);
+  }
+
+  Status Fill(SwapSystem& sys, CpuId cpu) {
+    for (int i = 0; i < n_; ++i) {
+      Status st = AllocLocked(sys, cpu, folios_[i]);
+      if (!st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+  // One free + one allocation: the pair the goals time.
+  inline bool Cycle(SwapSystem& sys, CpuId cpu) {
+    Folio& f = folios_[next_];
+    next_ = next_ + 1 == n_ ? 0 : next_ + 1;
+    const bool freed = FreeLocked(sys, f).ok();
+    return AllocLocked(sys, cpu, f).ok() && freed;
+  }
+
+  // The same pair with every folio lock held for the whole run, as reclaim
+  // holds it across its work on a folio: the allocator's own cost.
+  void LockAll() {
+    for (int i = 0; i < n_; ++i) folios_[i].Lock();
+  }
+  void UnlockAll() {
+    for (int i = 0; i < n_; ++i) folios_[i].Unlock();
+  }
+  inline bool CycleHeld(SwapSystem& sys, CpuId cpu) {
+    Folio& f = folios_[next_];
+    next_ = next_ + 1 == n_ ? 0 : next_ + 1;
+    const bool freed = sys.SwapCacheDelFolio(f).ok();
+    return sys.FolioAllocSwap(cpu, f).ok() && freed;
+  }
+
+  void Drain(SwapSystem& sys) {
+    for (int i = 0; i < n_; ++i) {
+      if (folios_[i].in_swap_cache()) (void)FreeLocked(sys, folios_[i]);
+    }
+  }
+
+ private:
+  int n_;
+  int next_ = 0;
+  std::unique_ptr<Folio[]> folios_;
+};
+
+// Where the allocations of a timed loop were served (counter deltas), per
+// folio allocation. hint and slow count slots, so with the slot cache they
+// count its refills (64 slots each) rather than folio allocations.
+struct Sources {
+  double allocs = 0, fast = 0, hint = 0, slot_cache = 0, slow = 0;
+
+  static Sources Between(const SwapCounters& a, const SwapCounters& b, double allocs) {
+    Sources s;
+    s.allocs = allocs;
+    s.fast = static_cast<double>(b.fast_path_hits - a.fast_path_hits);
+    s.hint = static_cast<double>(b.served_by_hint - a.served_by_hint);
+    s.slot_cache = static_cast<double>(b.slot_cache_hits - a.slot_cache_hits);
+    for (size_t i = 0; i < a.served_by_step.size(); ++i)
+      s.slow += static_cast<double>(b.served_by_step[i] - a.served_by_step[i]);
+    return s;
+  }
+  // Ratios of the allocations; `flags` lets threaded runs average them.
+  void Report(benchmark::State& state,
+              benchmark::Counter::Flags flags = benchmark::Counter::kDefaults) const {
+    if (allocs == 0) return;
+    state.counters["fast_path_hit_ratio"] = benchmark::Counter(fast / allocs, flags);
+    state.counters["hint_ratio"] = benchmark::Counter(hint / allocs, flags);
+    state.counters["slot_cache_ratio"] = benchmark::Counter(slot_cache / allocs, flags);
+    state.counters["slow_path_ratio"] = benchmark::Counter(slow / allocs, flags);
+  }
+};
+
+// The steady-state pair on one CPU: free the oldest folio, allocate one;
+// `live` folios stay in the swap cache.
+void RunPair(benchmark::State& state, const std::string& preset, int order, int live) {
+  auto sys = MakeSystem(state, preset, /*nr_cpus=*/2, kPages4GiB);
+  if (!sys) return;
+  constexpr CpuId kCpu = 0;
+  FolioRing ring(live, order);
+  if (Status st = ring.Fill(*sys, kCpu); !st.ok()) {
+    state.SkipWithError(st.ToString().c_str());
+    return;
+  }
+  for (int i = 0; i < kWarmupPairs; ++i) {
+    if (!ring.Cycle(*sys, kCpu)) {
+      state.SkipWithError("warm-up pair failed");
+      return;
+    }
+  }
+  const SwapCounters before = sys->counters();
+  for (auto _ : state) {
+    if (!ring.Cycle(*sys, kCpu)) {
+      state.SkipWithError("free + allocate pair failed");
+      break;
+    }
+  }
+  const SwapCounters after = sys->counters();
+  Sources::Between(before, after, static_cast<double>(state.iterations())).Report(state);
+  state.SetItemsProcessed(state.iterations());
+  ring.Drain(*sys);
+}
+
+// The pair with the folio locks held by the caller throughout.
+void RunPairHeld(benchmark::State& state, int order, int live) {
+  auto sys = MakeSystem(state, kGoalPreset, /*nr_cpus=*/2, kPages4GiB);
+  if (!sys) return;
+  constexpr CpuId kCpu = 0;
+  FolioRing ring(live, order);
+  if (Status st = ring.Fill(*sys, kCpu); !st.ok()) {
+    state.SkipWithError(st.ToString().c_str());
+    return;
+  }
+  ring.LockAll();
+  for (int i = 0; i < kWarmupPairs; ++i) (void)ring.CycleHeld(*sys, kCpu);
+  const SwapCounters before = sys->counters();
+  for (auto _ : state) {
+    if (!ring.CycleHeld(*sys, kCpu)) {
+      state.SkipWithError("free + allocate pair failed");
+      break;
+    }
+  }
+  const SwapCounters after = sys->counters();
+  Sources::Between(before, after, static_cast<double>(state.iterations())).Report(state);
+  state.SetItemsProcessed(state.iterations());
+  ring.UnlockAll();
+  ring.Drain(*sys);
+}
+void BM_Order0PairHeld(benchmark::State& state) { RunPairHeld(state, 0, static_cast<int>(state.range(0))); }
+BENCHMARK(BM_Order0PairHeld)->Arg(kRingPages);
+void BM_Order4PairHeld(benchmark::State& state) { RunPairHeld(state, 4, static_cast<int>(state.range(0))); }
+BENCHMARK(BM_Order4PairHeld)->Arg(kRingPages >> 4);
+
+// Argument: live folios (the goal figures use kRingPages pages).
+void BM_Order0Pair(benchmark::State& state) {
+  RunPair(state, kGoalPreset, 0, static_cast<int>(state.range(0)));
+}
+BENCHMARK(BM_Order0Pair)->Arg(kRingPages);
+
+// 16 folios = 256 pages. Avoid a window that is an exact number of
+// clusters (e.g. 256 order-4 folios = 8 clusters): then every free leaves
+// the only hole of a full cluster, the nonfull-first search refills it
+// through the slow path, the cluster is full again, the hint is cleared,
+// and the fast path never hits (docs/performance.md).
+void BM_Order4Pair(benchmark::State& state) {
+  RunPair(state, kGoalPreset, 4, static_cast<int>(state.range(0)));
+}
+BENCHMARK(BM_Order4Pair)->Arg(kRingPages >> 4);
+
+// The preset comparison; registered in main() from Policy::PresetNames().
+void BM_Order0PairPreset(benchmark::State& state, const std::string& preset) {
+  RunPair(state, preset, 0, kRingPages);
+}
+
+// The folio lock + unlock alone, as a floor: each pair takes it twice.
+void BM_FolioLockUnlock(benchmark::State& state) {
+  Folio f;
+  for (auto _ : state) {
+    f.Lock();
+    benchmark::ClobberMemory();
+    f.Unlock();
+  }
+}
+BENCHMARK(BM_FolioLockUnlock);
+
+// --- two CPUs, one thread each -------------------------------------------
+
+// The system both threads share: the first thread in creates it, the last
+// one out destroys it (threads start their timed loops together).
+struct SharedSystem {
+  std::mutex mu;
+  int users = 0;
+  std::unique_ptr<SwapSystem> sys;
+
+  SwapSystem* Acquire(int nr_cpus) {
+    std::lock_guard g(mu);
+    if (users++ == 0) {
+      sys = std::make_unique<SwapSystem>(Options(kGoalPreset, nr_cpus));
+      if (!sys->Swapon(SsdBlockDevice("bench-ssd", kPages4GiB)).ok()) sys.reset();
+    }
+    return sys.get();
+  }
+  void Release() {
+    std::lock_guard g(mu);
+    if (--users == 0) sys.reset();
+  }
+};
+SharedSystem g_shared;
+
+void BM_Order0PairThreads(benchmark::State& state) {
+  const int threads = state.threads();
+  SwapSystem* sys = g_shared.Acquire(threads);
+  const CpuId cpu = state.thread_index();
+  FolioRing ring(kRingPages, 0);
+  bool ok = sys != nullptr && ring.Fill(*sys, cpu).ok();
+  for (int i = 0; ok && i < kWarmupPairs; ++i) ok = ring.Cycle(*sys, cpu);
+  const SwapCounters before = ok ? sys->counters() : SwapCounters{};
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    if (!ok || !ring.Cycle(*sys, cpu)) {
+      state.SkipWithError("setup or free + allocate pair failed");
+      ok = false;
+      break;
+    }
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  if (ok) {
+    const SwapCounters after = sys->counters();
+    // Counter deltas are system-wide; every thread reports them, averaged.
+    Sources::Between(before, after, static_cast<double>(state.iterations()) * threads)
+        .Report(state, benchmark::Counter::kAvgThreads);
+    const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+    state.counters["ns_per_pair_per_thread"] = benchmark::Counter(
+        ns / static_cast<double>(state.iterations()), benchmark::Counter::kAvgThreads);
+    state.SetItemsProcessed(state.iterations());
+  }
+  if (sys) ring.Drain(*sys);
+  g_shared.Release();
+}
+BENCHMARK(BM_Order0PairThreads)->Threads(2)->UseRealTime();
+
+// --- filling a device ------------------------------------------------------
+
+// Folio objects reused across fills: constructed once, reset outside timing.
+class FolioPool {
+ public:
+  explicit FolioPool(uint64_t n) : n_(n), folios_(new Folio[n]) {}
+  uint64_t size() const { return n_; }
+  Folio& operator[](uint64_t i) { return folios_[i]; }
+  // Re-constructs every folio in place: order 0, out of the swap cache.
+  void Reset() {
+    static_assert(std::is_trivially_destructible_v<Folio>);
+    for (uint64_t i = 0; i < n_; ++i) std::construct_at(&folios_[i], 0);
+  }
+
+ private:
+  uint64_t n_;
+  std::unique_ptr<Folio[]> folios_;
+};
+
+// Fills every usable slot at order 0 from CPU 0; false on any failure.
+bool FillDevice(SwapSystem& sys, FolioPool& pool) {
+  bool ok = true;
+  for (uint64_t i = 0; i < pool.size(); ++i) ok &= AllocLocked(sys, 0, pool[i]).ok();
+  return ok && sys.nr_swap_pages() == 0;
+}
+
+void BM_Fill12GiB(benchmark::State& state) {
+  FolioPool pool(kPages12GiB - 1);  // every page but the header
+  double fast = 0, allocs = 0;
+  for (auto _ : state) {
+    pool.Reset();
+    auto sys = MakeSystem(state, kGoalPreset, /*nr_cpus=*/2, kPages12GiB, /*inline_work=*/false);
+    if (!sys) break;
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool ok = FillDevice(*sys, pool);
+    const auto t1 = std::chrono::steady_clock::now();
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    if (!ok) {
+      state.SkipWithError("the fill did not place every page");
+      break;
+    }
+    fast += static_cast<double>(sys->counters().fast_path_hits);
+    allocs += static_cast<double>(pool.size());
+    sys.reset();  // outside timing; the folios are reset before the next fill
+  }
+  if (allocs > 0) state.counters["fast_path_hit_ratio"] = fast / allocs;
+  state.counters["pages"] = static_cast<double>(pool.size());
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * pool.size()));
+}
+BENCHMARK(BM_Fill12GiB)->UseManualTime()->Iterations(3)->Unit(benchmark::kMillisecond);
+
+// --- memory ----------------------------------------------------------------
+
+// An empty 1 TiB device: what swapon allocates, per cluster. Time: swapon.
+void BM_MemEmpty1TiB(benchmark::State& state) {
+  double per_cluster = 0, clusters = 0, bytes = 0;
+  for (auto _ : state) {
+    SwapSystem sys(Options(kGoalPreset, 2));
+    const uint64_t before = HeapInUse();
+    auto type = sys.Swapon(SsdBlockDevice("bench-1tib", kPages1TiB));
+    const uint64_t after = HeapInUse();
+    if (!type.ok()) {
+      state.SkipWithError(type.status().ToString().c_str());
+      break;
+    }
+    clusters = static_cast<double>(sys.Device(*type)->nr_clusters);
+    bytes = static_cast<double>(after - before);
+    per_cluster = bytes / clusters;
+  }
+  state.counters["clusters"] = clusters;
+  state.counters["heap_bytes"] = bytes;
+  state.counters["bytes_per_cluster"] = per_cluster;
+}
+BENCHMARK(BM_MemEmpty1TiB)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// A 4 GiB device filled at order 0: every cluster holds a table.
+//   empty_bytes_per_cluster: swapon's cost (records; cluster 0's table)
+//   table_bytes_per_slot:    what the fill added, per slot of the clusters
+//                            that gained a table (all but cluster 0)
+//   total_bytes_per_slot:    everything, per slot of the device
+//   budget_ratio:            total / (8 B × slots + 64 B × clusters)
+void BM_MemFilled4GiB(benchmark::State& state) {
+  FolioPool pool(kPages4GiB - 1);
+  double empty_per_cluster = 0, table_per_slot = 0, total_per_slot = 0, budget = 0;
+  for (auto _ : state) {
+    pool.Reset();
+    SwapSystem sys(Options(kGoalPreset, 2, /*inline_work=*/false));
+    const uint64_t h0 = HeapInUse();
+    auto type = sys.Swapon(SsdBlockDevice("bench-4gib", kPages4GiB));
+    const uint64_t h1 = HeapInUse();
+    const bool ok = type.ok() && FillDevice(sys, pool);
+    const uint64_t h2 = HeapInUse();
+    if (!ok) {
+      state.SkipWithError("swapon or fill failed");
+      break;
+    }
+    const double clusters = static_cast<double>(sys.Device(*type)->nr_clusters);
+    const double slots = clusters * sys.cluster_size();
+    empty_per_cluster = static_cast<double>(h1 - h0) / clusters;
+    table_per_slot = static_cast<double>(h2 - h1) / (slots - sys.cluster_size());
+    total_per_slot = static_cast<double>(h2 - h0) / slots;
+    budget = static_cast<double>(h2 - h0) / (8 * slots + 64 * clusters);
+  }
+  state.counters["empty_bytes_per_cluster"] = empty_per_cluster;
+  state.counters["table_bytes_per_slot"] = table_per_slot;
+  state.counters["total_bytes_per_slot"] = total_per_slot;
+  state.counters["budget_ratio"] = budget;
+}
+BENCHMARK(BM_MemFilled4GiB)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  for (const std::string& name : Policy::PresetNames()) {
+    benchmark::RegisterBenchmark(("BM_Order0PairPreset/" + name).c_str(), BM_Order0PairPreset,
+                                 name);
+  }
+  // Echo the configuration at the top of the report (conventions: options).
+  benchmark::AddCustomContext("swaplab.goal_policy", Options(kGoalPreset, 2).policy.Describe());
+  benchmark::AddCustomContext("swaplab.ring_pages", std::to_string(kRingPages));
+  benchmark::AddCustomContext("swaplab.pair_device_pages", std::to_string(kPages4GiB));
+  benchmark::AddCustomContext("swaplab.cluster_size", std::to_string(SwapSystem().cluster_size()));
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
