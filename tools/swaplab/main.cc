@@ -1,14 +1,28 @@
 // swaplab: the command line. One file per subcommand.
 #include <CLI/CLI.hpp>
 
+#include "area.h"
 #include "demo.h"
+#include "replay.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"swaplab — the Linux swap slot allocator and hibernation image path, in user space"};
   app.require_subcommand(0, 1);
   swaplab::tools::DemoOptions demo;
   CLI::App* demo_cmd = swaplab::tools::AddDemo(app, demo);
-  CLI11_PARSE(app, argc, argv);
+  swaplab::tools::AreaOptions area;
+  const swaplab::tools::AreaCommands area_cmds = swaplab::tools::AddArea(app, area);
+  swaplab::tools::ReplayOptions replay;
+  CLI::App* replay_cmd = swaplab::tools::AddReplay(app, replay);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Bad usage exits 2 (design.md); --help and friends exit 0.
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (area_cmds.area->parsed()) return swaplab::tools::RunArea(area_cmds, area);
+  if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
   if (app.get_subcommands().empty() || demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
   return 0;
 }

@@ -27,7 +27,14 @@ struct DeviceLimits {
 // Reads the limits of the block device holding `path` (the device itself,
 // or the filesystem's device for a regular file; partitions use their
 // disk's queue). Errors name the sysfs file.
+//   max_segments, max_sectors_kb, logical_block_size: required;
+//   rotational: 0 if the file is missing; discard: discard_max_bytes != 0
+//   (false if missing). −ENODEV when st_dev has no /sys/dev/block entry
+//   (tmpfs, overlayfs, btrfs subvolumes): callers then keep the defaults.
 Result<DeviceLimits> ReadDeviceLimits(const std::string& path);
+// The same with another sysfs root (tests use a fake tree): reads
+// <sysfs_root>/dev/block/MAJ:MIN/[..]/queue/*.
+Result<DeviceLimits> ReadDeviceLimits(const std::string& path, const std::string& sysfs_root);
 
 // One request: pages [page, page + bufs.size()) of the target, each buffer
 // one 4 KiB page, 4096-aligned.
@@ -41,8 +48,11 @@ struct IoRequest {
 struct IoCompletion {
   uint64_t tag = 0;
   int error = 0;             // 0 or −errno
-  uint64_t failed_page = 0;  // first page not done, when error != 0
-  uint32_t pages_done = 0;
+  uint64_t failed_page = 0;  // first page not done, when error != 0 or short
+  uint32_t pages_done = 0;   // pages done from the request's first page
+  // A short completion (error 0, pages_done < pages) comes only from the
+  // fault-injecting wrapper: real engines retry short transfers, and turn a
+  // transfer that makes no progress (end of file) into −EIO.
 };
 
 struct IoStats {
@@ -62,16 +72,22 @@ class IoEngine {
   // only for a malformed request (nothing is then queued).
   virtual Status Submit(std::span<IoRequest> batch) = 0;
   // Waits for everything submitted; appends one completion per request,
-  // each exactly once.
+  // each exactly once, in the order they completed. Returns, like
+  // hib_wait_io(), an error when one failed: of the failed ones the one at
+  // the lowest page (its error, or −EIO for a short completion; the message
+  // names the tag and the page), or an engine-level error; the completions
+  // are appended in every case.
   virtual Status Wait(std::vector<IoCompletion>* done) = 0;
-  // Discards pages [page, page + n) (BLKDISCARD or a hole punch).
+  // Discards pages [page, page + n) (BLKDISCARD or a hole punch; the
+  // simulated device forgets the pages, −EOPNOTSUPP unless limits.discard).
   virtual Status Discard(uint64_t page, uint64_t n) = 0;
   virtual IoStats stats() const = 0;
   virtual const DeviceLimits& limits() const = 0;
 };
 
+// Engines take `limits` as given (for the plug); they do not read sysfs.
 struct EngineOptions {
-  unsigned queue_depth = 64;
+  unsigned queue_depth = 64;  // io_uring: SQ size and requests in flight
   bool o_direct = true;
   bool plug_merge = true;
   DeviceLimits limits{};
@@ -79,27 +95,50 @@ struct EngineOptions {
 };
 
 // io_uring with O_DIRECT (liburing). Falls back to the POSIX engine with a
-// one-line notice on stderr where io_uring is unavailable.
+// one-line notice on stderr where io_uring is unavailable, or when the
+// environment sets SWAPLAB_NO_IO_URING (non-empty, not "0"). Caller pages
+// that are not 4096-aligned are copied through aligned bounce pages; a
+// filesystem without O_DIRECT gets buffered I/O (one-line notice).
 Result<std::unique_ptr<IoEngine>> OpenUringEngine(const std::string& path, EngineOptions o);
-// preadv / pwritev.
+// preadv / pwritev, one call per device request, issued from Wait.
 Result<std::unique_ptr<IoEngine>> OpenPosixEngine(const std::string& path, EngineOptions o);
 
 // The simulated device's cost model (docs/performance.md has the
 // calibration): time = per-request overhead + bytes / bandwidth, with up to
 // queue_depth requests overlapping, plus a seek term on rotational devices.
+// Precisely: a request's latency request_overhead_us overlaps with other
+// requests (up to min(queue_depth, EngineOptions::queue_depth) in flight);
+// its service request_serial_us + bytes / bandwidth (+ seek) holds the
+// device's one channel. Depth 1: overhead + service per request; deep
+// queues: at most one service time per request. Defaults: this machine's
+// virtio-blk disk, fitted to fio (io_uring, O_DIRECT, 4k/512k, depth 1/32).
 struct SimModel {
-  uint64_t pages = 0;            // device size
-  double request_overhead_us = 20;
-  double write_mib_s = 1000, read_mib_s = 2000;
+  uint64_t pages = 0;            // device size; 0: unbounded
+  double request_overhead_us = 44;
+  double request_serial_us = 19;  // per-request device time: the IOPS ceiling
+  double write_mib_s = 670, read_mib_s = 610;
   unsigned queue_depth = 64;
   bool rotational = false;
   double seek_ms_per_gib = 0;    // rotational: ms per GiB of head travel
   bool store_checksums = true;   // remember a checksum per written page
+  bool store_data = false;       // keep whole pages: an in-memory device
 };
+// What a read returns: with store_data, the page written; else with
+// store_checksums, for a page written and not discarded since, a page whose
+// first three uint64_t are {kSimChecksumPageMagic, page, SimPageChecksum(the
+// page written)}, the rest zero; otherwise zeros. Writes inside the device
+// always succeed.
 std::unique_ptr<IoEngine> MakeSimulatedEngine(SimModel m, EngineOptions o);
+inline constexpr uint64_t kSimChecksumPageMagic = 0x314b43534d49534cULL;  // "LSIMSCK1"
+// The per-page checksum the simulated device keeps (64-bit, never 0; not a
+// CRC, not cryptographic).
+uint64_t SimPageChecksum(const std::byte* page);
 
 // Wraps an engine: fail the Nth request (0-based, counted over submitted
-// requests) with `error` (−EIO, −ENOSPC), or complete it short.
+// requests) with `error` (−EIO, −ENOSPC) at its first page (pages_done 0),
+// or complete it short (pages_done = pages / 2, failed_page the next page).
+// The request still goes to the inner engine (so merging is unchanged); only
+// its completion is rewritten. stats().errors counts the injected failure.
 struct FaultPlan {
   uint64_t fail_request = UINT64_MAX;
   int error = -5;  // −EIO

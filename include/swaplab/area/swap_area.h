@@ -47,6 +47,9 @@ struct AreaInfo {
 // Reads any swap area (ours or mkswap's), or any file: never refuses a
 // header, reports what it found.
 Result<AreaInfo> InspectArea(const std::string& path);
+// The checks SwapArea::Open makes, on an inspected area: the header as
+// swapon validates it (ValidateForSwapon) and, for files, no holes.
+Status ValidateArea(const AreaInfo& info);
 
 // An area opened for use: validated as swapon validates it.
 class SwapArea {

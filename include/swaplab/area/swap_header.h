@@ -18,6 +18,9 @@ namespace swaplab::area {
 inline constexpr size_t kPageSize = 4096;
 inline constexpr uint32_t kMaxSwapBadpages = 637;  // (PAGE_SIZE − 10 − 1536) / 4
 inline constexpr uint64_t kMinAreaPages = 10;      // mkswap refuses fewer
+// The label field is 16 bytes and readers (kernel, blkid) take all 16, but
+// mkswap and swaplabel write at most 15 and a NUL.
+inline constexpr size_t kMaxLabelBytes = 15;
 
 // What the last 10 bytes of page 0 hold (§1.1).
 enum class Signature {
@@ -35,7 +38,7 @@ struct SwapHeaderV1 {
   uint32_t last_page = 0;  // area = last_page + 1 pages, header included
   std::vector<uint32_t> bad_pages;
   std::array<uint8_t, 16> uuid{};
-  std::string label;  // up to 16 bytes
+  std::string label;  // read: up to 16 bytes; written: up to kMaxLabelBytes
 };
 
 // The hibernation overlay at the end of page 0 (§1.4).
@@ -52,10 +55,14 @@ struct DecodedHeader {
   std::array<char, 10> magic{};  // the raw 10 bytes
   bool byte_swapped = false;     // version read as 1 only after swapping
   SwapHeaderV1 v1;               // meaningful for SWAPSPACE2 and S1SUSPEND
+  // nr_badpages as stored (after the byte-order fix-up); v1.bad_pages holds
+  // the first min(nr_badpages, kMaxSwapBadpages) entries.
+  uint32_t nr_badpages = 0;
   std::optional<SwsuspHeader> hibernation;  // for S1SUSPEND
 };
 
-// The page mkswap writes for `h` (bytes [0,1024) zero).
+// The page mkswap writes for `h` (bytes [0,1024) zero; the label cut to
+// kMaxLabelBytes; nr_badpages = bad_pages.size(), at most 637 entries stored).
 std::array<std::byte, kPageSize> EncodeHeader(const SwapHeaderV1& h);
 // Decodes any page; never fails, reports what it found.
 DecodedHeader DecodeHeader(std::span<const std::byte, kPageSize> page);

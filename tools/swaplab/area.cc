@@ -1,0 +1,312 @@
+// `swaplab area format|inspect`: mkswap-compatible swap areas on files and
+// block devices (issue 3; hibernation spec §1).
+#include "area.h"
+
+#include <fmt/core.h>
+#include <sys/sysmacros.h>
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "swaplab/area/swap_area.h"
+#include "swaplab/area/swap_header.h"
+
+namespace swaplab::tools {
+
+using area::AreaInfo;
+using area::kPageSize;
+
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitBadInput = 2;
+
+int ExitCodeFor(const Status& s) {
+  switch (-s.code()) {
+    case EINVAL:
+    case ENOENT:
+    case EEXIST:
+    case ENOTDIR:
+    case EISDIR:
+    case ENAMETOOLONG:
+      return kExitBadInput;
+    default:
+      return kExitFailed;
+  }
+}
+
+int Fail(const Status& s) {
+  fmt::print(stderr, "swaplab area: {}\n", s.ToString());
+  return ExitCodeFor(s);
+}
+
+// "4096", "64M", "1GiB", "512k": bytes, with binary multiples.
+Result<uint64_t> ParseSize(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i > 19) return Status(-EINVAL, "--size: \"" + s + "\" is not a size");
+  const uint64_t n = std::stoull(s.substr(0, i));
+  std::string unit = s.substr(i);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (unit.empty() || unit == "B")
+    shift = 0;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    shift = 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    shift = 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    shift = 30;
+  else if (unit == "T" || unit == "TB" || unit == "TIB")
+    shift = 40;
+  else
+    return Status(-EINVAL, "--size: unknown unit \"" + s.substr(i) + "\" (K, M, G, T)");
+  if (shift > 0 && n > (UINT64_MAX >> shift))
+    return Status(-EINVAL, "--size: \"" + s + "\" is too large");
+  return n << shift;
+}
+
+// "5,9,100-103" → {5, 9, 100, 101, 102, 103}.
+Result<std::vector<uint32_t>> ParseBadList(const std::string& s) {
+  std::vector<uint32_t> out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find(',', pos);
+    if (end == std::string::npos) end = s.size();
+    const std::string item = s.substr(pos, end - pos);
+    const size_t dash = item.find('-');
+    auto num = [&](const std::string& t) -> Result<uint32_t> {
+      if (t.empty() || t.size() > 10 || t.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoull(t) > UINT32_MAX)
+        return Status(-EINVAL, "--bad: \"" + item + "\" is not a page number or a range A-B");
+      return static_cast<uint32_t>(std::stoull(t));
+    };
+    auto a = num(item.substr(0, dash));
+    if (!a.ok()) return a.status();
+    uint32_t b = *a;
+    if (dash != std::string::npos) {
+      auto r = num(item.substr(dash + 1));
+      if (!r.ok()) return r.status();
+      b = *r;
+      if (b < *a || b - *a >= area::kMaxSwapBadpages)
+        return Status(-EINVAL, "--bad: range \"" + item + "\" is empty or too long");
+    }
+    for (uint64_t p = *a; p <= b; ++p) out.push_back(static_cast<uint32_t>(p));
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::string FlagNames(uint32_t f) {
+  static const std::pair<uint32_t, const char*> kBits[] = {{1, "PLATFORM_MODE"},
+                                                           {2, "NOCOMPRESS_MODE"},
+                                                           {4, "CRC32_MODE"},
+                                                           {8, "HW_SIG"},
+                                                           {16, "COMPRESSION_ALG_LZ4"}};
+  std::string s;
+  for (auto [bit, name] : kBits) {
+    if (f & bit) s += std::string(s.empty() ? "" : "|") + name;
+  }
+  return s.empty() ? "none" : s;
+}
+
+std::string Printable(const std::array<char, 10>& m) {
+  std::string s;
+  for (char c : m) {
+    const auto u = static_cast<unsigned char>(c);
+    s += (u >= 0x20 && u < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", u);
+  }
+  return s;
+}
+
+std::string DevName(uint64_t d) { return fmt::format("{}:{}", major(d), minor(d)); }
+
+// The inspect report as ordered (field, value) rows, shared by text and CSV.
+std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const Status& verdict,
+                                                      uint64_t max_extents) {
+  const auto& h = a.header;
+  std::vector<std::pair<std::string, std::string>> r;
+  r.emplace_back("path", a.path);
+  r.emplace_back("type", a.blkdev ? "block device" : "regular file");
+  r.emplace_back("bdev", DevName(a.bdev));
+  r.emplace_back("rotational", a.limits.rotational ? "yes" : "no");
+  r.emplace_back("discard", a.limits.discard ? "yes" : "no");
+  r.emplace_back(
+      "size",
+      fmt::format(
+          "{} bytes ({} pages{})", a.size_bytes, a.size_bytes / kPageSize,
+          a.size_bytes % kPageSize ? fmt::format(" + {} bytes", a.size_bytes % kPageSize) : ""));
+  r.emplace_back("signature",
+                 fmt::format("{} (\"{}\")", area::Name(h.signature), Printable(h.magic)));
+  r.emplace_back("byte_order",
+                 h.byte_swapped ? "swapped (written on the other endianness)" : "native");
+  r.emplace_back("version", std::to_string(h.v1.version));
+  r.emplace_back("last_page", fmt::format("{} ({} pages, header included)", h.v1.last_page,
+                                          uint64_t{h.v1.last_page} + 1));
+  r.emplace_back("nr_badpages", std::to_string(h.nr_badpages));
+  std::string bad;
+  for (uint32_t b : h.v1.bad_pages) bad += (bad.empty() ? "" : ",") + std::to_string(b);
+  r.emplace_back("badpages", bad.empty() ? "-" : bad);
+  r.emplace_back("uuid", area::UuidToString(h.v1.uuid));
+  r.emplace_back("label", h.v1.label.empty() ? "-" : h.v1.label);
+  r.emplace_back("extents", fmt::format("{} (largest {} pages), holes: {}",
+                                        a.extent_summary.extents, a.extent_summary.largest_pages,
+                                        a.extent_summary.has_holes ? "yes" : "no"));
+  for (uint64_t i = 0; i < a.extents.size() && i < max_extents; ++i) {
+    const auto& e = a.extents[i];
+    r.emplace_back(
+        fmt::format("extent[{}]", i),
+        fmt::format("pages {}..{} -> blocks {}..{}", e.start_page, e.start_page + e.nr_pages - 1,
+                    e.start_block, e.start_block + e.nr_pages - 1));
+  }
+  if (a.extents.size() > max_extents)
+    r.emplace_back("extent[...]", fmt::format("{} more", a.extents.size() - max_extents));
+  if (h.hibernation) {
+    const auto& s = *h.hibernation;
+    r.emplace_back("hibernation", "image present (S1SUSPEND)");
+    r.emplace_back("swsusp.image", fmt::format("{} (dblock of the first map page)", s.image));
+    r.emplace_back("swsusp.flags", fmt::format("0x{:x} ({})", s.flags, FlagNames(s.flags)));
+    r.emplace_back("swsusp.crc32", fmt::format("0x{:08x}", s.crc32));
+    r.emplace_back("swsusp.hw_sig", fmt::format("0x{:08x}", s.hw_sig));
+    r.emplace_back("swsusp.orig_sig", Printable(s.orig_sig));
+  } else {
+    r.emplace_back("hibernation", "no image");
+  }
+  r.emplace_back("swapon", verdict.ok() ? "accepted" : "refused: " + verdict.message());
+  return r;
+}
+
+nlohmann::json Json(const AreaInfo& a, const Status& verdict) {
+  const auto& h = a.header;
+  nlohmann::json j;
+  j["path"] = a.path;
+  j["blkdev"] = a.blkdev;
+  j["bdev"] = DevName(a.bdev);
+  j["rotational"] = a.limits.rotational;
+  j["discard"] = a.limits.discard;
+  j["size_bytes"] = a.size_bytes;
+  j["size_pages"] = a.size_bytes / kPageSize;
+  j["signature"] = area::Name(h.signature);
+  j["magic"] = Printable(h.magic);
+  j["byte_swapped"] = h.byte_swapped;
+  j["version"] = h.v1.version;
+  j["last_page"] = h.v1.last_page;
+  j["nr_badpages"] = h.nr_badpages;
+  j["badpages"] = h.v1.bad_pages;
+  j["uuid"] = area::UuidToString(h.v1.uuid);
+  j["label"] = h.v1.label;
+  j["extent_summary"] = {{"extents", a.extent_summary.extents},
+                         {"largest_pages", a.extent_summary.largest_pages},
+                         {"has_holes", a.extent_summary.has_holes}};
+  nlohmann::json ext = nlohmann::json::array();
+  for (const auto& e : a.extents)
+    ext.push_back(
+        {{"start_page", e.start_page}, {"nr_pages", e.nr_pages}, {"start_block", e.start_block}});
+  j["extents"] = ext;
+  if (h.hibernation) {
+    const auto& s = *h.hibernation;
+    j["hibernation"] = {
+        {"image", s.image}, {"flags", s.flags},   {"flag_names", FlagNames(s.flags)},
+        {"crc32", s.crc32}, {"hw_sig", s.hw_sig}, {"orig_sig", Printable(s.orig_sig)}};
+  } else {
+    j["hibernation"] = nullptr;
+  }
+  j["swapon"] = {{"accepted", verdict.ok()}, {"message", verdict.ok() ? "" : verdict.message()}};
+  return j;
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+int Report(const AreaInfo& a, const AreaOptions& o) {
+  const Status verdict = area::ValidateArea(a);
+  if (o.json) {
+    fmt::print("{}\n",
+               Json(a, verdict).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else if (o.csv) {
+    fmt::print("field,value\n");
+    for (const auto& [k, v] : Rows(a, verdict, UINT64_MAX))
+      fmt::print("{},{}\n", CsvField(k), CsvField(v));
+  } else {
+    for (const auto& [k, v] : Rows(a, verdict, o.max_extents)) fmt::print("{:<16} {}\n", k, v);
+  }
+  return 0;
+}
+
+int RunFormat(const AreaOptions& o) {
+  area::FormatOptions f;
+  f.label = o.label;
+  if (!o.size.empty()) {
+    auto s = ParseSize(o.size);
+    if (!s.ok()) return Fail(s.status());
+    f.size_bytes = *s;
+  }
+  if (!o.uuid.empty()) {
+    auto u = area::ParseUuid(o.uuid);
+    if (!u.ok()) return Fail(u.status());
+    f.uuid = *u;
+  }
+  if (!o.bad.empty()) {
+    auto b = ParseBadList(o.bad);
+    if (!b.ok()) return Fail(b.status());
+    f.bad_pages = *b;
+  }
+  if (Status s = area::FormatArea(o.path, f); !s.ok()) return Fail(s);
+  auto info = area::InspectArea(o.path);
+  if (!info.ok()) return Fail(info.status());
+  if (o.json || o.csv) return Report(*info, o);
+  const auto& h = info->header.v1;
+  const uint64_t usable = h.last_page - h.bad_pages.size();
+  fmt::print("Set up swap space version 1 on {}: {} pages ({} KiB usable), LABEL={}, UUID={}\n",
+             o.path, uint64_t{h.last_page} + 1, usable * (kPageSize / 1024),
+             h.label.empty() ? "(none)" : h.label, area::UuidToString(h.uuid));
+  if (Status v = area::ValidateArea(*info); !v.ok())
+    fmt::print("warning: swapon would refuse it: {}\n", v.message());
+  return 0;
+}
+
+}  // namespace
+
+AreaCommands AddArea(CLI::App& app, AreaOptions& o) {
+  AreaCommands c;
+  c.area = app.add_subcommand("area", "mkswap-compatible swap areas on files and block devices");
+  c.area->require_subcommand(1);
+  c.format = c.area->add_subcommand("format",
+                                    "write a v1 swap header (as mkswap does); create "
+                                    "the file with written blocks if it does not exist");
+  c.format->add_option("path", o.path, "swap file or block device")->required();
+  c.format->add_option("--size", o.size,
+                       "area size in bytes (K, M, G, T suffixes); required to create a file");
+  c.format->add_option("--label,-L", o.label, "volume label, at most 16 bytes");
+  c.format->add_option("--uuid,-U", o.uuid, "UUID (random if absent)");
+  c.format->add_option("--bad", o.bad, "bad pages, e.g. 5,9,100-103 (block devices only)");
+  c.format->add_flag("--json", o.json, "report the new area as one JSON document");
+  c.format->add_flag("--csv", o.csv, "report the new area as field,value CSV");
+  c.inspect = c.area->add_subcommand("inspect",
+                                     "print every header field, the extent map and any "
+                                     "hibernation image of a swap area (or any file)");
+  c.inspect->add_option("path", o.path, "swap file or block device")->required();
+  c.inspect->add_flag("--json", o.json, "one JSON document on stdout");
+  c.inspect->add_flag("--csv", o.csv, "field,value CSV");
+  c.inspect->add_option("--max-extents", o.max_extents, "extents listed in the text output");
+  return c;
+}
+
+int RunArea(const AreaCommands& c, const AreaOptions& o) {
+  if (o.json && o.csv) {
+    fmt::print(stderr, "swaplab area: --json and --csv exclude each other\n");
+    return kExitBadInput;
+  }
+  if (c.format->parsed()) return RunFormat(o);
+  auto info = area::InspectArea(o.path);
+  if (!info.ok()) return Fail(info.status());
+  return Report(*info, o);
+}
+
+}  // namespace swaplab::tools
