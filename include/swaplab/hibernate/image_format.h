@@ -1,0 +1,74 @@
+// Byte layout shared by the image writer and reader: the swap map page, the
+// swsusp_info page, the swsusp_header overlay on page 0, and the placement
+// formulas of the worked example. Spec: ../shared/spec/hibernation.md
+// §1.4, §3.3, §4.1, §4.4, §10.2.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "swaplab/alloc/status.h"
+#include "swaplab/area/swap_header.h"
+
+namespace swaplab::hibernate {
+
+inline constexpr size_t kPageSize = area::kPageSize;
+inline constexpr uint64_t kMapEntries = kPageSize / 8 - 1;  // E = 511 (MAP_PAGE_ENTRIES)
+inline constexpr uint64_t kPagesForIo = (4u << 20) / kPageSize;  // PAGES_FOR_IO = 1024
+
+// SF_* flag bits (§1.4).
+inline constexpr uint32_t kSfPlatformMode = 1;
+inline constexpr uint32_t kSfNocompressMode = 2;
+inline constexpr uint32_t kSfCrc32Mode = 4;
+inline constexpr uint32_t kSfHwSig = 8;
+inline constexpr uint32_t kSfCompressionAlgLz4 = 16;
+
+// swsusp_header field offsets in page 0 (§1.4).
+inline constexpr size_t kHdrHwSig = 4056, kHdrCrc32 = 4060, kHdrImage = 4064, kHdrFlags = 4072,
+                        kHdrOrigSig = 4076, kHdrSig = 4086;
+inline constexpr std::array<char, 10> kSuspendSig = {'S', '1', 'S', 'U', 'S', 'P', 'E', 'N', 'D', '\0'};
+inline constexpr std::array<char, 10> kSwapSpace2Sig = {'S', 'W', 'A', 'P', 'S', 'P', 'A', 'C', 'E', '2'};
+inline constexpr std::array<char, 10> kSwapSpaceV0Sig = {'S', 'W', 'A', 'P', '-', 'S', 'P', 'A', 'C', 'E'};
+
+// swsusp_info offsets (§3.3, x86-64).
+inline constexpr size_t kInfoNumPhyspages = 400, kInfoImagePages = 416, kInfoPages = 424,
+                        kInfoSize = 432, kInfoEnd = 440;
+
+using Page = std::array<std::byte, kPageSize>;
+// A 4096-aligned page, as the I/O engines want.
+struct alignas(4096) AlignedPage {
+  Page b{};
+  std::byte* data() { return b.data(); }
+  const std::byte* data() const { return b.data(); }
+};
+
+uint64_t LoadU64(const std::byte* p);
+uint32_t LoadU32(const std::byte* p);
+void StoreU64(std::byte* p, uint64_t v);
+void StoreU32(std::byte* p, uint32_t v);
+
+// Map page (§4.1): entries[0..510] then next_swap at byte 4088.
+inline uint64_t MapEntry(const std::byte* map, uint64_t k) { return LoadU64(map + 8 * k); }
+inline uint64_t MapNext(const std::byte* map) { return LoadU64(map + 8 * kMapEntries); }
+
+// The signature in the last 10 bytes of page 0.
+bool HasSignature(std::span<const std::byte, kPageSize> page0, const std::array<char, 10>& sig);
+
+// mark_swapfiles() steps 2-4 on a page read from the resume block (§1.4):
+// -ENODEV if it holds neither SWAPSPACE2 nor SWAP-SPACE; otherwise keeps the
+// reserved bytes, saves orig_sig, writes S1SUSPEND\0, image, flags,
+// hw_sig (+SF_HW_SIG when non-zero) and crc32 (only with SF_CRC32_MODE).
+Status MarkSwapHeader(std::span<std::byte, kPageSize> page0, uint64_t image, uint32_t flags,
+                      uint32_t hw_sig, uint32_t crc32);
+// The overlay fields of an S1SUSPEND page (-EINVAL when sig is not S1SUSPEND\0).
+Result<area::SwsuspHeader> ParseSwsuspHeader(std::span<const std::byte, kPageSize> page0);
+
+// Placement on a fresh contiguous run starting at slot S (§4.4, §10.2).
+inline uint64_t StreamSlot(uint64_t S, uint64_t p) { return S + 1 + p + p / kMapEntries; }
+inline uint64_t MapSlot(uint64_t S, uint64_t j) { return S + (kMapEntries + 1) * j; }
+// U = T + Q + 1 slots.
+inline uint64_t SlotsUsed(uint64_t T) { return T + T / kMapEntries + 1; }
+
+}  // namespace swaplab::hibernate

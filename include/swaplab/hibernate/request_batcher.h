@@ -1,0 +1,97 @@
+// hib_bio_batch: how image pages become bios (spec §6). Two modes:
+//   per-page — one bio per page (before the RFC, §6.1); the engine's plug
+//              merges them into device requests;
+//   per-run  — RFC patch 7/8: a bio grows along a contiguous run up to its
+//              capacity; the adaptive rule sizes the next bio (§6.2).
+// Plus the closed-form bio counts of §10.5, for tests and reports.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "swaplab/alloc/status.h"
+#include "swaplab/area/io_engine.h"
+#include "swaplab/hibernate/image_format.h"
+
+namespace swaplab::hibernate {
+
+enum class BatchMode { kPerPage, kPerRun };
+// exact: a bio sized n holds n pages; slab: bio_alloc rounds n > 4 up to
+// 16 / 64 / 128 / 256 vecs and the RFC fills to max_vecs (§6.2, §10.5).
+enum class CapacityMode { kExact, kSlab };
+Result<BatchMode> ParseBatchMode(std::string_view s);      // "per-page" | "per-run"
+Result<CapacityMode> ParseCapacityMode(std::string_view s); // "exact" | "slab"
+const char* Name(BatchMode m);
+const char* Name(CapacityMode m);
+
+struct BatchOptions {
+  BatchMode mode = BatchMode::kPerRun;
+  CapacityMode capacity = CapacityMode::kExact;
+  uint32_t max_pages = 0;  // P; 0: from the engine's limits (HibBioMaxPages)
+};
+
+// Mirrors the RFC's hib_bio_max_pages(): min(256, max(1, min(max_sectors_kb/4, max_segments))).
+uint32_t HibBioMaxPages(const area::DeviceLimits& l);
+// Vecs a bio asked for n pages really holds.
+uint32_t BioCapacity(uint32_t n, CapacityMode mode);
+
+// Bio counts of §10.5 for an uncompressed write of T stream pages on a
+// contiguous run (async bios only; the four sync I/Os are not counted).
+uint64_t BiosPerPageFormula(uint64_t T);              // B_base = T − 1 + Q
+uint64_t BiosPerRunFormula(uint64_t T, uint64_t C);   // B_rfc(C)
+uint64_t BiosSimpleFormula(uint64_t T, uint64_t C);   // B_simple(C)
+
+struct BatchStats {
+  uint64_t bios = 0;      // async bios (kernel bio_alloc calls of the batch)
+  uint64_t sync_ios = 0;  // hib_submit_io_sync calls (on-stack bios)
+  uint64_t pages = 0;     // pages through async bios
+  uint64_t drains = 0;    // Wait calls that had bios to complete
+  std::map<uint32_t, uint64_t> bio_sizes;  // pages per async bio -> count
+};
+
+class RequestBatcher {
+ public:
+  // Starts a batch (hib_init_batch): nr_pages = 1.
+  RequestBatcher(area::IoEngine& engine, BatchOptions o);
+  ~RequestBatcher();
+  RequestBatcher(const RequestBatcher&) = delete;
+  RequestBatcher& operator=(const RequestBatcher&) = delete;
+
+  uint32_t max_pages() const { return max_pages_; }  // P
+  // Queues a write of a private copy of `page` (the caller may reuse it).
+  void QueueWrite(uint64_t dblock, const std::byte* page);
+  // Queues a read into `dest` (4096-aligned, valid until Wait returns).
+  void QueueRead(uint64_t dblock, std::byte* dest);
+  // hib_wait_io: submits the current bio, hands every queued bio to the
+  // engine at once (the plug), waits; returns the first error.
+  Status Wait();
+  Status SyncWrite(uint64_t dblock, const std::byte* page);
+  Status SyncRead(uint64_t dblock, std::byte* dest);
+  const BatchStats& stats() const { return stats_; }
+  // Private write copies not yet completed (the kernel's copy pages).
+  uint64_t queued_copies() const { return copies_.size(); }
+
+ private:
+  struct Bio {
+    bool write = false;
+    uint64_t start = 0;
+    uint32_t max_vecs = 0;
+    std::vector<std::byte*> pages;
+  };
+  void Queue(bool write, uint64_t dblock, std::byte* buf);
+  void Close();
+  area::IoEngine& engine_;
+  BatchOptions o_;
+  uint32_t max_pages_ = 1;
+  uint32_t nr_pages_ = 1;
+  std::optional<Bio> cur_;
+  std::vector<area::IoRequest> closed_;
+  std::vector<std::unique_ptr<AlignedPage>> copies_;  // write copies until completion
+  BatchStats stats_;
+};
+
+}  // namespace swaplab::hibernate

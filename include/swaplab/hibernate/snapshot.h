@@ -1,0 +1,50 @@
+// A synthetic memory snapshot: the stream of §3.2 (swsusp_info, metadata
+// PFN list with zero-page flags, data pages) built from a seed, so that a
+// read-back can check every byte. Spec: hibernation.md §3, §11.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "swaplab/alloc/status.h"
+#include "swaplab/hibernate/image_format.h"
+
+namespace swaplab::hibernate {
+
+struct SnapshotOptions {
+  uint64_t saveable_pages = 1000;  // every saved PFN, zero pages included
+  double zero_share = 0.1;         // share of all-zero pages (no data page)
+  double compressible_share = 0.3; // share of pages with a repeating pattern
+  uint64_t seed = 1;
+  uint64_t first_pfn = 0x100;
+};
+
+// Invariants: pfns_ ascending; M = ⌈saveable / 512⌉; N = number of PFNs
+// without the zero flag; T = 1 + M + N.
+class SyntheticSnapshot {
+ public:
+  // -EINVAL for shares outside [0, 1] or summing above 1, or 0 pages.
+  static Result<SyntheticSnapshot> Make(const SnapshotOptions& o);
+  // Rebuilds the snapshot a swsusp_info page written by StreamPage(0)
+  // describes (its uts area carries the options); -EINVAL if it does not.
+  static Result<SyntheticSnapshot> FromInfoPage(const std::byte* info);
+
+  const SnapshotOptions& options() const { return o_; }
+  uint64_t nr_meta_pages() const { return meta_; }        // M
+  uint64_t nr_copy_pages() const { return data_pfns_.size(); }  // N
+  uint64_t nr_zero_pages() const { return pfns_.size() - data_pfns_.size(); }
+  uint64_t image_pages() const { return 1 + meta_ + nr_copy_pages(); }  // T
+  // Fills `out` (one page) with stream page p, p < image_pages().
+  void StreamPage(uint64_t p, std::byte* out) const;
+
+ private:
+  explicit SyntheticSnapshot(const SnapshotOptions& o);
+  void DataPage(uint64_t pfn, std::byte* out) const;
+  SnapshotOptions o_;
+  uint64_t meta_ = 0;
+  std::vector<uint64_t> pfns_;       // with bit 63 for zero pages
+  std::vector<uint64_t> data_pfns_;  // non-zero PFNs, ascending
+};
+
+}  // namespace swaplab::hibernate

@@ -1,0 +1,141 @@
+// hib_bio_batch model (spec §6.1, §6.2, §6.4) and the §10.5 formulas.
+#include "swaplab/hibernate/request_batcher.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace swaplab::hibernate {
+namespace {
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+Result<BatchMode> ParseBatchMode(std::string_view s) {
+  if (s == "per-page") return BatchMode::kPerPage;
+  if (s == "per-run") return BatchMode::kPerRun;
+  return Status(-EINVAL, "batch mode '" + std::string(s) + "': expected per-page or per-run");
+}
+Result<CapacityMode> ParseCapacityMode(std::string_view s) {
+  if (s == "exact") return CapacityMode::kExact;
+  if (s == "slab") return CapacityMode::kSlab;
+  return Status(-EINVAL, "bio capacity '" + std::string(s) + "': expected exact or slab");
+}
+const char* Name(BatchMode m) { return m == BatchMode::kPerPage ? "per-page" : "per-run"; }
+const char* Name(CapacityMode m) { return m == CapacityMode::kExact ? "exact" : "slab"; }
+
+uint32_t HibBioMaxPages(const area::DeviceLimits& l) {
+  const uint32_t by_bytes = l.max_sectors_kb / 4;
+  return std::min<uint32_t>(256, std::max<uint32_t>(1, std::min(by_bytes, l.max_segments)));
+}
+
+uint32_t BioCapacity(uint32_t n, CapacityMode mode) {
+  if (mode == CapacityMode::kExact || n <= 4) return n;  // inline vecs: exactly n
+  for (uint32_t slab : {16u, 64u, 128u}) if (n <= slab) return slab;
+  return 256;
+}
+
+uint64_t BiosPerPageFormula(uint64_t T) { return T == 0 ? 0 : (T - 1) + T / kMapEntries; }
+
+uint64_t BiosPerRunFormula(uint64_t T, uint64_t C) {
+  const uint64_t Q = T / kMapEntries, r = T - kMapEntries * Q;
+  if (Q == 0) return T < 2 ? 0 : 1 + CeilDiv(T - 2, C);
+  return (2 + CeilDiv(509, C)) + (Q - 1) * (2 + CeilDiv(510, C)) + (r > 0 ? 1 + CeilDiv(r - 1, C) : 0);
+}
+
+uint64_t BiosSimpleFormula(uint64_t T, uint64_t C) {
+  const uint64_t Q = T / kMapEntries, r = T - kMapEntries * Q;
+  if (Q == 0) return T < 2 ? 0 : CeilDiv(T - 1, C);
+  return CeilDiv(510, C) + 1 + (Q - 1) * (CeilDiv(511, C) + 1) + (r > 0 ? CeilDiv(r, C) : 0);
+}
+
+RequestBatcher::RequestBatcher(area::IoEngine& engine, BatchOptions o) : engine_(engine), o_(o) {
+  max_pages_ = o.max_pages != 0 ? std::min<uint32_t>(o.max_pages, 256) : HibBioMaxPages(engine.limits());
+}
+
+RequestBatcher::~RequestBatcher() {
+  if (cur_ || !closed_.empty()) (void)Wait();
+}
+
+void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
+  copies_.push_back(std::make_unique<AlignedPage>());
+  std::memcpy(copies_.back()->data(), page, kPageSize);
+  Queue(true, dblock, copies_.back()->data());
+}
+
+void RequestBatcher::QueueRead(uint64_t dblock, std::byte* dest) { Queue(false, dblock, dest); }
+
+void RequestBatcher::Close() {
+  const uint32_t n = static_cast<uint32_t>(cur_->pages.size());
+  ++stats_.bios;
+  stats_.pages += n;
+  ++stats_.bio_sizes[n];
+  area::IoRequest rq;
+  rq.write = cur_->write;
+  rq.page = cur_->start;
+  rq.bufs = std::move(cur_->pages);
+  rq.tag = closed_.size();
+  closed_.push_back(std::move(rq));
+  cur_.reset();
+}
+
+// Mirrors the RFC's hib_submit_io_async() (patch 7, §6.2); per-page mode is
+// the pre-RFC one bio per page.
+void RequestBatcher::Queue(bool write, uint64_t dblock, std::byte* buf) {
+  if (o_.mode == BatchMode::kPerPage) {
+    cur_ = Bio{write, dblock, 1, {buf}};
+    Close();
+    return;
+  }
+  if (cur_) {
+    const bool contiguous = cur_->write == write && cur_->start + cur_->pages.size() == dblock;
+    if (contiguous && cur_->pages.size() < cur_->max_vecs) {
+      cur_->pages.push_back(buf);
+      return;
+    }
+    nr_pages_ = (contiguous || cur_->pages.size() > 1) ? max_pages_ : 1;  // adaptive rule
+    Close();
+  }
+  cur_ = Bio{write, dblock, BioCapacity(nr_pages_, o_.capacity), {buf}};
+}
+
+// Mirrors hib_wait_io() (+ patch 7: submit the current bio first).
+Status RequestBatcher::Wait() {
+  if (cur_) Close();
+  Status st;
+  if (!closed_.empty()) {
+    ++stats_.drains;
+    st = engine_.Submit(closed_);
+    if (st.ok()) {
+      std::vector<area::IoCompletion> done;
+      st = engine_.Wait(&done);
+    }
+  }
+  closed_.clear();
+  copies_.clear();
+  return st;
+}
+
+Status RequestBatcher::SyncWrite(uint64_t dblock, const std::byte* page) {
+  AlignedPage copy;
+  std::memcpy(copy.data(), page, kPageSize);
+  area::IoRequest rq{true, dblock, {copy.data()}, 0};
+  ++stats_.sync_ios;
+  Status st = engine_.Submit(std::span<area::IoRequest>(&rq, 1));
+  if (!st.ok()) return st;
+  std::vector<area::IoCompletion> done;
+  return engine_.Wait(&done);
+}
+
+Status RequestBatcher::SyncRead(uint64_t dblock, std::byte* dest) {
+  AlignedPage tmp;
+  area::IoRequest rq{false, dblock, {tmp.data()}, 0};
+  ++stats_.sync_ios;
+  Status st = engine_.Submit(std::span<area::IoRequest>(&rq, 1));
+  if (!st.ok()) return st;
+  std::vector<area::IoCompletion> done;
+  st = engine_.Wait(&done);
+  if (st.ok()) std::memcpy(dest, tmp.data(), kPageSize);
+  return st;
+}
+
+}  // namespace swaplab::hibernate

@@ -1,0 +1,114 @@
+// Synthetic snapshot stream (spec §3.2-§3.4).
+#include "swaplab/hibernate/snapshot.h"
+
+#include <cstring>
+
+namespace swaplab::hibernate {
+namespace {
+
+constexpr uint64_t kZeroFlag = uint64_t{1} << 63;
+constexpr uint64_t kEndOfMap = ~uint64_t{0};
+constexpr char kTag[] = "swaplab-synthetic-1";
+constexpr size_t kTagOptions = 64;  // options live in uts after the tag
+
+uint64_t Mix(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+double Unit(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
+uint32_t Ppm(double share) { return static_cast<uint32_t>(share * 1e6 + 0.5); }
+
+}  // namespace
+
+Result<SyntheticSnapshot> SyntheticSnapshot::Make(const SnapshotOptions& o) {
+  if (o.saveable_pages == 0) return Status(-EINVAL, "snapshot: saveable_pages must be > 0");
+  if (!(o.zero_share >= 0 && o.compressible_share >= 0 && o.zero_share + o.compressible_share <= 1))
+    return Status(-EINVAL, "snapshot: zero_share and compressible_share must be in [0,1] and sum to <= 1");
+  if (o.first_pfn == 0 || o.first_pfn >= (uint64_t{1} << 40))
+    return Status(-EINVAL, "snapshot: first_pfn must be in [1, 2^40)");
+  SnapshotOptions q = o;  // shares are stored as ppm in the info page
+  q.zero_share = Ppm(o.zero_share) / 1e6;
+  q.compressible_share = Ppm(o.compressible_share) / 1e6;
+  return SyntheticSnapshot(q);
+}
+
+SyntheticSnapshot::SyntheticSnapshot(const SnapshotOptions& o) : o_(o) {
+  meta_ = (o.saveable_pages + 511) / 512;
+  pfns_.reserve(o.saveable_pages);
+  uint64_t pfn = o.first_pfn;
+  for (uint64_t i = 0; i < o.saveable_pages; ++i) {
+    const uint64_t h = Mix(o.seed ^ Mix(i));
+    if ((h & 7) == 0) pfn += 1 + ((h >> 3) & 15);  // holes in the PFN layout
+    const uint64_t k = Mix(o.seed * 31 + pfn);
+    if (Unit(k) < o.zero_share) {
+      pfns_.push_back(pfn | kZeroFlag);
+    } else {
+      pfns_.push_back(pfn);
+      data_pfns_.push_back(pfn);
+    }
+    ++pfn;
+  }
+}
+
+void SyntheticSnapshot::DataPage(uint64_t pfn, std::byte* out) const {
+  const uint64_t k = Mix(o_.seed * 31 + pfn);
+  StoreU64(out, pfn);
+  StoreU64(out + 8, o_.seed);
+  if (Unit(k) < o_.zero_share + o_.compressible_share) {
+    uint64_t pat[8];
+    for (int i = 0; i < 8; ++i) pat[i] = Mix(k + static_cast<uint64_t>(i)) & 0x0f0f0f0f0f0f0f0fULL;
+    for (size_t off = 16; off < kPageSize; off += 8) StoreU64(out + off, pat[(off / 8) % 8]);
+  } else {
+    uint64_t x = k;
+    for (size_t off = 16; off < kPageSize; off += 8) StoreU64(out + off, x = Mix(x));
+  }
+}
+
+void SyntheticSnapshot::StreamPage(uint64_t p, std::byte* out) const {
+  std::memset(out, 0, kPageSize);
+  if (p == 0) {  // swsusp_info (§3.3); uts is a free-form tag for swaplab
+    std::memcpy(out, kTag, sizeof kTag);
+    StoreU64(out + kTagOptions, o_.seed);
+    StoreU64(out + kTagOptions + 8, o_.saveable_pages);
+    StoreU64(out + kTagOptions + 16, o_.first_pfn);
+    StoreU32(out + kTagOptions + 24, Ppm(o_.zero_share));
+    StoreU32(out + kTagOptions + 28, Ppm(o_.compressible_share));
+    const uint64_t last = pfns_.empty() ? 0 : (pfns_.back() & ~kZeroFlag);
+    StoreU64(out + kInfoNumPhyspages, last + 1);
+    StoreU64(out + kInfoImagePages, nr_copy_pages());
+    StoreU64(out + kInfoPages, image_pages());
+    StoreU64(out + kInfoSize, image_pages() * kPageSize);
+    return;
+  }
+  if (p <= meta_) {  // metadata (§3.4): 512 values, ~0 terminator if it ends inside
+    const uint64_t first = (p - 1) * 512;
+    for (uint64_t i = 0; i < 512; ++i) {
+      if (first + i < pfns_.size()) {
+        StoreU64(out + 8 * i, pfns_[first + i]);
+      } else {
+        StoreU64(out + 8 * i, kEndOfMap);
+        break;
+      }
+    }
+    return;
+  }
+  DataPage(data_pfns_[p - meta_ - 1], out);
+}
+
+Result<SyntheticSnapshot> SyntheticSnapshot::FromInfoPage(const std::byte* info) {
+  if (std::memcmp(info, kTag, sizeof kTag) != 0)
+    return Status(-EINVAL, "swsusp_info: not a swaplab synthetic image (uts tag missing)");
+  SnapshotOptions o;
+  o.seed = LoadU64(info + kTagOptions);
+  o.saveable_pages = LoadU64(info + kTagOptions + 8);
+  o.first_pfn = LoadU64(info + kTagOptions + 16);
+  o.zero_share = LoadU32(info + kTagOptions + 24) / 1e6;
+  o.compressible_share = LoadU32(info + kTagOptions + 28) / 1e6;
+  if (o.saveable_pages > (uint64_t{1} << 32))
+    return Status(-EINVAL, "swsusp_info: saveable page count " + std::to_string(o.saveable_pages) + " is implausible");
+  return Make(o);
+}
+
+}  // namespace swaplab::hibernate

@@ -1,0 +1,284 @@
+// §1.4, §4.8, §8: round trip, signature restore, torn and corrupted images.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "hibernate/hib_test_util.h"
+#include "swaplab/hibernate/image_reader.h"
+#include "swaplab/hibernate/image_writer.h"
+
+namespace swaplab::hibernate {
+namespace {
+
+using testing::MakeRig;
+using testing::Rig;
+
+SyntheticSnapshot Snap(uint64_t saveable, uint64_t seed = 11) {
+  SnapshotOptions o;
+  o.saveable_pages = saveable;
+  o.zero_share = 0.2;
+  o.compressible_share = 0.4;
+  o.seed = seed;
+  return *SyntheticSnapshot::Make(o);
+}
+
+WriteReport WriteOk(Rig& r, SlotSourceKind k, const SyntheticSnapshot& s, BatchOptions b = {}) {
+  ImageSession session(*r.sys, r.type, k);
+  WriterOptions o;
+  o.batch = b;
+  auto rep = WriteImage(session, *r.engine, s, o);
+  EXPECT_TRUE(rep.ok()) << rep.status().ToString();
+  return rep.ok() ? *rep : WriteReport{};
+}
+
+ReaderOptions Opts(Rig& r, BatchOptions b = {}) {
+  ReaderOptions o;
+  o.batch = b;
+  o.device_pages = r.pages;
+  return o;
+}
+
+TEST(RoundTrip, ByteIdenticalForEverySourceAndMode) {
+  for (auto k : {SlotSourceKind::kBase, SlotSourceKind::kFreeClusters, SlotSourceKind::kFreeClustersSorted,
+                 SlotSourceKind::kPmd}) {
+    for (auto m : {BatchMode::kPerPage, BatchMode::kPerRun}) {
+      Rig r = MakeRig(16384);
+      for (int i = 0; i < 900; ++i) (void)r.sys->AllocHibernationSlot(i % 4, r.type);  // scatter
+      const auto s = Snap(3000);
+      WriteOk(r, k, s, {m, CapacityMode::kExact, 0});
+      // the reader rebuilds the snapshot from swsusp_info and checks every page
+      auto rd = ReadImage(*r.engine, 0, Opts(r, {m, CapacityMode::kSlab, 0}));
+      ASSERT_TRUE(rd.ok()) << Name(k) << " " << Name(m) << ": " << rd.status().ToString();
+      EXPECT_EQ(rd->T, s.image_pages());
+      EXPECT_EQ(rd->N, s.nr_copy_pages());
+      EXPECT_EQ(rd->M, s.nr_meta_pages());
+      EXPECT_EQ(rd->pages_verified, s.image_pages());
+      EXPECT_EQ(rd->map_pages, s.image_pages() / kMapEntries + 1);
+      EXPECT_EQ(rd->flags, kSfNocompressMode);
+      // resume restored the swap signature first (§1.4 step 3)
+      EXPECT_TRUE(HasSignature(r.engine->data_[0], kSwapSpace2Sig));
+    }
+  }
+}
+
+TEST(RoundTrip, WithExplicitSnapshotAndSmallWindow) {
+  Rig r = MakeRig(16384);
+  const auto s = Snap(2000, 5);
+  WriteOk(r, SlotSourceKind::kFreeClustersSorted, s);
+  ReaderOptions o = Opts(r);
+  o.expect = &s;
+  o.window_pages = 100;
+  auto rd = ReadImage(*r.engine, 0, o);
+  ASSERT_TRUE(rd.ok()) << rd.status().ToString();
+  EXPECT_EQ(rd->pages_verified, s.image_pages());
+}
+
+TEST(RoundTrip, ReadBiosPerRun) {
+  // §8 with patch 8: M metadata bios, a 1-page probe, then bios of up to C
+  // along each 511-page stretch, cut at every map slot.
+  Rig r = MakeRig(16384);
+  SnapshotOptions so;
+  so.saveable_pages = 1200;
+  so.zero_share = 0;
+  const auto s = *SyntheticSnapshot::Make(so);  // T = 1204, M = 3
+  WriteOk(r, SlotSourceKind::kFreeClustersSorted, s);
+  auto rd = ReadImage(*r.engine, 0, Opts(r, {BatchMode::kPerRun, CapacityMode::kExact, 254}));
+  ASSERT_TRUE(rd.ok()) << rd.status().ToString();
+  // stream 4..510 (507 pages: probe 1 + 254 + 252), 511..1021 (254+254+3), 1022..1203 (182)
+  std::map<uint32_t, uint64_t> want{{1, 4}, {252, 1}, {254, 3}, {3, 1}, {182, 1}};
+  EXPECT_EQ(rd->batch.bio_sizes, want);
+  EXPECT_EQ(rd->batch.sync_ios, 2u + 3u + 1u);  // header read+write, 3 map pages, swsusp_info
+}
+
+TEST(Reader, SecondReadFindsNoImage) {
+  Rig r = MakeRig(16384);
+  WriteOk(r, SlotSourceKind::kFreeClustersSorted, Snap(500));
+  ASSERT_TRUE(ReadImage(*r.engine, 0, Opts(r)).ok());
+  auto again = ReadImage(*r.engine, 0, Opts(r));
+  EXPECT_EQ(again.status().code(), -EINVAL);
+}
+
+TEST(Reader, TornImageWithoutSignatureIsNeverAccepted) {
+  // The write stopped before mark_swapfiles: every data page is there, the
+  // signature is not.
+  Rig r = MakeRig(16384);
+  const auto s = Snap(1500);
+  {
+    // a write whose last data bio failed: all pages but one are on disk,
+    // the signature never was
+    ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
+    WriterOptions wo;
+    wo.batch.mode = BatchMode::kPerPage;
+    r.engine->fail_request = s.image_pages() - 2;
+    EXPECT_FALSE(WriteImage(session, *r.engine, s, wo).ok());
+    r.engine->fail_request = UINT64_MAX;
+    EXPECT_EQ(ReadImage(*r.engine, 0, Opts(r)).status().code(), -EINVAL);
+  }
+  const WriteReport w = WriteOk(r, SlotSourceKind::kFreeClustersSorted, s);
+  auto& p0 = r.engine->data_[0];
+  for (const auto& sig : {kSwapSpace2Sig, kSwapSpaceV0Sig, std::array<char, 10>{}}) {
+    std::memcpy(p0.data() + kHdrSig, sig.data(), 10);
+    const auto copy = r.engine->data_;
+    const size_t writes_before = r.engine->log_.size();
+    auto rd = ReadImage(*r.engine, 0, Opts(r));
+    EXPECT_EQ(rd.status().code(), -EINVAL);
+    // nothing is written when there is no image
+    for (size_t i = writes_before; i < r.engine->log_.size(); ++i) EXPECT_FALSE(r.engine->log_[i].write);
+    EXPECT_EQ(r.engine->data_, copy);
+  }
+  // "S1SUSPEND" without its NUL byte is not the signature either
+  std::memcpy(p0.data() + kHdrSig, "S1SUSPENDX", 10);
+  EXPECT_EQ(ReadImage(*r.engine, 0, Opts(r)).status().code(), -EINVAL);
+  (void)w;
+}
+
+TEST(Reader, OneFlippedByteInAnyImagePageIsDetected) {
+  Rig r = MakeRig(8192);
+  const auto s = Snap(700, 23);  // T ≈ 563: two map pages
+  ASSERT_GE(s.image_pages(), kMapEntries);
+  ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
+  WriterOptions wo;
+  wo.record_placement = true;
+  auto w = WriteImage(session, *r.engine, s, wo);
+  ASSERT_TRUE(w.ok());
+  const auto pristine = r.engine->data_;
+  std::vector<uint64_t> blocks = w->stream_dblocks;
+  blocks.insert(blocks.end(), w->map_dblocks.begin(), w->map_dblocks.end());
+  uint64_t x = 12345;
+  for (uint64_t b : blocks) {
+    for (int trial = 0; trial < 2; ++trial) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      const size_t at = trial == 0 ? (b % 2 ? 0 : kPageSize - 1) : (x >> 33) % kPageSize;
+      const int bit = static_cast<int>((x >> 20) & 7);
+      r.engine->data_[b][at] ^= std::byte(1u << bit);
+      auto rd = ReadImage(*r.engine, 0, Opts(r));
+      EXPECT_FALSE(rd.ok()) << "dblock " << b << " byte " << at << " bit " << bit;
+      r.engine->data_[b] = pristine.at(b);  // the reader rewrote page 0 only
+      r.engine->data_[0] = pristine.at(0);
+    }
+  }
+  // header overlay: the image pointer and orig_sig
+  r.engine->data_ = pristine;
+  r.engine->data_[0][kHdrImage] ^= std::byte{1};
+  EXPECT_FALSE(ReadImage(*r.engine, 0, Opts(r)).ok());
+  r.engine->data_ = pristine;
+  r.engine->data_[0][kHdrOrigSig + 3] ^= std::byte{4};
+  EXPECT_FALSE(ReadImage(*r.engine, 0, Opts(r)).ok());
+  // and the pristine copy still reads
+  r.engine->data_ = pristine;
+  EXPECT_TRUE(ReadImage(*r.engine, 0, Opts(r)).ok());
+}
+
+TEST(Reader, HardwareSignatureMismatchIsRefused) {
+  Rig r = MakeRig(8192);
+  ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
+  WriterOptions wo;
+  wo.hw_sig = 77;
+  ASSERT_TRUE(WriteImage(session, *r.engine, Snap(300), wo).ok());
+  ReaderOptions o = Opts(r);
+  o.hw_sig = 78;
+  EXPECT_EQ(ReadImage(*r.engine, 0, o).status().code(), -EINVAL);
+  // the signature was restored anyway: the image is dropped for good
+  EXPECT_TRUE(HasSignature(r.engine->data_[0], kSwapSpace2Sig));
+}
+
+TEST(Reader, IoErrorIsReported) {
+  Rig r = MakeRig(8192);
+  WriteOk(r, SlotSourceKind::kFreeClustersSorted, Snap(1000));
+  r.engine->fail_request = r.engine->submitted() + 8;  // some read after the chain
+  auto rd = ReadImage(*r.engine, 0, Opts(r));
+  EXPECT_EQ(rd.status().code(), -EIO);
+}
+
+TEST(Snapshot, CountsAndMetadataLayout) {
+  SnapshotOptions o;
+  o.saveable_pages = 1024;
+  o.zero_share = 0.25;
+  auto s = *SyntheticSnapshot::Make(o);
+  EXPECT_EQ(s.nr_meta_pages(), 2u);
+  EXPECT_EQ(s.nr_copy_pages() + s.nr_zero_pages(), 1024u);
+  EXPECT_GT(s.nr_zero_pages(), 150u);
+  AlignedPage p;
+  s.StreamPage(0, p.data());
+  EXPECT_EQ(LoadU64(p.data() + kInfoPages), s.image_pages());
+  EXPECT_EQ(LoadU64(p.data() + kInfoImagePages), s.nr_copy_pages());
+  EXPECT_EQ(LoadU64(p.data() + kInfoSize), s.image_pages() * kPageSize);
+  // list ends exactly at a page boundary: no terminator
+  s.StreamPage(2, p.data());
+  EXPECT_NE(LoadU64(p.data() + 8 * 511), ~uint64_t{0});
+  o.saveable_pages = 1000;
+  auto t = *SyntheticSnapshot::Make(o);
+  t.StreamPage(2, p.data());
+  EXPECT_EQ(LoadU64(p.data() + 8 * (1000 - 512)), ~uint64_t{0});
+  uint64_t prev = 0;
+  for (uint64_t i = 0; i < 1000 - 512; ++i) {
+    const uint64_t pfn = LoadU64(p.data() + 8 * i) & ~(uint64_t{1} << 63);
+    EXPECT_GT(pfn, prev);
+    prev = pfn;
+  }
+  EXPECT_FALSE(SyntheticSnapshot::Make({0, 0, 0, 1, 1}).ok());
+  EXPECT_FALSE(SyntheticSnapshot::Make({10, 0.7, 0.7, 1, 1}).ok());
+}
+
+}  // namespace
+}  // namespace swaplab::hibernate
+
+namespace swaplab::hibernate {
+namespace {
+
+TEST(Unmark, RestoresSignatureAndSlotsGoBack) {
+  Rig r = MakeRig(8192);
+  ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
+  ASSERT_TRUE(WriteImage(session, *r.engine, Snap(800), {}).ok());
+  EXPECT_TRUE(HasSignature(r.engine->data_[0], kSuspendSig));
+  ASSERT_TRUE(UnmarkImage(*r.engine, 0).ok());
+  EXPECT_TRUE(HasSignature(r.engine->data_[0], kSwapSpace2Sig));
+  EXPECT_TRUE(session.FreeAll().ok());
+  EXPECT_EQ(testing::Inuse(r), 0u);
+  EXPECT_TRUE(r.sys->CheckInvariants().ok());
+  EXPECT_EQ(UnmarkImage(*r.engine, 0).code(), -ENODEV);
+  EXPECT_EQ(ReadImage(*r.engine, 0, {}).status().code(), -EINVAL);
+}
+
+}  // namespace
+}  // namespace swaplab::hibernate
+
+namespace swaplab::hibernate {
+namespace {
+
+TEST(SwapFile, ExtentsMapSlotsToBlocksAndTheImageReadsBack) {
+  Rig r;
+  r.sys = std::make_unique<alloc::SwapSystem>();
+  alloc::SwaponOptions so;
+  so.name = "swapfile";
+  so.pages = 8192;
+  so.blkdev = false;
+  so.bdev = 1;
+  so.first_block = 10000;
+  so.extents = {{0, 1024, 10000}, {1024, 7168, 2000}};
+  auto t = r.sys->Swapon(so);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  r.type = *t;
+  r.pages = 20000;
+  r.engine = std::make_unique<testing::MemEngine>(20000);
+  testing::FormatArea(*r.engine, 8192);
+  r.engine->data_[10000] = r.engine->data_[0];  // page 0 of the file is block 10000
+  r.engine->data_.erase(0);
+  const auto s = Snap(1000);  // U > 512: crosses from slot 1023 to 1024
+  ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
+  WriterOptions wo;
+  wo.record_placement = true;
+  auto w = WriteImage(session, *r.engine, s, wo);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->resume_block, 10000u);
+  EXPECT_EQ(w->image, 10512u);
+  EXPECT_EQ(w->device_runs, 2u);  // the extent boundary splits the run
+  EXPECT_TRUE(HasSignature(r.engine->data_[10000], kSuspendSig));
+  auto rd = ReadImage(*r.engine, 10000, Opts(r));
+  ASSERT_TRUE(rd.ok()) << rd.status().ToString();
+  EXPECT_EQ(rd->pages_verified, s.image_pages());
+  EXPECT_TRUE(HasSignature(r.engine->data_[10000], kSwapSpace2Sig));
+}
+
+}  // namespace
+}  // namespace swaplab::hibernate
