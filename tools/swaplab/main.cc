@@ -3,6 +3,7 @@
 
 #include "area.h"
 #include "demo.h"
+#include "image.h"
 #include "replay.h"
 
 int main(int argc, char** argv) {
@@ -12,6 +13,8 @@ int main(int argc, char** argv) {
   CLI::App* demo_cmd = swaplab::tools::AddDemo(app, demo);
   swaplab::tools::AreaOptions area;
   const swaplab::tools::AreaCommands area_cmds = swaplab::tools::AddArea(app, area);
+  swaplab::tools::ImageOptions image;
+  const swaplab::tools::ImageCommands image_cmds = swaplab::tools::AddImage(app, image);
   swaplab::tools::ReplayOptions replay;
   CLI::App* replay_cmd = swaplab::tools::AddReplay(app, replay);
   try {
@@ -22,6 +25,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   if (area_cmds.area->parsed()) return swaplab::tools::RunArea(area_cmds, area);
+  if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
   if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
   if (app.get_subcommands().empty() || demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
   return 0;

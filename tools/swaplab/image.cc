@@ -1,0 +1,210 @@
+// `swaplab image write|read|inspect AREA`: a hibernation image on a real
+// swap area through the io_uring engine (hibernation spec §4, §6, §8).
+#include "image.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "swaplab/alloc/swap_system.h"
+#include "swaplab/area/io_engine.h"
+#include "swaplab/area/swap_area.h"
+#include "swaplab/hibernate/image_reader.h"
+#include "swaplab/hibernate/image_session.h"
+#include "swaplab/hibernate/image_writer.h"
+#include "swaplab/hibernate/request_batcher.h"
+#include "swaplab/hibernate/snapshot.h"
+
+namespace swaplab::tools {
+
+using nlohmann::ordered_json;
+
+ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
+  ImageCommands c;
+  c.image = app.add_subcommand("image", "hibernation images on a swap area");
+  c.image->require_subcommand(1);
+  c.write = c.image->add_subcommand("write", "write a synthetic snapshot as a hibernation image");
+  c.read = c.image->add_subcommand("read", "read the image back as resume does, verifying every page");
+  c.inspect = c.image->add_subcommand("inspect", "the image's header, chain, runs and bios, without changing anything");
+  for (CLI::App* s : {c.write, c.read, c.inspect}) {
+    s->add_option("area", o.area, "swap area (file or block device)")->required();
+    s->add_option("--batch", o.batch, "per-page | per-run");
+    s->add_option("--max-pages", o.max_pages, "pages per bio (0: from the device limits)");
+    s->add_option("--bio-capacity", o.bio_capacity, "exact | slab (§10.5)");
+    s->add_flag("--json", o.json, "one JSON document on stdout");
+  }
+  c.write->add_option("--size", o.size, "image size (K, M, G suffixes)");
+  c.write->add_option("--source", o.source, "base | free-clusters | free-clusters-sorted | reserve | pmd");
+  c.write->add_option("--compress", o.compress, "none (lzo and lz4: not yet)");
+  c.write->add_option("--policy", o.policy, "allocator preset");
+  c.write->add_option("--seed", o.seed, "snapshot seed");
+  c.write->add_option("--zero-share", o.zero_share, "share of zero pages in the snapshot")->check(CLI::Range(0.0, 1.0));
+  return c;
+}
+
+namespace {
+
+Result<uint64_t> ParseSize(const std::string& s) {
+  size_t pos = 0;
+  uint64_t v = 0;
+  try {
+    v = std::stoull(s, &pos);
+  } catch (...) {
+    return Status(-EINVAL, "--size '" + s + "' is not a size");
+  }
+  const std::string suffix = s.substr(pos);
+  uint64_t mul = 1;
+  if (suffix == "K" || suffix == "k") mul = 1024;
+  else if (suffix == "M" || suffix == "m") mul = 1024 * 1024;
+  else if (suffix == "G" || suffix == "g") mul = uint64_t{1} << 30;
+  else if (!suffix.empty()) return Status(-EINVAL, "--size '" + s + "': unknown suffix '" + suffix + "'");
+  return v * mul;
+}
+
+// A read-only view of an engine: writes are counted and dropped, so the
+// reader's signature restore changes nothing (inspect).
+class ReadOnlyEngine : public area::IoEngine {
+ public:
+  explicit ReadOnlyEngine(area::IoEngine& e) : e_(e) {}
+  std::string name() const override { return e_.name() + "(read-only)"; }
+  Status Submit(std::span<area::IoRequest> batch) override {
+    std::vector<area::IoRequest> reads;
+    for (auto& r : batch) {
+      if (r.write) {
+        dropped_.push_back(area::IoCompletion{r.tag, 0, 0, static_cast<uint32_t>(r.bufs.size())});
+      } else {
+        reads.push_back(r);
+      }
+    }
+    return reads.empty() ? Status::Ok() : e_.Submit(reads);
+  }
+  Status Wait(std::vector<area::IoCompletion>* done) override {
+    Status st = e_.Wait(done);
+    done->insert(done->end(), dropped_.begin(), dropped_.end());
+    dropped_.clear();
+    return st;
+  }
+  Status Discard(uint64_t, uint64_t) override { return Status::Ok(); }
+  area::IoStats stats() const override { return e_.stats(); }
+  const area::DeviceLimits& limits() const override { return e_.limits(); }
+
+ private:
+  area::IoEngine& e_;
+  std::vector<area::IoCompletion> dropped_;
+};
+
+ordered_json BatchJson(const hibernate::BatchStats& b) {
+  ordered_json sizes = ordered_json::object();
+  for (auto [pages, n] : b.bio_sizes) sizes[std::to_string(pages)] = n;
+  return {{"bios", b.bios}, {"sync_ios", b.sync_ios}, {"pages", b.pages}, {"drains", b.drains}, {"bio_sizes", sizes}};
+}
+
+int Fail(const Status& st, const char* what) {
+  fmt::print(stderr, "swaplab image {}: {}\n", what, st.ToString());
+  return st.code() == -EINVAL || st.code() == -ENOENT ? 2 : 1;
+}
+
+}  // namespace
+
+int RunImage(const ImageCommands& c, const ImageOptions& o) {
+  auto batch_mode = hibernate::ParseBatchMode(o.batch);
+  auto capacity = hibernate::ParseCapacityMode(o.bio_capacity);
+  if (!batch_mode.ok()) return Fail(batch_mode.status(), "usage");
+  if (!capacity.ok()) return Fail(capacity.status(), "usage");
+  hibernate::BatchOptions bo{*batch_mode, *capacity, o.max_pages};
+  auto area = area::SwapArea::Open(o.area);
+  if (!area.ok() && !c.write->parsed()) {
+    // read / inspect: an area holding an image is not a valid swap area.
+    auto info = area::InspectArea(o.area);
+    if (!info.ok()) return Fail(info.status(), "open");
+  } else if (!area.ok()) {
+    return Fail(area.status(), "write");
+  }
+  auto info = area.ok() ? (*area)->info() : *area::InspectArea(o.area);
+  area::EngineOptions eo;
+  eo.limits = info.limits;
+  eo.writable = !c.inspect->parsed();
+  auto engine = area::OpenUringEngine(o.area, eo);
+  if (!engine.ok()) return Fail(engine.status(), "open");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  ordered_json j;
+  j["area"] = o.area;
+  j["batch"] = o.batch;
+  j["bio_capacity"] = o.bio_capacity;
+  j["max_pages"] = o.max_pages ? o.max_pages : hibernate::HibBioMaxPages(info.limits);
+
+  if (c.write->parsed()) {
+    if (o.compress != "none")
+      return Fail(Status(-EINVAL, "--compress " + o.compress + " is not implemented yet (none only)"), "write");
+    auto source = hibernate::ParseSlotSource(o.source);
+    auto size = ParseSize(o.size);
+    auto policy = alloc::Policy::Preset(o.policy);
+    if (!source.ok()) return Fail(source.status(), "write");
+    if (!size.ok()) return Fail(size.status(), "write");
+    if (!policy.ok()) return Fail(policy.status(), "write");
+    alloc::SystemOptions so;
+    so.policy = *policy;
+    so.nr_cpus = 1;
+    alloc::SwapSystem sys(so);
+    alloc::SwaponOptions sw = (*area)->ToSwaponOptions();
+    sw.extents.clear();  // slots are addressed as pages of the area itself
+    sw.first_block = 0;
+    sw.discard_sink = nullptr;
+    if (*source == hibernate::SlotSourceKind::kReserve) sw.hibernation_reserve_pages = *size / 4096;
+    auto type = sys.Swapon(sw);
+    if (!type.ok()) return Fail(type.status(), "write");
+    hibernate::SnapshotOptions sn;
+    sn.saveable_pages = std::max<uint64_t>(1, *size / 4096);
+    sn.zero_share = o.zero_share;
+    sn.seed = o.seed;
+    auto snap = hibernate::SyntheticSnapshot::Make(sn);
+    if (!snap.ok()) return Fail(snap.status(), "write");
+    hibernate::ImageSession session(sys, *type, *source, 0);
+    hibernate::WriterOptions wo;
+    wo.batch = bo;
+    wo.memory_budget_pages = 262144;  // bound the write copies (1 GiB)
+    auto rep = hibernate::WriteImage(session, **engine, *snap, wo);
+    if (!rep.ok()) return Fail(rep.status(), "write");
+    const double secs = seconds();
+    j["source"] = o.source;
+    j["policy"] = o.policy;
+    j["seed"] = o.seed;
+    j["stream_pages"] = rep->T;
+    j["map_pages"] = rep->Q + 1;
+    j["data_pages"] = rep->N;
+    j["meta_pages"] = rep->M;
+    j["runs"] = rep->device_runs;
+    j.update(BatchJson(rep->batch));
+    j["bytes"] = rep->T * 4096;
+    j["write_seconds_measured"] = secs;
+  } else {
+    hibernate::ReaderOptions ro;
+    ro.batch = bo;
+    ro.device_pages = info.size_bytes / 4096;
+    area::IoEngine* e = engine->get();
+    ReadOnlyEngine ro_engine(**engine);
+    if (c.inspect->parsed()) e = &ro_engine;
+    auto rep = hibernate::ReadImage(*e, 0, ro);
+    if (!rep.ok()) return Fail(rep.status(), c.inspect->parsed() ? "inspect" : "read");
+    j["stream_pages"] = rep->T;
+    j["map_pages"] = rep->map_pages;
+    j["data_pages"] = rep->N;
+    j["meta_pages"] = rep->M;
+    j["flags"] = rep->flags;
+    j["pages_verified"] = rep->pages_verified;
+    j.update(BatchJson(rep->batch));
+    j["bytes"] = rep->T * 4096;
+    j[c.inspect->parsed() ? "inspect_seconds_measured" : "read_seconds_measured"] = seconds();
+  }
+  if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      fmt::print("{:<24} {}\n", it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+  }
+  return 0;
+}
+
+}  // namespace swaplab::tools

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+namespace swaplab::tools {
+
+struct ImageOptions {
+  std::string area;
+  std::string size = "64M";
+  std::string source = "free-clusters-sorted";
+  std::string batch = "per-run";
+  std::string compress = "none";
+  std::string policy = "mm-new";
+  std::string bio_capacity = "exact";
+  uint32_t max_pages = 0;
+  uint64_t seed = 1;
+  double zero_share = 0.1;
+  bool json = false;
+};
+
+struct ImageCommands {
+  CLI::App* image = nullptr;
+  CLI::App* write = nullptr;
+  CLI::App* read = nullptr;
+  CLI::App* inspect = nullptr;
+};
+
+ImageCommands AddImage(CLI::App& app, ImageOptions& o);
+int RunImage(const ImageCommands& c, const ImageOptions& o);
+
+}  // namespace swaplab::tools
