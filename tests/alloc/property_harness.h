@@ -22,6 +22,13 @@
 #include "alloc/swap_model.h"
 #include "swaplab/alloc/swap_system.h"
 
+// Fails the case with the message unless cond holds; the message is built
+// only on failure (the checks run for every slot after every step).
+#define HARNESS_CHECK(cond, ...)    \
+  do {                              \
+    if (!(cond)) Fail(__VA_ARGS__); \
+  } while (false)
+
 namespace swaplab::alloc::model {
 
 enum class OpKind : uint8_t {
@@ -43,9 +50,9 @@ enum class OpKind : uint8_t {
   kSuspend,      // SetStorageSuspended
   kSwapon,
   kSwapoff,
-  kPin,          // hibernation pin / unpin / lookup
-  kQueries,      // read-only hooks: CountSwapPages, SwapdevBlock, ...
-  kError,        // a call that must fail and change nothing
+  kPin,      // hibernation pin / unpin / lookup
+  kQueries,  // read-only hooks: CountSwapPages, SwapdevBlock, ...
+  kError,    // a call that must fail and change nothing
   kNumKinds
 };
 
@@ -79,7 +86,9 @@ class RecordingSink : public DiscardSink {
     int type;
     uint64_t first, nr;
   };
-  void Discard(int type, uint64_t first, uint64_t nr) override { recs.push_back({type, first, nr}); }
+  void Discard(int type, uint64_t first, uint64_t nr) override {
+    recs.push_back({type, first, nr});
+  }
   std::vector<Rec> recs;
 };
 
@@ -99,14 +108,12 @@ class Harness {
   struct Scan {  // refreshed by CheckAll()
     uint64_t empty = 0, empty_not_discard = 0, free_clusters = 0;
     bool on_avail = false;
+    int prio = 0;
     std::set<uint64_t> full_clusters;
   };
 
   void Apply(const OpSpec& op);
   [[noreturn]] void Fail(const std::string& what) const;
-  void Check(bool ok, const std::string& what) const {
-    if (!ok) Fail(what);
-  }
   void CheckStatusOk(const Status& s, const std::string& what) const {
     if (!s.ok()) Fail(what + " returned " + s.ToString());
   }
@@ -132,6 +139,15 @@ class Harness {
   void AcceptAllocation(int fi, const std::string& what);
   bool AllocMayReclaim() const;
   bool Order0MustSucceed() const;
+  // §2.3 device selection, checked on a successful allocation of `order`
+  // on `cpu` against the state before the call.
+  struct Selection {
+    std::vector<int> avail;  // avail_devices() before the call
+    PerCpuHint hint;
+    bool exact = false;  // nothing could be reclaimed during the call
+  };
+  Selection BeforeAlloc(int cpu, int order) const;
+  void CheckSelection(const Selection& before, SwapEntry got, int order);
   bool LargeMustSucceed() const;
   int PickCpu(uint32_t x) const { return static_cast<int>(x % 4); }
   int PickOrder(uint32_t x) const;

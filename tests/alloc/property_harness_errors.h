@@ -18,10 +18,10 @@ inline void Harness::ExpectRejected(const std::string& what, int code,
   const auto before = Observe(*sys_, folios_);
   const Status st = call();
   desc_ += " -> " + (st.ok() ? std::string("ok") : st.ToString());
-  Check(!st.ok(), what + " succeeded but must be rejected");
+  HARNESS_CHECK(!st.ok(), what + " succeeded but must be rejected");
   if (code != 0) {
-    Check(st.code() == code,
-          what + " returned " + st.ToString() + ", want " + ErrnoName(code));
+    HARNESS_CHECK(st.code() == code,
+                  what + " returned " + st.ToString() + ", want " + ErrnoName(code));
   }
   ExpectUnchanged(before, "rejected " + what);
 }
@@ -106,7 +106,9 @@ inline void Harness::OpError(const OpSpec& op) {
   auto is_shadow = [](const MSlot& s) { return s.kind == MSlot::Kind::kShadow; };
   SwapEntry e;
   switch (op.a % 24) {
-    case 0: OpBadSwapon(op); return;
+    case 0:
+      OpBadSwapon(op);
+      return;
     case 1: {
       const int fi = PickCachedFolio(op.b);
       if (fi < 0) return;
@@ -161,7 +163,7 @@ inline void Harness::OpError(const OpSpec& op) {
       });
       return;
     }
-    case 7: {  // put on a page with count 0: all or nothing
+    case 7: {                                 // put on a page with count 0: all or nothing
       std::vector<std::pair<int, int>> cand;  // folio, zero page
       for (int fi : CachedFolios()) {
         const MFolio& mf = folios_[fi];
@@ -173,8 +175,8 @@ inline void Harness::OpError(const OpSpec& op) {
       const auto [fi, zero] = cand[op.b % cand.size()];
       Folio& f = *folios_[fi].f;
       const int page = (op.c & 1) ? -1 : zero;
-      ExpectRejected("FolioPutSwap(folio#" + std::to_string(fi) + ", page " +
-                         std::to_string(page) + ") over a count-0 slot",
+      ExpectRejected("FolioPutSwap(folio#" + std::to_string(fi) + ", page " + std::to_string(page) +
+                         ") over a count-0 slot",
                      0, [&] {
                        FolioLockGuard g(f);
                        return sys_->FolioPutSwap(f, page);
@@ -190,7 +192,8 @@ inline void Harness::OpError(const OpSpec& op) {
                          [&] { return sys_->SwapDupEntryDirect(e); });
           return;
         case 1:
-          if (!pick_slot(op.d, [](const MSlot& s) { return s.kind == MSlot::Kind::kBad; }, &e)) {
+          if (!pick_slot(
+                  op.d, [](const MSlot& s) { return s.kind == MSlot::Kind::kBad; }, &e)) {
             return;
           }
           if (e.offset == 0) {
@@ -242,12 +245,12 @@ inline void Harness::OpError(const OpSpec& op) {
                              : [](const MSlot& s) { return s.kind == MSlot::Kind::kCached; };
       if (!pick_slot(op.d, pred, &e)) return;
       Folio& f = *folios_[NewFolio(0)].f;
-      ExpectRejected("SwapCacheAddFolio over " + std::string(KindName(SlotOf(e).kind)) + " " +
-                         ToString(e),
-                     0, [&] {
-                       FolioLockGuard g(f);
-                       return sys_->SwapCacheAddFolio(f, e);
-                     });
+      ExpectRejected(
+          "SwapCacheAddFolio over " + std::string(KindName(SlotOf(e).kind)) + " " + ToString(e), 0,
+          [&] {
+            FolioLockGuard g(f);
+            return sys_->SwapCacheAddFolio(f, e);
+          });
       return;
     }
     case 13: {  // misaligned large swap-in over SHADOW slots
@@ -269,12 +272,18 @@ inline void Harness::OpError(const OpSpec& op) {
       return;
     }
     case 14: {
-      auto pred = (op.b & 1) ? std::function<bool(const MSlot&)>(is_free)
-                             : std::function<bool(const MSlot&)>(is_shadow);
+      // Without HIB entries a hibernation slot is SHADOW count 1 (§6, U2),
+      // indistinguishable from a swapped-out page with one reference: only
+      // other counts can be rejected then.
+      const bool hib_entry = policy_.hibernation_hib_entry;
+      auto pred =
+          (op.b & 1) ? std::function<bool(const MSlot&)>(is_free) : [hib_entry](const MSlot& s) {
+            return s.kind == MSlot::Kind::kShadow && (hib_entry || s.count != 1);
+          };
       if (!pick_slot(op.d, pred, &e)) return;
-      ExpectRejected("FreeHibernationSlot(" + std::string(KindName(SlotOf(e).kind)) + " " +
-                         ToString(e) + ")",
-                     0, [&] { return sys_->FreeHibernationSlot(e); });
+      ExpectRejected(
+          "FreeHibernationSlot(" + std::string(KindName(SlotOf(e).kind)) + " " + ToString(e) + ")",
+          0, [&] { return sys_->FreeHibernationSlot(e); });
       return;
     }
     case 15: {
@@ -295,9 +304,12 @@ inline void Harness::OpError(const OpSpec& op) {
     case 17: {
       if (op.b & 1) {
         e = {inactive_type(), 1};
-      } else if (!pick_slot(op.d, [](const MSlot& s) {
-                   return s.kind == MSlot::Kind::kFree || s.kind == MSlot::Kind::kBad;
-                 }, &e)) {
+      } else if (!pick_slot(
+                     op.d,
+                     [](const MSlot& s) {
+                       return s.kind == MSlot::Kind::kFree || s.kind == MSlot::Kind::kBad;
+                     },
+                     &e)) {
         return;
       }
       ExpectRejected("TryToReclaimSwap(" + ToString(e) + " without folio)", 0, [&] {

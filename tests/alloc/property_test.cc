@@ -130,15 +130,14 @@ rc::Gen<OpSpec> GenOp(const Weights& w) {
   uint32_t total = 0;
   for (uint32_t x : w) total += x;
   return rc::gen::build<OpSpec>(
-      rc::gen::set(&OpSpec::kind,
-                   rc::gen::map(rc::gen::inRange<uint32_t>(0, total),
-                                [w](uint32_t x) {
-                                  for (size_t k = 0; k < w.size(); ++k) {
-                                    if (x < w[k]) return static_cast<OpKind>(k);
-                                    x -= w[k];
-                                  }
-                                  return OpKind::kQueries;
-                                })),
+      rc::gen::set(&OpSpec::kind, rc::gen::map(rc::gen::inRange<uint32_t>(0, total),
+                                               [w](uint32_t x) {
+                                                 for (size_t k = 0; k < w.size(); ++k) {
+                                                   if (x < w[k]) return static_cast<OpKind>(k);
+                                                   x -= w[k];
+                                                 }
+                                                 return OpKind::kQueries;
+                                               })),
       rc::gen::set(&OpSpec::a), rc::gen::set(&OpSpec::b), rc::gen::set(&OpSpec::c),
       rc::gen::set(&OpSpec::d));
 }
@@ -150,9 +149,9 @@ rc::Gen<OpSpec> GenSwapon() {
 }
 
 rc::Gen<CaseConfig> GenConfig() {
-  return rc::gen::build<CaseConfig>(rc::gen::set(&CaseConfig::cluster_shift, rc::gen::inRange(3, 6)),
-                                    rc::gen::set(&CaseConfig::inline_work),
-                                    rc::gen::set(&CaseConfig::knobs));
+  return rc::gen::build<CaseConfig>(
+      rc::gen::set(&CaseConfig::cluster_shift, rc::gen::inRange(3, 6)),
+      rc::gen::set(&CaseConfig::inline_work), rc::gen::set(&CaseConfig::knobs));
 }
 
 // Swapons first (1..3 devices), then `scale` × size operations.

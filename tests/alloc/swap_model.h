@@ -69,11 +69,16 @@ inline std::string ToString(SwapEntry e) {
 
 inline const char* KindName(MSlot::Kind k) {
   switch (k) {
-    case MSlot::Kind::kFree: return "free";
-    case MSlot::Kind::kBad: return "bad";
-    case MSlot::Kind::kCached: return "cached";
-    case MSlot::Kind::kShadow: return "shadow";
-    case MSlot::Kind::kHib: return "hib";
+    case MSlot::Kind::kFree:
+      return "free";
+    case MSlot::Kind::kBad:
+      return "bad";
+    case MSlot::Kind::kCached:
+      return "cached";
+    case MSlot::Kind::kShadow:
+      return "shadow";
+    case MSlot::Kind::kHib:
+      return "hib";
   }
   return "?";
 }
@@ -112,10 +117,10 @@ inline std::string CountersToString(const SwapCounters& c) {
 
 // Every counter as a flat list, for the "counters never decrease" check.
 inline std::vector<uint64_t> CounterValues(const SwapCounters& c) {
-  std::vector<uint64_t> v = {c.pswpout,          c.thp_swpout,        c.thp_swpout_fallback,
-                             c.fast_path_hits,   c.fast_path_misses,  c.served_by_hint,
-                             c.slot_cache_hits,  c.slot_cache_refills, c.alloc_failures,
-                             c.sync_discard_retries, c.clusters_discarded, c.folios_reclaimed};
+  std::vector<uint64_t> v = {
+      c.pswpout,          c.thp_swpout,           c.thp_swpout_fallback, c.fast_path_hits,
+      c.fast_path_misses, c.served_by_hint,       c.slot_cache_hits,     c.slot_cache_refills,
+      c.alloc_failures,   c.sync_discard_retries, c.clusters_discarded,  c.folios_reclaimed};
   v.insert(v.end(), c.swpout.begin(), c.swpout.end());
   v.insert(v.end(), c.swpout_fallback.begin(), c.swpout_fallback.end());
   v.insert(v.end(), c.served_by_step.begin(), c.served_by_step.end());
@@ -176,8 +181,8 @@ inline std::vector<std::string> Observe(const SwapSystem& sys, const std::vector
            std::to_string(c->count) + " table " + std::to_string(c->has_table) + " ext " +
            std::to_string(c->has_extend_table));
     }
-    for (ListId l : {ListId::kFree, ListId::kNonfull, ListId::kFrag, ListId::kFull,
-                     ListId::kDiscard}) {
+    for (ListId l :
+         {ListId::kFree, ListId::kNonfull, ListId::kFrag, ListId::kFull, ListId::kDiscard}) {
       const bool per_order = l == ListId::kNonfull || l == ListId::kFrag;
       for (int k = 0; k <= (per_order ? shift : 0); ++k) {
         auto lst = sys.List(t, l, k);
