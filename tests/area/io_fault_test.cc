@@ -101,9 +101,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values("sim", "uring", "posix"),
                        ::testing::Values(Fault{"eio", -EIO, false}, Fault{"enospc", -ENOSPC, false},
                                          Fault{"short", 0, true})),
-    [](const auto& info) {
-      return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
-    });
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 TEST(FaultCountTest, RequestsAreCountedAcrossSubmits) {
   SimModel m;

@@ -1,12 +1,11 @@
 // Device limits from sysfs: a fake tree (partition and whole disk, missing
 // and malformed files) and this machine's real disk.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include <fstream>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "area/io_test_util.h"
 #include "swaplab/area/io_engine.h"
@@ -43,9 +42,9 @@ class FakeSysfs {
       Put(node / "partition", "1");
     }
     fs::create_directories(root_ / "dev/block");
-    fs::create_symlink(node, root_ / "dev/block" /
-                                 (std::to_string(major(st.st_dev)) + ":" +
-                                  std::to_string(minor(st.st_dev))));
+    fs::create_symlink(
+        node, root_ / "dev/block" /
+                  (std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev))));
   }
   std::string root() const { return root_.string(); }
   fs::path queue() const { return queue_; }
@@ -142,8 +141,8 @@ TEST(LimitsTest, RealDiskOfThisMachine) {
   ASSERT_TRUE(testing::MakeFile(f, 1));
   struct stat st {};
   ASSERT_EQ(::stat(f.c_str(), &st), 0);
-  const std::string dev = "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" +
-                          std::to_string(minor(st.st_dev));
+  const std::string dev =
+      "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
   std::error_code ec;
   const fs::path node = fs::canonical(dev, ec);
   if (ec) GTEST_SKIP() << "/var/tmp has no block device here (" << dev << ")";

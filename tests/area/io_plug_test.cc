@@ -23,7 +23,7 @@ TEST(DeviceLimitsTest, MaxPagesPerRequestIsTheSmallerLimit) {
   l.max_segments = 512;
   EXPECT_EQ(l.MaxPagesPerRequest(), 320u);  // 1280 KiB / 4 KiB
   l.max_sectors_kb = 2;
-  EXPECT_EQ(l.MaxPagesPerRequest(), 1u);    // never 0
+  EXPECT_EQ(l.MaxPagesPerRequest(), 1u);  // never 0
 }
 
 TEST(PlugTest, BackMergesContiguousRequestsUpToTheLimit) {
@@ -41,9 +41,10 @@ TEST(PlugTest, BackMergesContiguousRequestsUpToTheLimit) {
 
 TEST(PlugTest, DoesNotMergeAcrossAGapOrADirectionChange) {
   Pages p(4);
-  std::vector<IoRequest> reqs = {{true, 0, {p[0]}, 0}, {true, 1, {p[1]}, 1},
-                                 {true, 3, {p[2]}, 2},   // gap
-                                 {false, 4, {p[3]}, 3}}; // read after write
+  std::vector<IoRequest> reqs = {{true, 0, {p[0]}, 0},
+                                 {true, 1, {p[1]}, 1},
+                                 {true, 3, {p[2]}, 2},    // gap
+                                 {false, 4, {p[3]}, 3}};  // read after write
   std::vector<io::DeviceRequest> out;
   io::PlugBatch(reqs, 0, 254, true, &out);
   EXPECT_EQ(out.size(), 3u);

@@ -3,13 +3,12 @@
 #include "area/io/engine_base.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/core.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -171,8 +170,8 @@ Status FileTarget::Discard(uint64_t page, uint64_t n) {
   }
   if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off),
                 static_cast<off_t>(len)) != 0)
-    return ErrnoStatus(errno, fmt::format("fallocate(PUNCH_HOLE) {} pages [{}, {})", path_, page,
-                                          page + n));
+    return ErrnoStatus(
+        errno, fmt::format("fallocate(PUNCH_HOLE) {} pages [{}, {})", path_, page, page + n));
   return Status::Ok();
 }
 

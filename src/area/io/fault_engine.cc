@@ -91,7 +91,8 @@ class FaultInjectingEngine final : public IoEngine {
 
 }  // namespace
 
-std::unique_ptr<IoEngine> MakeFaultInjectingEngine(std::unique_ptr<IoEngine> inner, FaultPlan plan) {
+std::unique_ptr<IoEngine> MakeFaultInjectingEngine(std::unique_ptr<IoEngine> inner,
+                                                   FaultPlan plan) {
   return std::make_unique<FaultInjectingEngine>(std::move(inner), plan);
 }
 

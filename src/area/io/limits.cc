@@ -2,10 +2,9 @@
 // /sys/block/<disk>/queue: the device of a block special file, or the
 // filesystem's device for anything else (st_dev → /sys/dev/block/MAJ:MIN);
 // a partition uses its disk's queue.
+#include <fmt/core.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-
-#include <fmt/core.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -42,7 +41,8 @@ Status ReadNumber(const fs::path& file, bool missing_ok, uint64_t fallback, uint
     return Status(-EINVAL, fmt::format("{}: not an unsigned number: \"{}\"", file.string(), text));
   errno = 0;
   const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
-  if (errno == ERANGE) return Status(-EINVAL, fmt::format("{}: out of range: {}", file.string(), text));
+  if (errno == ERANGE)
+    return Status(-EINVAL, fmt::format("{}: out of range: {}", file.string(), text));
   *out = v;
   return Status::Ok();
 }
@@ -70,8 +70,7 @@ Result<DeviceLimits> ReadDeviceLimits(const std::string& path, const std::string
     return Status(-ENODEV, fmt::format("{}: no block device behind {} ({}: {})", path, path,
                                        link.string(), ec.message()));
   // A partition has a "partition" file; its queue is its disk's (the parent).
-  const fs::path queue =
-      (fs::exists(node / "partition", ec) ? node.parent_path() : node) / "queue";
+  const fs::path queue = (fs::exists(node / "partition", ec) ? node.parent_path() : node) / "queue";
   uint64_t segs = 0, kb = 0, lbs = 0, rot = 0, discard_max = 0;
   for (auto [name, out, missing_ok, fallback] :
        {std::tuple{"max_segments", &segs, false, uint64_t{0}},
@@ -88,7 +87,8 @@ Result<DeviceLimits> ReadDeviceLimits(const std::string& path, const std::string
                                        queue.string(), kb));
   if (lbs < 512 || lbs > 65536 || (lbs & (lbs - 1)) != 0)
     return Status(-EINVAL, fmt::format("{}: logical_block_size {} is not a power of two in [512, "
-                                       "65536]", queue.string(), lbs));
+                                       "65536]",
+                                       queue.string(), lbs));
   DeviceLimits l;
   l.max_segments = static_cast<uint32_t>(segs);
   l.max_sectors_kb = static_cast<uint32_t>(kb);

@@ -13,8 +13,8 @@ uint32_t EnginePagesPerRequest(const DeviceLimits& l) {
   return std::min(l.MaxPagesPerRequest(), kIovMax);
 }
 
-void PlugBatch(std::span<const IoRequest> batch, uint64_t first_id, uint32_t max_pages,
-               bool merge, std::vector<DeviceRequest>* out) {
+void PlugBatch(std::span<const IoRequest> batch, uint64_t first_id, uint32_t max_pages, bool merge,
+               std::vector<DeviceRequest>* out) {
   max_pages = std::max<uint32_t>(max_pages, 1);
   const size_t batch_start = out->size();  // the plug holds this batch only
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -54,8 +54,8 @@ Status ValidateBatch(std::span<const IoRequest> batch, uint64_t device_pages, bo
     if (std::find(r.bufs.begin(), r.bufs.end(), nullptr) != r.bufs.end())
       return Status(-EINVAL, what() + " has a null page buffer");
     if (device_pages != 0 && (r.page >= device_pages || r.bufs.size() > device_pages - r.page))
-      return Status(-EINVAL, fmt::format("{} ends beyond the device ({} pages)", what(),
-                                         device_pages));
+      return Status(-EINVAL,
+                    fmt::format("{} ends beyond the device ({} pages)", what(), device_pages));
     if (r.write && !writable) return Status(-EBADF, what() + " is a write on a read-only engine");
   }
   return Status::Ok();

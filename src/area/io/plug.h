@@ -48,8 +48,8 @@ uint32_t EnginePagesPerRequest(const DeviceLimits& l);
 // crosses batches: the plug is flushed at the end of every Submit.
 // Models blk_start_plug() / blk_attempt_plug_merge() / bio_split_to_limits()
 // (block/), not their code.
-void PlugBatch(std::span<const IoRequest> batch, uint64_t first_id, uint32_t max_pages,
-               bool merge, std::vector<DeviceRequest>* out);
+void PlugBatch(std::span<const IoRequest> batch, uint64_t first_id, uint32_t max_pages, bool merge,
+               std::vector<DeviceRequest>* out);
 
 // Checks a batch before anything is queued: no empty request, no null
 // buffer, pages inside [0, device_pages) (0: unbounded), no write on a

@@ -1,10 +1,9 @@
 // The POSIX engine: preadv / pwritev, one call per device request (an iovec
 // per page), issued in order from Wait (the plug is flushed when the task
 // sleeps); queue depth 1. Short transfers and EINTR are retried.
+#include <fmt/core.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-#include <fmt/core.h>
 
 #include <cerrno>
 
@@ -34,7 +33,8 @@ class PosixEngine final : public PluggedEngine {
       while (done < total) {
         // Rebuild the iovecs for what remains.
         iov.clear();
-        for (size_t i = done / kPage; i < r.bufs.size(); ++i) iov.push_back(iovec{r.bufs[i], kPage});
+        for (size_t i = done / kPage; i < r.bufs.size(); ++i)
+          iov.push_back(iovec{r.bufs[i], kPage});
         const uint64_t skip = done % kPage;
         iov[0].iov_base = static_cast<std::byte*>(iov[0].iov_base) + skip;
         iov[0].iov_len -= skip;

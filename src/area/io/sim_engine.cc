@@ -55,9 +55,11 @@ class SimEngine final : public PluggedEngine {
     if (n == 0) return Status::Ok();
     if (m_.pages != 0 && (page >= m_.pages || n > m_.pages - page))
       return Status(-EINVAL, fmt::format("simulated device: discard pages [{}, {}) beyond the "
-                                         "end ({} pages)", page, page + n, m_.pages));
+                                         "end ({} pages)",
+                                         page, page + n, m_.pages));
     if (!limits().discard)
-      return Status(-EOPNOTSUPP, "simulated device: discard not supported (limits.discard = false)");
+      return Status(-EOPNOTSUPP,
+                    "simulated device: discard not supported (limits.discard = false)");
     for (uint64_t p = page; p < page + n; ++p) Forget(p);
     // A discard costs one request's overhead and channel time, no transfer.
     const double start = std::max(now_ns_, channel_free_ns_);
@@ -110,14 +112,17 @@ class SimEngine final : public PluggedEngine {
           if (!d) d = std::make_unique<std::byte[]>(kPage);
           std::memcpy(d.get(), buf, kPage);
         } else if (m_.store_checksums) {
-          if (!sums_.empty()) sums_[page] = SimPageChecksum(buf);
-          else sum_map_[page] = SimPageChecksum(buf);
+          if (!sums_.empty())
+            sums_[page] = SimPageChecksum(buf);
+          else
+            sum_map_[page] = SimPageChecksum(buf);
         }
         continue;
       }
       std::memset(buf, 0, kPage);
       if (m_.store_data) {
-        if (auto it = data_.find(page); it != data_.end()) std::memcpy(buf, it->second.get(), kPage);
+        if (auto it = data_.find(page); it != data_.end())
+          std::memcpy(buf, it->second.get(), kPage);
       } else if (m_.store_checksums) {
         uint64_t sum = 0;
         if (!sums_.empty()) {
@@ -142,7 +147,7 @@ class SimEngine final : public PluggedEngine {
   SimModel m_;
   unsigned depth_;
   double now_ns_ = 0, channel_free_ns_ = 0, head_ = 0;
-  std::vector<uint64_t> sums_;                  // pages known: 0 = not written
+  std::vector<uint64_t> sums_;                      // pages known: 0 = not written
   std::unordered_map<uint64_t, uint64_t> sum_map_;  // when sums_ is not used
   std::unordered_map<uint64_t, std::unique_ptr<std::byte[]>> data_;
 };

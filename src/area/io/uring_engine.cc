@@ -2,10 +2,9 @@
 // READV/WRITEV with an iovec per page for a merged request), at most
 // queue_depth in flight, O_DIRECT with bounce pages for unaligned callers.
 // Falls back to the POSIX engine where io_uring is unavailable.
+#include <fmt/core.h>
 #include <liburing.h>
 #include <sys/uio.h>
-
-#include <fmt/core.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -67,7 +66,8 @@ class UringEngine final : public PluggedEngine {
         r = io_uring_submit_and_wait(&ring_, in_flight_ > 0 ? 1 : 0);
       } while (r == -EINTR);
       if (r < 0)
-        return Status(r, fmt::format("{}: io_uring_submit_and_wait: {}", where(), std::strerror(-r)));
+        return Status(r,
+                      fmt::format("{}: io_uring_submit_and_wait: {}", where(), std::strerror(-r)));
       pending_sqes_ = 0;
       if (Status s = Reap(false, false); !s.ok()) return s;
     }
@@ -109,9 +109,11 @@ class UringEngine final : public PluggedEngine {
     const unsigned n = static_cast<unsigned>(v.size() - k);
     if (n == 1) {
       if (s.req.write)
-        io_uring_prep_write(sqe, file_->fd(), v[k].iov_base, static_cast<unsigned>(v[k].iov_len), off);
+        io_uring_prep_write(sqe, file_->fd(), v[k].iov_base, static_cast<unsigned>(v[k].iov_len),
+                            off);
       else
-        io_uring_prep_read(sqe, file_->fd(), v[k].iov_base, static_cast<unsigned>(v[k].iov_len), off);
+        io_uring_prep_read(sqe, file_->fd(), v[k].iov_base, static_cast<unsigned>(v[k].iov_len),
+                           off);
     } else if (s.req.write) {
       io_uring_prep_writev(sqe, file_->fd(), &v[k], n, off);
     } else {
@@ -131,7 +133,8 @@ class UringEngine final : public PluggedEngine {
         if (!drain) return Status::Ok();
         continue;
       }
-      if (r < 0) return Status(r, fmt::format("{}: io_uring_wait_cqe: {}", where(), std::strerror(-r)));
+      if (r < 0)
+        return Status(r, fmt::format("{}: io_uring_wait_cqe: {}", where(), std::strerror(-r)));
       unsigned head;
       unsigned seen = 0;
       std::vector<std::pair<unsigned, int>> results;
@@ -193,11 +196,12 @@ class UringEngine final : public PluggedEngine {
 
 Result<std::unique_ptr<IoEngine>> OpenUringEngine(const std::string& path, EngineOptions o) {
   if (o.queue_depth == 0 || o.queue_depth > 4096)
-    return Status(-EINVAL, fmt::format("io_uring {}: queue depth {} not in [1, 4096]", path,
-                                       o.queue_depth));
+    return Status(-EINVAL,
+                  fmt::format("io_uring {}: queue depth {} not in [1, 4096]", path, o.queue_depth));
   const char* off = std::getenv("SWAPLAB_NO_IO_URING");
   if (off != nullptr && *off != '\0' && std::strcmp(off, "0") != 0) {
-    std::fprintf(stderr, "swaplab: io_uring disabled by SWAPLAB_NO_IO_URING; using pread/pwrite for %s\n",
+    std::fprintf(stderr,
+                 "swaplab: io_uring disabled by SWAPLAB_NO_IO_URING; using pread/pwrite for %s\n",
                  path.c_str());
     return OpenPosixEngine(path, o);
   }
@@ -205,8 +209,10 @@ Result<std::unique_ptr<IoEngine>> OpenUringEngine(const std::string& path, Engin
   if (!file.ok()) return file.status();
   auto engine = std::make_unique<io::UringEngine>(std::move(file).value(), o);
   if (const int r = engine->Init(); r < 0) {
-    std::fprintf(stderr, "swaplab: io_uring unavailable (io_uring_queue_init: %s); using pread/pwrite for %s\n",
-                 std::strerror(-r), path.c_str());
+    std::fprintf(
+        stderr,
+        "swaplab: io_uring unavailable (io_uring_queue_init: %s); using pread/pwrite for %s\n",
+        std::strerror(-r), path.c_str());
     return OpenPosixEngine(path, o);
   }
   return std::unique_ptr<IoEngine>(std::move(engine));
