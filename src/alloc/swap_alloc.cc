@@ -176,10 +176,16 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
     return 0;
   };
 
+  auto frag_len = [&](int order) {
+    SpinGuard g(d.lock);
+    return d.frag[order].len;
+  };
   bool restart = true;
   while (found == 0 && !abort && restart) {
     restart = false;
-    uint64_t nonfull_failed = 0;
+    // §10.2 step 4: the frag clusters counted before the nonfull clusters
+    // that just failed were moved there.
+    uint64_t moved_to_frag = 0;
     for (SearchStep step : policy.search) {
       switch (step) {
         case SearchStep::kFreeIfDiscard:
@@ -192,7 +198,12 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
           if (!d.page_discard) found = scan(ListId::kFree, 0, false, nullptr);
           break;
         case SearchStep::kNonfull:
-          if (k < pmd_order) found = scan(ListId::kNonfull, k, true, &nonfull_failed);
+          if (k < pmd_order) {
+            const uint64_t before = frag_len(k);
+            found = scan(ListId::kNonfull, k, true, nullptr);
+            const uint64_t after = frag_len(k);
+            moved_to_frag = after > before ? after - before : 0;
+          }
           break;
         case SearchStep::kReclaimFull:
           if (VmSwapFull()) ReclaimFull(d, false);
@@ -202,12 +213,8 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
           break;
         case SearchStep::kFragAll:
           if (k < pmd_order) {
-            uint64_t n;
-            {
-              SpinGuard g(d.lock);
-              n = d.frag[k].len;
-            }
-            n = n > nonfull_failed ? n - nonfull_failed : 0;
+            uint64_t n = frag_len(k);
+            n = n > moved_to_frag ? n - moved_to_frag : 0;
             for (uint64_t i = 0; i < n && found == 0 && !abort; ++i)
               found = scan(ListId::kFrag, k, false, nullptr);
           }
@@ -431,11 +438,14 @@ Status SwapSystem::FolioAllocSwap(CpuId cpu, Folio& folio) {
         Bump(ok ? pc.stats.fast_path_hits : pc.stats.fast_path_misses);
       }
       if (!ok) ok = s.AllocSlow(rq, &out);
-      if (!ok) Bump(pc.stats.alloc_failures);
       pc.lock.Unlock();
     }
     if (ok || k != 0 || !s.policy.sync_discard_retry || !s.SyncDiscard()) break;
     s.sync_discard_retries.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!ok) {  // counted once, for the call that returns -ENOMEM
+    SpinGuard g(pc.lock);
+    Bump(pc.stats.alloc_failures);
   }
   s.MaybeRunDeferred();
   if (!ok) return Status(-ENOMEM, "folio_alloc_swap: no free swap slots for an order-" +

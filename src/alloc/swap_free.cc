@@ -28,6 +28,7 @@ bool InCacheAndLocked(const Folio& f, const char* op, Status* st) {
 
 // Real count of slot i, extend table included (§1.4).
 uint32_t SwapSystem::State::SlotCount(const SwapCluster& c, uint32_t i) const {
+  if (!c.table) return 0;  // a free cluster: every slot EMPTY
   const uint32_t inline_count = slot::Count(c.table[i]);
   if (inline_count == static_cast<uint32_t>(count_max) && c.extend) return c.extend[i];
   return inline_count;

@@ -98,14 +98,18 @@ int SwapSystem::State::DoDiscard(SwapDevice& d) {
 
 // Runs the discard work and the reclaim work of every device that has
 // them pending (Appendix A: a defined point).
+// Work that schedules more work (a reclaim that frees a cluster on a
+// discard device) is run too, until none is left.
 void SwapSystem::State::RunDeferred() {
-  work_pending.store(false, std::memory_order_release);
-  for (int t = 0; t < nr_swapfiles.load(std::memory_order_acquire); ++t) {
-    SwapDevice* d = records[t].get();
-    if (d == nullptr || !d->TryGet()) continue;
-    if (d->discard_pending.exchange(false, std::memory_order_acq_rel)) DoDiscard(*d);
-    if (d->reclaim_pending.exchange(false, std::memory_order_acq_rel)) ReclaimFull(*d, true);
-    d->Put();
+  for (int round = 0; round < 16 && work_pending.exchange(false, std::memory_order_acq_rel);
+       ++round) {
+    for (int t = 0; t < nr_swapfiles.load(std::memory_order_acquire); ++t) {
+      SwapDevice* d = records[t].get();
+      if (d == nullptr || !d->TryGet()) continue;
+      if (d->reclaim_pending.exchange(false, std::memory_order_acq_rel)) ReclaimFull(*d, true);
+      if (d->discard_pending.exchange(false, std::memory_order_acq_rel)) DoDiscard(*d);
+      d->Put();
+    }
   }
 }
 

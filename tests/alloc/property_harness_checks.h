@@ -414,7 +414,6 @@ inline bool Harness::AllocMayReclaim() const {
 
 inline bool Harness::Order0MustSucceed() const {
   if (AllocMayReclaim()) return false;
-  for (SearchStep step : policy_.search) if (step == SearchStep::kFragAll) return false;  // TEMP-TRIAGE
   for (const auto& [t, s] : scan_) {
     if (s.empty > 0) return true;
   }
@@ -627,7 +626,7 @@ inline void Harness::CheckAll() {
                 "total_swap_pages " + std::to_string(sys_->total_swap_pages()) +
                     ", Σ pages = " + std::to_string(total) + " (G1)");
   HARNESS_CHECK(sys_->storage_suspended() == suspended_, "storage_suspended()");
-  if (cfg_.inline_work && false) {  // TEMP-TRIAGE
+  if (cfg_.inline_work) {
     HARNESS_CHECK(!sys_->HasDeferredWork(),
                   "deferred work left pending with run_deferred_work_inline");
   }

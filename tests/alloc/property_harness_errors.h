@@ -190,7 +190,6 @@ inline void Harness::OpError(const OpSpec& op) {
           // A free slot held by a per-CPU slot cache is CACHED count 0, which
           // §3.2 lets dup: only a really EMPTY slot must be refused.
           if (sys_->Slot(e)->kind != SlotKind::kEmpty) return;
-          if (!sys_->Cluster(e.type, e.offset / C())->has_table) return;  // TEMP-TRIAGE
           ExpectRejected("SwapDupEntryDirect(free " + ToString(e) + ")", -ENOENT,
                          [&] { return sys_->SwapDupEntryDirect(e); });
           return;

@@ -117,8 +117,8 @@ inline void Harness::OpAlloc(const OpSpec& op) {
     desc_ += " -> " + ToString(f.swap());
     CheckSelection(sel, f.swap(), k);
     AcceptAllocation(fi, "FolioAllocSwap");
-    HARNESS_CHECK(true || after.alloc_failures == before.alloc_failures,
-                  "alloc_failures counted on success");  // TEMP-TRIAGE
+    HARNESS_CHECK(after.alloc_failures == before.alloc_failures,
+                  "alloc_failures counted although FolioAllocSwap succeeded (§7)");
     HARNESS_CHECK(after.pswpout == before.pswpout, "pswpout counted at allocation time (§7)");
     return;
   }
@@ -567,7 +567,6 @@ inline void Harness::OpRunDeferred(const OpSpec& op) {
   desc_ += sys_->HasDeferredWork() ? " (pending)" : " (idle)";
   const auto full_before = FullClusters();
   sys_->RunDeferredWork();
-  sys_->RunDeferredWork();  // TEMP-TRIAGE
   ReconcileVanished(Vanish::kFullClusters, {}, &full_before);
   HARNESS_CHECK(!sys_->HasDeferredWork(), "RunDeferredWork left work pending");
   for (const auto& [t, d] : devs_) {
@@ -589,8 +588,7 @@ inline void Harness::OpHibAlloc(const OpSpec& op) {
   if (devs_.empty()) return;
   const int t = std::next(devs_.begin(), op.a % devs_.size())->first;
   const int cpu = PickCpu(op.c);
-  bool must = !AllocMayReclaim() && scan_.at(t).empty_not_discard > 0;
-  for (SearchStep step : policy_.search) if (step == SearchStep::kFragAll) must = false;  // TEMP-TRIAGE
+  const bool must = !AllocMayReclaim() && scan_.at(t).empty_not_discard > 0;
   desc_ += " type " + std::to_string(t) + " cpu " + std::to_string(cpu);
   const SwapEntry e = sys_->AllocHibernationSlot(cpu, t);
   ReconcileVanished(Vanish::kAny, {}, nullptr, t);
