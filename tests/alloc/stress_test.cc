@@ -163,6 +163,10 @@ struct StressParam {
   bool inline_work;
 };
 
+void PrintTo(const StressParam& p, std::ostream* os) {
+  *os << p.preset << (p.inline_work ? " inline" : " deferred");
+}
+
 std::string ParamName(const ::testing::TestParamInfo<StressParam>& info) {
   std::string n = info.param.preset + (info.param.inline_work ? "_inline" : "_deferred");
   for (char& c : n) {
