@@ -187,7 +187,11 @@ struct Sources {
 
 // The steady-state pair on one CPU: free the oldest folio, allocate one;
 // `live` folios stay in the swap cache.
-void RunPair(benchmark::State& state, const std::string& preset, int order, int live) {
+// held: every folio lock is held by the caller for the whole run (as
+// reclaim holds it across its work on a folio), so only the allocator's own
+// cost is timed; otherwise each call takes and drops it.
+void RunPair(benchmark::State& state, const std::string& preset, int order, int live,
+             bool held = false) {
   auto sys = MakeSystem(state, preset, /*nr_cpus=*/2, kPages4GiB);
   if (!sys) return;
   constexpr CpuId kCpu = 0;
@@ -196,15 +200,17 @@ void RunPair(benchmark::State& state, const std::string& preset, int order, int 
     state.SkipWithError(st.ToString().c_str());
     return;
   }
+  if (held) ring.LockAll();
+  auto cycle = [&] { return held ? ring.CycleHeld(*sys, kCpu) : ring.Cycle(*sys, kCpu); };
   for (int i = 0; i < kWarmupPairs; ++i) {
-    if (!ring.Cycle(*sys, kCpu)) {
+    if (!cycle()) {
       state.SkipWithError("warm-up pair failed");
       return;
     }
   }
   const SwapCounters before = sys->counters();
   for (auto _ : state) {
-    if (!ring.Cycle(*sys, kCpu)) {
+    if (!cycle()) {
       state.SkipWithError("free + allocate pair failed");
       break;
     }
@@ -212,37 +218,13 @@ void RunPair(benchmark::State& state, const std::string& preset, int order, int 
   const SwapCounters after = sys->counters();
   Sources::Between(before, after, static_cast<double>(state.iterations())).Report(state);
   state.SetItemsProcessed(state.iterations());
+  if (held) ring.UnlockAll();
   ring.Drain(*sys);
 }
 
-// The pair with the folio locks held by the caller throughout.
-void RunPairHeld(benchmark::State& state, int order, int live) {
-  auto sys = MakeSystem(state, kGoalPreset, /*nr_cpus=*/2, kPages4GiB);
-  if (!sys) return;
-  constexpr CpuId kCpu = 0;
-  FolioRing ring(live, order);
-  if (Status st = ring.Fill(*sys, kCpu); !st.ok()) {
-    state.SkipWithError(st.ToString().c_str());
-    return;
-  }
-  ring.LockAll();
-  for (int i = 0; i < kWarmupPairs; ++i) (void)ring.CycleHeld(*sys, kCpu);
-  const SwapCounters before = sys->counters();
-  for (auto _ : state) {
-    if (!ring.CycleHeld(*sys, kCpu)) {
-      state.SkipWithError("free + allocate pair failed");
-      break;
-    }
-  }
-  const SwapCounters after = sys->counters();
-  Sources::Between(before, after, static_cast<double>(state.iterations())).Report(state);
-  state.SetItemsProcessed(state.iterations());
-  ring.UnlockAll();
-  ring.Drain(*sys);
-}
-void BM_Order0PairHeld(benchmark::State& state) { RunPairHeld(state, 0, static_cast<int>(state.range(0))); }
+void BM_Order0PairHeld(benchmark::State& state) { RunPair(state, kGoalPreset, 0, static_cast<int>(state.range(0)), /*held=*/true); }
 BENCHMARK(BM_Order0PairHeld)->Arg(kRingPages);
-void BM_Order4PairHeld(benchmark::State& state) { RunPairHeld(state, 4, static_cast<int>(state.range(0))); }
+void BM_Order4PairHeld(benchmark::State& state) { RunPair(state, kGoalPreset, 4, static_cast<int>(state.range(0)), /*held=*/true); }
 BENCHMARK(BM_Order4PairHeld)->Arg(kRingPages >> 4);
 
 // Argument: live folios (the goal figures use kRingPages pages).
