@@ -255,16 +255,21 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
   }
   if (d.inuse_pages() != 0) {
     // Re-enable exactly as swapon's last step (§5.2 step 4).
-    std::lock_guard g(s.swap_lock);
-    s.nr_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
-    s.total_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
-    d.active = true;
-    InsertByPrio(s.active, s, type);
     {
-      SpinGuard lg(d.lock);
-      d.writeok.store(true, std::memory_order_release);
+      std::lock_guard g(s.swap_lock);
+      s.nr_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
+      s.total_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
+      d.active = true;
+      InsertByPrio(s.active, s, type);
+      {
+        SpinGuard lg(d.lock);
+        d.writeok.store(true, std::memory_order_release);
+      }
+      s.AddToAvail(d);
     }
-    s.AddToAvail(d);
+    // Draining the slot caches and reclaiming above may have scheduled
+    // discard or reclaim work; it runs at this call's end (Appendix A).
+    s.MaybeRunDeferred();
     return Status(-EBUSY, "swapoff: " + std::to_string(d.inuse_pages()) + " slots of device " +
                               std::to_string(type) + " are still in use after unuse");
   }
@@ -285,24 +290,29 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     }
   }
   // Step 6: free the record.
-  std::lock_guard g(s.swap_lock);
-  if (!d.ssd) s.nr_rotate_swap.fetch_sub(1);
-  if (d.prio < 0 && !s.policy.default_prio_round_robin) {
-    // Older kernels renumber the default priorities below it.
-    for (int t = 0; t < kMaxSwapfiles; ++t) {
-      SwapDevice* o = s.records[t].get();
-      if (o->used && o != &d && o->prio < d.prio) {
-        SpinGuard ag(s.avail_lock);
-        ++o->prio;
+  {
+    std::lock_guard g(s.swap_lock);
+    if (!d.ssd) s.nr_rotate_swap.fetch_sub(1);
+    if (d.prio < 0 && !s.policy.default_prio_round_robin) {
+      // Older kernels renumber the default priorities below it.
+      for (int t = 0; t < kMaxSwapfiles; ++t) {
+        SwapDevice* o = s.records[t].get();
+        if (o->used && o != &d && o->prio < d.prio) {
+          SpinGuard ag(s.avail_lock);
+          ++o->prio;
+        }
       }
+      ++s.least_priority;
     }
-    ++s.least_priority;
+    d.clusters.reset();
+    d.nr_clusters = 0;
+    d.hib_reserve_start = d.hib_reserve_nr = 0;
+    d.pcp_next.reset();
+    d.used = false;
   }
-  d.clusters.reset();
-  d.nr_clusters = 0;
-  d.hib_reserve_start = d.hib_reserve_nr = 0;
-  d.pcp_next.reset();
-  d.used = false;
+  // Work scheduled on other devices while step 4 drained the slot caches
+  // runs at this call's end (Appendix A).
+  s.MaybeRunDeferred();
   return Status::Ok();
 }
 

@@ -451,12 +451,6 @@ inline void Harness::CheckSelection(const Selection& before, SwapEntry got, int 
     return;
   }
   if (!before.exact || via_hint) return;
-  // With the rotating frag scan (§10.2 step 4) the budget subtracts every
-  // nonfull cluster that failed, also those that went FULL, so the only
-  // frag cluster with room can be skipped (the old kernel's `frags` count).
-  for (SearchStep step : policy_.search) {
-    if (step == SearchStep::kFragAll) return;
-  }
   // Order 0 walks the avail list by priority and cannot fail on a device
   // with an EMPTY slot outside the discard list (§2.3, §2.4).
   int top = INT32_MIN;

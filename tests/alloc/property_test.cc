@@ -46,7 +46,7 @@ namespace swaplab::alloc::model {
 namespace {
 
 #ifdef SWAPLAB_SANITIZED
-constexpr const char* kDefaultParams = "seed=20260914 max_success=25 max_size=100";
+constexpr const char* kDefaultParams = "seed=20260914 max_success=100 max_size=100";
 #else
 constexpr const char* kDefaultParams = "seed=20260914 max_success=400 max_size=100";
 #endif

@@ -13,7 +13,7 @@
 // == total_swap_pages) and every device must swap off cleanly.
 //
 // Scale: ≥ 10^6 API calls per configuration in the release build, 1/4
-// under ThreadSanitizer, 1/10 under AddressSanitizer. SWAPLAB_STRESS_SCALE (a factor) and
+// under ThreadSanitizer, 1/2 under AddressSanitizer. SWAPLAB_STRESS_SCALE (a factor) and
 // SWAPLAB_STRESS_SEED override.
 #include <gtest/gtest.h>
 
@@ -49,7 +49,7 @@ namespace {
 #if defined(SWAPLAB_TSAN)
 constexpr double kDefaultScale = 0.25;
 #elif defined(SWAPLAB_ASAN)
-constexpr double kDefaultScale = 0.1;
+constexpr double kDefaultScale = 0.5;
 #else
 constexpr double kDefaultScale = 1.0;
 #endif
