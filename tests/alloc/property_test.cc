@@ -1,6 +1,7 @@
 // Property tests of SwapSystem against a reference model (allocator spec §8).
 //
-// Each property generates a small system (cluster_shift 3..5, 1-3 devices of
+// Each property generates a small system (cluster_shift 3..5, or 9 with
+// orders 0..9 in KernelClusterSizeAllOrdersMatchModel; 1-3 devices of
 // 2-8 clusters with random SSD / block device / discard / priority / bad
 // pages) and a random sequence of operations, then replays the sequence
 // under every policy preset, checking after every step (property_harness.h):
@@ -206,6 +207,16 @@ RC_GTEST_PROP(SwapSystemModel, NearFullDevicesMatchModel, ()) {
 RC_GTEST_PROP(SwapSystemModel, SwaponSwapoffAndHibernationMatchModel, ()) {
   const CaseConfig cfg = *GenConfig();
   const std::vector<OpSpec> ops = GenProgram(LifecycleWeights(), 1.5);
+  RunUnderEveryPreset(cfg, ops);
+}
+
+// The kernel's own geometry: 512-slot clusters, so every order 0..9 of
+// allocator spec §2 (PMD-sized folios included) meets the model. Fewer
+// cases than the small-cluster properties: each checks 4-16 Ki slots a step.
+RC_GTEST_PROP(SwapSystemModel, KernelClusterSizeAllOrdersMatchModel, ()) {
+  CaseConfig cfg = *GenConfig();
+  cfg.cluster_shift = 9;
+  const std::vector<OpSpec> ops = GenProgram(MixedWeights(), 1.0);
   RunUnderEveryPreset(cfg, ops);
 }
 
