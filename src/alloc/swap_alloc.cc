@@ -1,6 +1,7 @@
 // Allocation: the per-CPU fast path, the slow path with device selection,
 // the per-device search, the in-cluster scan and the commit (allocator
 // spec §2).
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -466,6 +467,12 @@ Result<SwapOutResult> SwapSystem::SwapOutFolio(CpuId cpu, Folio& folio,
       return Status(-EINVAL, "swap out: split pages must be unlocked order-0 folios out of the "
                              "swap cache");
   }
+  {
+    std::vector<const Folio*> sorted(split_pages.begin(), split_pages.end());
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return Status(-EINVAL, "swap out: the same folio is listed twice among the split pages");
+  }
   Status st = FolioAllocSwap(cpu, folio);
   if (st.ok()) {
     s.swpout[k].fetch_add(1, std::memory_order_relaxed);
@@ -480,15 +487,19 @@ Result<SwapOutResult> SwapSystem::SwapOutFolio(CpuId cpu, Folio& folio,
   // Mirrors shrink_folio_list(): split, count the fallback, retry at order 0.
   if (k == s.pmd_order) s.thp_swpout_fallback.fetch_add(1, std::memory_order_relaxed);
   s.swpout_fallback[k].fetch_add(1, std::memory_order_relaxed);
+  // split_folio_to_list() hands back the new folios locked, and reclaim
+  // keeps them locked until each is written: so no placement of this call
+  // can reclaim a page placed earlier in it (TryReclaim only trylocks).
   SwapOutResult res{true, 0};
+  for (Folio* p : split_pages) p->Lock();
   for (Folio* p : split_pages) {
-    FolioLockGuard g(*p);
     if (FolioAllocSwap(cpu, *p).ok()) {
       s.swpout[0].fetch_add(1, std::memory_order_relaxed);
       s.pswpout.fetch_add(1, std::memory_order_relaxed);
       ++res.pages_placed;
     }
   }
+  for (Folio* p : split_pages) p->Unlock();
   return res;
 }
 

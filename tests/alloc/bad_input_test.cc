@@ -80,6 +80,22 @@ TEST_F(BadInput, Alloc_2_1_FolioAlreadyInSwapCache) {
   ExpectUnchanged();
 }
 
+// §2.10 caller contract (swap_system.h): each split page listed once; a
+// page listed twice would be locked twice for the call.
+TEST_F(BadInput, SwapOut_2_10_SplitPageListedTwice) {
+  Folio& f = h.NewFolio(1);
+  Folio& p0 = h.NewFolio(0);
+  Folio* const twice[] = {&p0, &p0};
+  FolioLockGuard g(f);
+  auto r = h.sys.SwapOutFolio(0, f, twice);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), -EINVAL);
+  EXPECT_NE(r.status().message().find("twice"), std::string::npos) << r.status().ToString();
+  EXPECT_FALSE(p0.locked());
+  EXPECT_FALSE(f.in_swap_cache());
+  ExpectUnchanged();
+}
+
 // §3.3: put needs count > 0 — a free slot, and a double free.
 TEST_F(BadInput, Put_3_3_PutOfFreeSlot) {
   EXPECT_ERRNO_IN(h.sys.SwapPutEntriesDirect(SwapEntry{t, 9}), -EINVAL, -ENOENT);

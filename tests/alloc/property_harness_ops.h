@@ -200,10 +200,9 @@ inline void Harness::OpSwapOut(const OpSpec& op) {
     HARNESS_CHECK(!must,
                   "large folio split although every avail device is a block device with a FREE "
                   "cluster (§2.3, §2.4)");
-    // A placed split page is unlocked and cache-only, so a later placement
-    // of the same call may reclaim it when vm_swap_full() (§2.7): cached
-    // pages can be fewer than placed ones.
-    HARNESS_CHECK(placed <= r->pages_placed && r->pages_placed <= n,
+    // The split pages stay locked for the whole call (as reclaim holds
+    // them), so no later placement of the call reclaims an earlier one.
+    HARNESS_CHECK(placed == r->pages_placed && r->pages_placed <= n,
                   "pages_placed " + std::to_string(r->pages_placed) + " but " +
                       std::to_string(placed) + " split pages cached");
     HARNESS_CHECK(after.swpout_fallback[k] == before.swpout_fallback[k] + 1,

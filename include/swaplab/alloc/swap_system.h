@@ -189,8 +189,14 @@ class SwapSystem {
   // failure of a large folio, count swpout_fallback (and thp_swpout_
   // fallback at PMD order), split, and allocate each page at order 0 in
   // page order using split_pages[i] (2^order unlocked order-0 folios, page
-  // 0 first; `folio` itself is left out of the cache). Successful
-  // placements count swpout / pswpout as written.
+  // 0 first, each listed once; `folio` itself is left out of the cache).
+  // The split pages stay locked for the whole call, as reclaim holds them,
+  // so no placement reclaims a page placed earlier in the same call.
+  // Successful placements count swpout / pswpout as written. "Nothing
+  // placed" is not an error: an order-0 folio without a slot returns
+  // {split = false, pages_placed = 0} (reclaim keeps the page), and a split
+  // folio reports how many of its pages got a slot. Errors: -EINVAL (bad
+  // arguments, changes nothing); never -ENOMEM.
   Result<SwapOutResult> SwapOutFolio(CpuId cpu, Folio& folio,
                                      std::span<Folio* const> split_pages = {});
 
