@@ -5,66 +5,8 @@
 
 namespace swaplab::alloc {
 
-void SwapSystem::State::ListAppendLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) {
-  const auto idx = static_cast<uint32_t>(ClusterIndex(d, c));
-  c.prev = l.tail;
-  c.next = kNil;
-  if (l.tail == kNil) {
-    l.head = idx;
-  } else {
-    d.clusters[l.tail].next = idx;
-  }
-  l.tail = idx;
-  ++l.len;
-  c.listed = true;
-}
-
-void SwapSystem::State::ListRemoveLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) {
-  if (c.prev == kNil) {
-    l.head = c.next;
-  } else {
-    d.clusters[c.prev].next = c.next;
-  }
-  if (c.next == kNil) {
-    l.tail = c.prev;
-  } else {
-    d.clusters[c.next].prev = c.prev;
-  }
-  c.prev = c.next = kNil;
-  --l.len;
-  c.listed = false;
-}
-
-ClusterList* SwapSystem::State::ListOfLocked(SwapDevice& d, const SwapCluster& c) {
-  switch (c.flag) {
-    case ClusterFlag::kFree: return &d.free_list;
-    case ClusterFlag::kNonfull: return &d.nonfull[c.order];
-    case ClusterFlag::kFrag: return &d.frag[c.order];
-    case ClusterFlag::kFull: return &d.full_list;
-    case ClusterFlag::kDiscard: return &d.discard_list;
-    case ClusterFlag::kNone: break;
-  }
-  return nullptr;
-}
-
-ClusterList& SwapSystem::State::ListLocked(SwapDevice& d, ListId list, int order) {
-  switch (list) {
-    case ListId::kFree: return d.free_list;
-    case ListId::kNonfull: return d.nonfull[order];
-    case ListId::kFrag: return d.frag[order];
-    case ListId::kFull: return d.full_list;
-    case ListId::kDiscard: break;
-  }
-  return d.discard_list;
-}
-
-// Every list move: cluster lock held, device lock taken inside (§9).
-void SwapSystem::State::MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to) {
-  SpinGuard g(d.lock);
-  if (c.listed) ListRemoveLocked(d, *ListOfLocked(d, c), c);
-  c.flag = to;
-  if (to != ClusterFlag::kNone) ListAppendLocked(d, *ListOfLocked(d, c), c);
-}
+// The list operations, MoveCluster, PartialFreeCluster and Relocate are
+// inline in system_state.h (the per-CPU fast path runs two moves a pair).
 
 void SwapSystem::State::AllocTable(SwapCluster& c) {
   c.table = std::make_unique<uint64_t[]>(cluster_size);
@@ -77,7 +19,7 @@ SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id, int order)
   SwapCluster* found = nullptr;
   {
     SpinGuard g(d.lock);
-    ClusterList& list = ListLocked(d, id, order);
+    ClusterList& list = d.lists[ListIndex(id, order)];
     for (uint32_t i = list.head; i != kNil; i = d.clusters[i].next) {
       SwapCluster& c = d.clusters[i];
       if (c.lock.TryLock()) {
@@ -108,26 +50,6 @@ void SwapSystem::State::FreeCluster(SwapDevice& d, SwapCluster& c) {
   c.extend.reset();
   MoveCluster(d, c, ClusterFlag::kFree);  // leaves its list by its old order
   c.order = 0;
-}
-
-// Mirrors partial_free_cluster().
-void SwapSystem::State::PartialFreeCluster(SwapDevice& d, SwapCluster& c) {
-  if (c.flag != ClusterFlag::kNonfull) MoveCluster(d, c, ClusterFlag::kNonfull);
-}
-
-// Mirrors relocate_cluster(): after every scan of a cluster (§2.8).
-void SwapSystem::State::Relocate(SwapDevice& d, SwapCluster& c) {
-  if (c.flag == ClusterFlag::kDiscard) return;
-  // RFC patch 5: a partly returned whole hibernation cluster stays off
-  // every list until all of it is back.
-  if (!c.table && c.count > 0 && c.count < cluster_size) return;
-  if (c.count == 0) {
-    if (c.flag != ClusterFlag::kFree) FreeCluster(d, c);
-  } else if (c.count < cluster_size) {
-    if (c.flag != ClusterFlag::kFrag) MoveCluster(d, c, ClusterFlag::kFrag);
-  } else if (c.flag != ClusterFlag::kFull) {
-    MoveCluster(d, c, ClusterFlag::kFull);
-  }
 }
 
 void SwapSystem::State::ScheduleDiscard(SwapDevice& d) {

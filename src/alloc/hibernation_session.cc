@@ -19,7 +19,7 @@ void SwapSystem::State::HibReturnClaimedLocked() {
     SpinGuard cg(c.lock);
     SpinGuard dg(d.lock);
     c.hib_claimed = false;
-    ListAppendLocked(d, d.free_list, c);  // flag is still FREE
+    ListAppendLocked(d, d.free_list(), c);  // flag is still FREE
   }
   hib_private.clear();
 }
@@ -79,9 +79,9 @@ SwapSystem::HibernationRun SwapSystem::AllocHibernationRun(CpuId cpu) {
     // hib_take_free: claim the entire free list, only while suspended.
     if (s.hib_private.empty() && s.suspended.load(std::memory_order_acquire)) {
       SpinGuard dg(d.lock);
-      while (d.free_list.head != kNil) {
-        SwapCluster& c = d.clusters[d.free_list.head];
-        s.ListRemoveLocked(d, d.free_list, c);
+      while (d.free_list().head != kNil) {
+        SwapCluster& c = d.clusters[d.free_list().head];
+        s.ListRemoveLocked(d, d.free_list(), c);
         c.hib_claimed = true;
         s.hib_private.push_back(static_cast<uint32_t>(s.ClusterIndex(d, c)));
       }
@@ -98,7 +98,6 @@ SwapSystem::HibernationRun SwapSystem::AllocHibernationRun(CpuId cpu) {
         c.order = 0;
         c.count = s.cluster_size;  // no table: never usable by the allocator
         s.SwapUsageAdd(d, s.cluster_size);
-        s.nr_swap_pages.fetch_sub(s.cluster_size, std::memory_order_relaxed);
         s.MoveCluster(d, c, ClusterFlag::kFull);
       }
       return {SwapEntry{type, static_cast<uint64_t>(i) << s.cluster_shift}, s.cluster_size};
@@ -137,7 +136,6 @@ Status SwapSystem::FreeHibernationRun(SwapEntry first, uint64_t nr) {
       } else if (!c.table) {
         s.MoveCluster(*d, c, ClusterFlag::kNone);  // off the full list
         c.count -= static_cast<uint32_t>(end - off);
-        s.nr_swap_pages.fetch_add(static_cast<int64_t>(end - off), std::memory_order_relaxed);
         s.SwapUsageSub(*d, end - off);
         if (c.count == 0) {
           c.hib_whole = false;

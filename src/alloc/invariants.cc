@@ -58,12 +58,12 @@ InvariantReport SwapSystem::CheckInvariants() const {
       if (n != l.len || prev != l.tail) return ck.Fail("C2", "device " + std::to_string(t) + " list " + name + " length or tail is wrong");
       return true;
     };
-    walk(d.free_list, ClusterFlag::kFree, -1, "free");
-    walk(d.full_list, ClusterFlag::kFull, -1, "full");
-    walk(d.discard_list, ClusterFlag::kDiscard, -1, "discard");
+    walk(d.free_list(), ClusterFlag::kFree, -1, "free");
+    walk(d.full_list(), ClusterFlag::kFull, -1, "full");
+    walk(d.discard_list(), ClusterFlag::kDiscard, -1, "discard");
     for (int k = 0; k <= s.pmd_order; ++k) {
-      walk(d.nonfull[k], ClusterFlag::kNonfull, k, "nonfull");
-      walk(d.frag[k], ClusterFlag::kFrag, k, "frag");
+      walk(d.nonfull(k), ClusterFlag::kNonfull, k, "nonfull");
+      walk(d.frag(k), ClusterFlag::kFrag, k, "frag");
     }
     if (!ck.report.ok()) return ck.report;
 
@@ -207,7 +207,7 @@ InvariantReport SwapSystem::CheckInvariants() const {
   }
   // G1, G2, G3
   if (s.total_swap_pages.load() != total_expect) return (ck.Fail("G1", "total_swap_pages " + std::to_string(s.total_swap_pages.load()) + " but active devices have " + std::to_string(total_expect)), ck.report);
-  if (s.nr_swap_pages.load() != nr_expect) return (ck.Fail("G2", "nr_swap_pages " + std::to_string(s.nr_swap_pages.load()) + " but devices say " + std::to_string(nr_expect)), ck.report);
+  if (s.NrSwapPages() != nr_expect) return (ck.Fail("G2", "nr_swap_pages " + std::to_string(s.NrSwapPages()) + " but devices say " + std::to_string(nr_expect)), ck.report);
   SpinGuard ag(s.avail_lock);
   for (size_t i = 0; i < s.avail.size(); ++i) {
     const SwapDevice& d = *s.records[s.avail[i]];

@@ -9,7 +9,7 @@ namespace swaplab::alloc {
 // Mirrors check_cache_active(): active while free swap is plentiful;
 // deactivation drains every CPU's cache.
 void SwapSystem::State::SlotCacheCheckActive() {
-  const int64_t nr = nr_swap_pages.load(std::memory_order_relaxed);
+  const int64_t nr = NrSwapPages();
   const int64_t per_all = static_cast<int64_t>(policy.slot_cache_batch) * opts.nr_cpus;
   const bool active = slot_cache_active.load(std::memory_order_acquire);
   if (!active && nr > 5 * per_all) {

@@ -17,7 +17,7 @@ enum class RangeCheck { kOk, kBusy, kNeedsReclaim };
 // Mirrors mm/swapfile.c: swap_alloc_fast(). Runs under the CPU-local lock.
 // ScanCluster releases the cluster lock taken here (hand-off the analysis
 // cannot follow).
-bool SwapSystem::State::AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry* out)
+[[gnu::flatten]] bool SwapSystem::State::AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry* out)
     NO_THREAD_SAFETY_ANALYSIS {
   const int k = rq.order;
   const int type = pc.dev[k];
@@ -179,7 +179,7 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
 
   auto frag_len = [&](int order) {
     SpinGuard g(d.lock);
-    return d.frag[order].len;
+    return d.frag(order).len;
   };
   bool restart = true;
   while (found == 0 && !abort && restart) {
@@ -245,12 +245,17 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& 
 
 // Mirrors cluster_scan_range(): EMPTY is fine; a cache-only slot only when
 // swap is more than half full, and then it must be reclaimed first (§2.7).
-static RangeCheck CheckRange(const SwapCluster& c, uint32_t first, uint32_t n, bool swap_full) {
+// vm_swap_full() is read only when a cache-only slot is met: it has no side
+// effects, and an all-EMPTY range (the fast path's case) needs no answer.
+static inline RangeCheck CheckRange(const SwapSystem::State& s, const SwapCluster& c,
+                                    uint32_t first, uint32_t n) {
+  const uint64_t e0 = c.table[first];
+  if (n == 1 && e0 == slot::kEmpty) return RangeCheck::kOk;  // order 0, free slot
   bool reclaim = false;
   for (uint32_t i = first; i < first + n; ++i) {
     const uint64_t e = c.table[i];
     if (e == slot::kEmpty) continue;
-    if (slot::Kind(e) == SlotKind::kCached && slot::Count(e) == 0 && swap_full) {
+    if (slot::Kind(e) == SlotKind::kCached && slot::Count(e) == 0 && s.VmSwapFull()) {
       reclaim = true;
       continue;
     }
@@ -263,6 +268,7 @@ static RangeCheck CheckRange(const SwapCluster& c, uint32_t first, uint32_t n, b
 // allocation; relocates the cluster and rewrites the hint (§2.6).
 // Entered with c locked, returns with it unlocked; drops and retakes it to
 // reclaim (not expressible to the analysis).
+// AllocFast is flattened, so the fast path runs an inlined copy.
 uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off,
                                         const AllocRequest& rq, bool* abort)
     NO_THREAD_SAFETY_ANALYSIS {
@@ -274,7 +280,7 @@ uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t 
   if (c.count + n <= cluster_size) {
     uint64_t o = off;
     while (o <= last) {
-      const RangeCheck r = CheckRange(c, static_cast<uint32_t>(o - start), n, VmSwapFull());
+      const RangeCheck r = CheckRange(*this, c, static_cast<uint32_t>(o - start), n);
       if (r == RangeCheck::kBusy) {
         o += n;
         continue;
@@ -302,7 +308,7 @@ uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t 
           }
         }
       }
-      if (!Commit(d, c, o, rq)) {
+      if (!Commit(d, c, start, o, rq)) {
         *abort = true;  // not WRITEOK: fail the whole device (§11 U7)
         goto finish;
       }
@@ -318,8 +324,18 @@ finish:
   return found;
 }
 
+// C5 seen at commit time (kept out of the inlined fast path).
+[[gnu::cold, gnu::noinline]] static void RecordOrderMismatch(SwapSystem::State& s, int order,
+                                                             uint64_t off, int type,
+                                                             int cluster_order) {
+  s.RecordViolation("C5: order-" + std::to_string(order) + " allocation at offset " +
+                    std::to_string(off) + " of device " + std::to_string(type) +
+                    " in a cluster of order " + std::to_string(cluster_order));
+}
+
 // Mirrors __swap_cluster_alloc_entries() + swap_range_alloc() (§2.8).
-bool SwapSystem::State::Commit(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq) {
+bool SwapSystem::State::Commit(SwapDevice& d, SwapCluster& c, uint64_t start, uint64_t off,
+                               const AllocRequest& rq) {
   if (!d.writeok.load(std::memory_order_acquire)) return false;
   const uint32_t n = 1u << rq.order;
   uint64_t e;
@@ -329,36 +345,17 @@ bool SwapSystem::State::Commit(SwapDevice& d, SwapCluster& c, uint64_t off, cons
     case CommitKind::kHibernation:
     default: e = policy.hibernation_hib_entry ? slot::Hib() : slot::Shadow(1); break;
   }
-  const uint64_t base = off - ClusterStart(d, c);
+  const uint64_t base = off - start;
   for (uint32_t i = 0; i < n; ++i) c.table[base + i] = e;
   if (c.count == 0) {
     c.order = static_cast<uint8_t>(rq.order);
   } else if (rq.order > 0 && c.order != rq.order) {
-    RecordViolation("C5: order-" + std::to_string(rq.order) + " allocation at offset " +
-                    std::to_string(off) + " of device " + std::to_string(d.type) +
-                    " in a cluster of order " + std::to_string(c.order));
+    RecordOrderMismatch(*this, rq.order, off, d.type, c.order);
   }
   c.count += n;
   if (rq.folio != nullptr) FolioAccess::SetSwap(*rq.folio, SwapEntry{d.type, off});
   SwapUsageAdd(d, n);
-  nr_swap_pages.fetch_sub(n, std::memory_order_relaxed);
   return true;
-}
-
-// Mirrors swap_usage_add(): the device leaves the avail list when it is
-// exactly full (§2.8 step 5).
-void SwapSystem::State::SwapUsageAdd(SwapDevice& d, uint64_t n) {
-  const uint64_t v = d.inuse.fetch_add(n, std::memory_order_acq_rel) + n;
-  if (v == d.pages) {
-    DelFromAvail(d, false);
-    if (VmSwapFull()) ScheduleReclaim(d);
-  }
-}
-
-// Mirrors swap_usage_sub(): back on the avail list once not full (§3.5).
-void SwapSystem::State::SwapUsageSub(SwapDevice& d, uint64_t n) {
-  const uint64_t v = d.inuse.fetch_sub(n, std::memory_order_acq_rel) - n;
-  if (v & kOffListBit) AddToAvail(d);
 }
 
 // Mirrors del_from_avail_list(): sets the off-list bit with a recheck.
@@ -412,20 +409,33 @@ bool SwapSystem::State::SyncDiscard() {
   return false;
 }
 
+// Why folio_alloc_swap refuses its arguments (kept out of the fast path).
+[[gnu::cold, gnu::noinline]] static Status AllocSwapArgError(CpuId cpu, int nr_cpus,
+                                                             const Folio& folio, int pmd_order) {
+  const int k = folio.order();
+  if (cpu < 0 || cpu >= nr_cpus)
+    return Status(-EINVAL, "folio_alloc_swap: cpu " + std::to_string(cpu) + " is not in [0, " +
+                               std::to_string(nr_cpus) + ")");
+  if (k < 0 || k > pmd_order)
+    return Status(-EINVAL, "folio_alloc_swap: order " + std::to_string(k) +
+                               " is larger than a cluster (order " + std::to_string(pmd_order) +
+                               ")");
+  if (!folio.locked()) return Status(-EINVAL, "folio_alloc_swap: the folio is not locked");
+  return Status(-EINVAL, "folio_alloc_swap: the folio is already in the swap cache at offset " +
+                             std::to_string(folio.swap().offset));
+}
+
+[[gnu::cold, gnu::noinline]] static Status AllocSwapNoMemory(int k) {
+  return Status(-ENOMEM, "folio_alloc_swap: no free swap slots for an order-" +
+                             std::to_string(k) + " folio");
+}
+
 Status SwapSystem::FolioAllocSwap(CpuId cpu, Folio& folio) {
   State& s = *s_;
-  if (cpu < 0 || cpu >= s.opts.nr_cpus)
-    return Status(-EINVAL, "folio_alloc_swap: cpu " + std::to_string(cpu) + " is not in [0, " +
-                               std::to_string(s.opts.nr_cpus) + ")");
   const int k = folio.order();
-  if (k < 0 || k > s.pmd_order)
-    return Status(-EINVAL, "folio_alloc_swap: order " + std::to_string(k) +
-                               " is larger than a cluster (order " +
-                               std::to_string(s.pmd_order) + ")");
-  if (!folio.locked()) return Status(-EINVAL, "folio_alloc_swap: the folio is not locked");
-  if (folio.in_swap_cache())
-    return Status(-EINVAL, "folio_alloc_swap: the folio is already in the swap cache at offset " +
-                               std::to_string(folio.swap().offset));
+  if (cpu < 0 || cpu >= s.opts.nr_cpus || k < 0 || k > s.pmd_order || !folio.locked() ||
+      folio.in_swap_cache()) [[unlikely]]
+    return AllocSwapArgError(cpu, s.opts.nr_cpus, folio, s.pmd_order);
   PerCpu& pc = s.cpus[cpu];
   const AllocRequest rq{cpu, k, &folio, CommitKind::kFolio};
   SwapEntry out;
@@ -449,8 +459,7 @@ Status SwapSystem::FolioAllocSwap(CpuId cpu, Folio& folio) {
     Bump(pc.stats.alloc_failures);
   }
   s.MaybeRunDeferred();
-  if (!ok) return Status(-ENOMEM, "folio_alloc_swap: no free swap slots for an order-" +
-                                      std::to_string(k) + " folio");
+  if (!ok) return AllocSwapNoMemory(k);
   return Status::Ok();
 }
 

@@ -12,17 +12,13 @@ std::string Where(const SwapDevice& d, uint64_t off) {
   return "device " + std::to_string(d.type) + " offset " + std::to_string(off);
 }
 
-bool InCacheAndLocked(const Folio& f, const char* op, Status* st) {
-  if (!f.locked()) {
-    *st = Status(-EINVAL, std::string(op) + ": the folio is not locked");
-    return false;
-  }
-  if (!f.in_swap_cache()) {
-    *st = Status(-EINVAL, std::string(op) + ": the folio is not in the swap cache");
-    return false;
-  }
-  return true;
+// Why a folio cannot be used by `op`: not locked, or not in the swap cache.
+[[gnu::cold, gnu::noinline]] Status NotInCacheOrUnlocked(const Folio& f, const char* op) {
+  if (!f.locked()) return Status(-EINVAL, std::string(op) + ": the folio is not locked");
+  return Status(-EINVAL, std::string(op) + ": the folio is not in the swap cache");
 }
+
+bool InCacheAndLocked(const Folio& f) { return f.locked() && f.in_swap_cache(); }
 
 }  // namespace
 
@@ -55,9 +51,12 @@ void SwapSystem::State::PutOneLocked(SwapCluster& c, uint32_t i) {
 // Mirrors __swap_cluster_free_entries() + swap_range_free() (§3.5).
 void SwapSystem::State::FreeSlotsLocked(SwapDevice& d, SwapCluster& c, uint64_t first, uint64_t n) {
   const uint64_t base = first - ClusterStart(d, c);
-  for (uint64_t i = 0; i < n; ++i) c.table[base + i] = slot::kEmpty;
+  if (n == 1) {
+    c.table[base] = slot::kEmpty;  // order 0: one store, not a memset call
+  } else {
+    for (uint64_t i = 0; i < n; ++i) c.table[base + i] = slot::kEmpty;
+  }
   c.count -= static_cast<uint32_t>(n);
-  nr_swap_pages.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
   SwapUsageSub(d, n);
   if (c.count == 0) {
     FreeCluster(d, c);
@@ -151,8 +150,8 @@ Status FolioRange(const SwapSystem::State& s, const Folio& f, int page, uint64_t
 // Mirrors folio_dup_swap(): unmapping adds one reference per mapping.
 Status SwapSystem::FolioDupSwap(Folio& folio, int page) {
   State& s = *s_;
+  if (!InCacheAndLocked(folio)) return NotInCacheOrUnlocked(folio, "folio_dup_swap");
   Status st;
-  if (!InCacheAndLocked(folio, "folio_dup_swap", &st)) return st;
   uint64_t first;
   uint32_t n;
   if (st = FolioRange(s, folio, page, &first, &n, "folio_dup_swap"); !st.ok()) return st;
@@ -165,8 +164,8 @@ Status SwapSystem::FolioDupSwap(Folio& folio, int page) {
 // Mirrors folio_put_swap(): −1 per slot, the folio stays cached.
 Status SwapSystem::FolioPutSwap(Folio& folio, int page) {
   State& s = *s_;
+  if (!InCacheAndLocked(folio)) return NotInCacheOrUnlocked(folio, "folio_put_swap");
   Status st;
-  if (!InCacheAndLocked(folio, "folio_put_swap", &st)) return st;
   uint64_t first;
   uint32_t n;
   if (st = FolioRange(s, folio, page, &first, &n, "folio_put_swap"); !st.ok()) return st;
@@ -260,10 +259,9 @@ Status SwapSystem::SwapPutEntriesDirect(SwapEntry entry, uint64_t nr) {
 
 // Reclaim removes a folio from the swap cache (kernel: __remove_mapping →
 // __swap_cache_del_folio). Refused while storage is suspended (O4).
-Status SwapSystem::SwapCacheDelFolio(Folio& folio) {
+[[gnu::flatten]] Status SwapSystem::SwapCacheDelFolio(Folio& folio) {
   State& s = *s_;
-  Status st;
-  if (!InCacheAndLocked(folio, "swap_cache_del_folio", &st)) return st;
+  if (!InCacheAndLocked(folio)) return NotInCacheOrUnlocked(folio, "swap_cache_del_folio");
   if (s.suspended.load(std::memory_order_acquire))
     return Status(-EBUSY, "swap_cache_del_folio: storage is suspended; no folio leaves the swap "
                           "cache (allocator spec §4.6)");

@@ -75,9 +75,9 @@ void SwapSystem::State::ReclaimFull(SwapDevice& d, bool force) NO_THREAD_SAFETY_
 int SwapSystem::State::DoDiscard(SwapDevice& d) {
   int done = 0;
   d.lock.Lock();
-  while (d.discard_list.head != kNil) {
-    SwapCluster& c = d.clusters[d.discard_list.head];
-    ListRemoveLocked(d, d.discard_list, c);  // flag stays DISCARD
+  while (d.discard_list().head != kNil) {
+    SwapCluster& c = d.clusters[d.discard_list().head];
+    ListRemoveLocked(d, d.discard_list(), c);  // flag stays DISCARD
     d.lock.Unlock();
     if (d.sink != nullptr) d.sink->Discard(d.type, ClusterStart(d, c), cluster_size);
     {

@@ -29,7 +29,7 @@ const char* ErrnoName(int code) {
 
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  return std::string(ErrnoName(code_)) + ": " + message_;
+  return std::string(ErrnoName(code_)) + ": " + message();
 }
 
 namespace alloc {
@@ -144,7 +144,7 @@ SwapCounters SwapSystem::counters() const {
   return c;
 }
 
-int64_t SwapSystem::nr_swap_pages() const { return s_->nr_swap_pages.load(); }
+int64_t SwapSystem::nr_swap_pages() const { return s_->NrSwapPages(); }
 int64_t SwapSystem::total_swap_pages() const { return s_->total_swap_pages.load(); }
 bool SwapSystem::vm_swap_full() const { return s_->VmSwapFull(); }
 
@@ -187,12 +187,12 @@ Result<DeviceInfo> SwapSystem::Device(int type) const {
   i.hibernation_pinned = d->hibernation_pinned;
   i.nr_clusters = d->nr_clusters;
   SpinGuard lg(d->lock);
-  i.free_clusters = d->free_list.len;
-  i.full_clusters = d->full_list.len;
-  i.discard_clusters = d->discard_list.len;
+  i.free_clusters = d->free_list().len;
+  i.full_clusters = d->full_list().len;
+  i.discard_clusters = d->discard_list().len;
   for (int k = 0; k < kMaxOrders; ++k) {
-    i.nonfull_clusters += d->nonfull[k].len;
-    i.frag_clusters += d->frag[k].len;
+    i.nonfull_clusters += d->nonfull(k).len;
+    i.frag_clusters += d->frag(k).len;
   }
   i.isolated_clusters = d->nr_clusters - i.free_clusters - i.full_clusters - i.discard_clusters -
                         i.nonfull_clusters - i.frag_clusters;
@@ -222,14 +222,7 @@ Result<std::vector<uint64_t>> SwapSystem::List(int type, ListId list, int order)
     return Status(-EINVAL, "order " + std::to_string(order) + " is outside 0.." +
                                std::to_string(s.pmd_order));
   SpinGuard lg(d->lock);
-  const ClusterList* l = nullptr;
-  switch (list) {
-    case ListId::kFree: l = &d->free_list; break;
-    case ListId::kNonfull: l = &d->nonfull[order]; break;
-    case ListId::kFrag: l = &d->frag[order]; break;
-    case ListId::kFull: l = &d->full_list; break;
-    case ListId::kDiscard: l = &d->discard_list; break;
-  }
+  const ClusterList* l = &s.ListLocked(*d, list, order);
   std::vector<uint64_t> out;
   for (uint32_t i = l->head; i != kNil; i = d->clusters[i].next) out.push_back(i);
   return out;

@@ -146,14 +146,12 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   const uint64_t usable = d.pages;
   {
     SpinGuard lg(d.lock);
-    d.free_list = d.full_list = d.discard_list = ClusterList{};
-    d.nonfull.fill(ClusterList{});
-    d.frag.fill(ClusterList{});
+    d.lists.fill(ClusterList{});
     for (uint64_t i = 0; i < d.nr_clusters; ++i) {
       SwapCluster& c = d.clusters[i];
       if (c.hib_reserved) continue;  // flag NONE, on no list
       c.flag = c.count > 0 ? ClusterFlag::kNonfull : ClusterFlag::kFree;
-      s.ListAppendLocked(d, c.count > 0 ? d.nonfull[0] : d.free_list, c);
+      s.ListAppendLocked(d, c.count > 0 ? d.nonfull(0) : d.free_list(), c);
     }
   }
   {
@@ -181,7 +179,6 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   }
   // Enable (§5.1 step 9).
   d.users.store(0, std::memory_order_release);
-  s.nr_swap_pages.fetch_add(static_cast<int64_t>(usable));
   s.total_swap_pages.fetch_add(static_cast<int64_t>(usable));
   d.active = true;
   InsertByPrio(s.active, s, type);
@@ -219,7 +216,6 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     s.DelFromAvail(d, true);
     s.active.erase(std::find(s.active.begin(), s.active.end(), type));
     d.active = false;
-    s.nr_swap_pages.fetch_sub(static_cast<int64_t>(d.pages));
     s.total_swap_pages.fetch_sub(static_cast<int64_t>(d.pages));
   }
   SwapDevice& d = *dp;
@@ -257,7 +253,6 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     // Re-enable exactly as swapon's last step (§5.2 step 4).
     {
       std::lock_guard g(s.swap_lock);
-      s.nr_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
       s.total_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
       d.active = true;
       InsertByPrio(s.active, s, type);

@@ -51,6 +51,29 @@ struct ClusterList {
   uint64_t len = 0;
 };
 
+// Positions in SwapDevice::lists.
+inline constexpr size_t kFreeListIdx = 0, kFullListIdx = 1, kDiscardListIdx = 2;
+inline constexpr size_t kNonfullListIdx = 3, kFragListIdx = kNonfullListIdx + kMaxOrders;
+inline constexpr size_t kNumLists = kFragListIdx + kMaxOrders;
+
+// The list of a cluster with flag `f` and order `order` (flag NONE: none,
+// callers check `listed` first). Branch-free: base index by flag, plus the
+// order for the per-order lists.
+inline size_t ListIndex(ClusterFlag f, int order) {
+  static constexpr uint8_t kBase[] = {0, kFreeListIdx, kNonfullListIdx, kFragListIdx,
+                                      kFullListIdx, kDiscardListIdx};
+  static constexpr uint8_t kPerOrder[] = {0, 0, 0xff, 0xff, 0, 0};
+  const auto i = static_cast<size_t>(f);
+  return kBase[i] + (kPerOrder[i] & static_cast<unsigned>(order));
+}
+inline size_t ListIndex(ListId l, int order) {
+  static constexpr uint8_t kBase[] = {kFreeListIdx, kNonfullListIdx, kFragListIdx, kFullListIdx,
+                                      kDiscardListIdx};
+  static constexpr uint8_t kPerOrder[] = {0, 0xff, 0xff, 0, 0};
+  const auto i = static_cast<size_t>(l);
+  return kBase[i] + (kPerOrder[i] & static_cast<unsigned>(order));
+}
+
 inline constexpr uint64_t kOffListBit = uint64_t{1} << 62;  // SWAP_USAGE_OFFLIST_BIT
 inline constexpr int64_t kDeadRef = int64_t{1} << 40;       // device reference killed
 
@@ -83,11 +106,15 @@ struct SwapDevice {
   std::atomic<int64_t> users{kDeadRef};  // references (kernel: si->users)
 
   SpinLock lock;  // the device lock: every list and every cluster link
-  ClusterList free_list GUARDED_BY(lock);
-  ClusterList full_list GUARDED_BY(lock);
-  ClusterList discard_list GUARDED_BY(lock);
-  std::array<ClusterList, kMaxOrders> nonfull GUARDED_BY(lock);
-  std::array<ClusterList, kMaxOrders> frag GUARDED_BY(lock);
+  // Every list in one array, so that a (flag, order) pair finds its list
+  // with two table loads instead of a switch (ListIndex below):
+  // [free, full, discard, nonfull[0..kMaxOrders), frag[0..kMaxOrders)].
+  std::array<ClusterList, kNumLists> lists GUARDED_BY(lock);
+  ClusterList& free_list() REQUIRES(lock) { return lists[kFreeListIdx]; }
+  ClusterList& full_list() REQUIRES(lock) { return lists[kFullListIdx]; }
+  ClusterList& discard_list() REQUIRES(lock) { return lists[kDiscardListIdx]; }
+  ClusterList& nonfull(int order) REQUIRES(lock) { return lists[kNonfullListIdx + order]; }
+  ClusterList& frag(int order) REQUIRES(lock) { return lists[kFragListIdx + order]; }
 
   SpinLock global_cluster_lock;  // non-SSD: serialises allocation
   std::array<uint64_t, kMaxOrders> seq_next GUARDED_BY(global_cluster_lock){};
@@ -163,7 +190,11 @@ struct SwapSystem::State {
   SpinLock avail_lock;
   std::vector<int> avail GUARDED_BY(avail_lock);  // priority order
 
-  std::atomic<int64_t> nr_swap_pages{0};
+  // nr_swap_pages is not a counter of its own here (the kernel keeps an
+  // atomic_long): it is total_swap_pages − Σ inuse over every record, which
+  // is what the kernel's counter always equals (invariant G2), so the
+  // allocate/free paths save two atomic read-modify-writes per pair.
+  // docs/fidelity.md, "nr_swap_pages derived from inuse".
   std::atomic<int64_t> total_swap_pages{0};
   std::atomic<int> nr_rotate_swap{0};
   std::atomic<bool> suspended{false};
@@ -201,8 +232,16 @@ struct SwapSystem::State {
   uint64_t ClusterIndex(const SwapDevice& d, const SwapCluster& c) const {
     return static_cast<uint64_t>(&c - d.clusters.get());
   }
-  bool VmSwapFull() const {
-    return 2 * nr_swap_pages.load(std::memory_order_relaxed) <
+  int64_t NrSwapPages() const {
+    int64_t used = 0;
+    const int n = nr_swapfiles.load(std::memory_order_acquire);
+    for (int t = 0; t < n; ++t) used += static_cast<int64_t>(records[t]->inuse_pages());
+    return total_swap_pages.load(std::memory_order_relaxed) - used;
+  }
+  // `pending`: pages already counted in inuse that the kernel would not yet
+  // have taken off nr_swap_pages at this point (see SwapUsageAdd).
+  bool VmSwapFull(int64_t pending = 0) const {
+    return 2 * (NrSwapPages() + pending) <
            total_swap_pages.load(std::memory_order_relaxed);
   }
   // Non-SSD devices serialise allocation on seq_next (policy knob).
@@ -214,18 +253,58 @@ struct SwapSystem::State {
   void RecordViolation(std::string what);
 
   // cluster_lists.cc
-  void ListAppendLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
-  void ListRemoveLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
-  ClusterList* ListOfLocked(SwapDevice& d, const SwapCluster& c) REQUIRES(d.lock);
-  void MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to);  // c locked
+  void ListAppendLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock) {
+    const auto idx = static_cast<uint32_t>(ClusterIndex(d, c));
+    c.prev = l.tail;
+    c.next = kNil;
+    (l.tail == kNil ? l.head : d.clusters[l.tail].next) = idx;
+    l.tail = idx;
+    ++l.len;
+    c.listed = true;
+  }
+  void ListRemoveLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock) {
+    (c.prev == kNil ? l.head : d.clusters[c.prev].next) = c.next;
+    (c.next == kNil ? l.tail : d.clusters[c.next].prev) = c.prev;
+    c.prev = c.next = kNil;
+    --l.len;
+    c.listed = false;
+  }
+  ClusterList* ListOfLocked(SwapDevice& d, const SwapCluster& c) REQUIRES(d.lock) {
+    return c.flag == ClusterFlag::kNone ? nullptr : &d.lists[ListIndex(c.flag, c.order)];
+  }
+  // Every list move: cluster lock held, device lock taken inside (§9).
+  void MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to) {  // c locked
+    SpinGuard g(d.lock);
+    if (c.listed) ListRemoveLocked(d, d.lists[ListIndex(c.flag, c.order)], c);
+    c.flag = to;
+    if (to != ClusterFlag::kNone) ListAppendLocked(d, d.lists[ListIndex(to, c.order)], c);
+  }
   // Mirrors isolate_lock_cluster(): the first cluster of `list` whose lock
   // can be taken, removed from the list, flag NONE, locked, with a table.
   SwapCluster* Isolate(SwapDevice& d, ListId list, int order = 0);
-  ClusterList& ListLocked(SwapDevice& d, ListId list, int order) REQUIRES(d.lock);
+  ClusterList& ListLocked(SwapDevice& d, ListId list, int order) REQUIRES(d.lock) {
+    return d.lists[ListIndex(list, order)];
+  }
   void AllocTable(SwapCluster& c);
   void FreeCluster(SwapDevice& d, SwapCluster& c);         // c locked
-  void PartialFreeCluster(SwapDevice& d, SwapCluster& c);  // c locked
-  void Relocate(SwapDevice& d, SwapCluster& c);            // c locked
+  // Mirrors partial_free_cluster(). c locked.
+  void PartialFreeCluster(SwapDevice& d, SwapCluster& c) {
+    if (c.flag != ClusterFlag::kNonfull) MoveCluster(d, c, ClusterFlag::kNonfull);
+  }
+  // Mirrors relocate_cluster(): after every scan of a cluster (§2.8). c locked.
+  void Relocate(SwapDevice& d, SwapCluster& c) {
+    if (c.flag == ClusterFlag::kDiscard) return;
+    // RFC patch 5: a partly returned whole hibernation cluster stays off
+    // every list until all of it is back.
+    if (!c.table && c.count > 0 && c.count < cluster_size) return;
+    if (c.count == 0) {
+      if (c.flag != ClusterFlag::kFree) FreeCluster(d, c);
+    } else if (c.count < cluster_size) {
+      if (c.flag != ClusterFlag::kFrag) MoveCluster(d, c, ClusterFlag::kFrag);
+    } else if (c.flag != ClusterFlag::kFull) {
+      MoveCluster(d, c, ClusterFlag::kFull);
+    }
+  }
   void ScheduleDiscard(SwapDevice& d);
   void ScheduleReclaim(SwapDevice& d);
 
@@ -238,9 +317,25 @@ struct SwapSystem::State {
   // Mirrors alloc_swap_scan_cluster(); c locked on entry, unlocked on exit.
   uint64_t ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq,
                        bool* abort);
-  bool Commit(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq);
-  void SwapUsageAdd(SwapDevice& d, uint64_t n);
-  void SwapUsageSub(SwapDevice& d, uint64_t n);
+  // `start` is ClusterStart(d, c), which the caller has at hand.
+  bool Commit(SwapDevice& d, SwapCluster& c, uint64_t start, uint64_t off,
+              const AllocRequest& rq);
+  // Mirrors swap_usage_add(): the device leaves the avail list when it is
+  // exactly full (§2.8 step 5).
+  void SwapUsageAdd(SwapDevice& d, uint64_t n) {
+    const uint64_t v = d.inuse.fetch_add(n, std::memory_order_acq_rel) + n;
+    if (v == d.pages) [[unlikely]] {
+      DelFromAvail(d, false);
+      // swap_range_alloc() asks vm_swap_full() before it lowers
+      // nr_swap_pages by these n pages; the derived value already has.
+      if (VmSwapFull(static_cast<int64_t>(n))) ScheduleReclaim(d);
+    }
+  }
+  // Mirrors swap_usage_sub(): back on the avail list once not full (§3.5).
+  void SwapUsageSub(SwapDevice& d, uint64_t n) {
+    const uint64_t v = d.inuse.fetch_sub(n, std::memory_order_acq_rel) - n;
+    if (v & kOffListBit) [[unlikely]] AddToAvail(d);
+  }
   void AddToAvail(SwapDevice& d);
   void DelFromAvail(SwapDevice& d, bool swapoff);
   void SetHint(SwapDevice& d, const AllocRequest& rq, uint64_t next);

@@ -240,6 +240,30 @@ TEST(Reclaim_4_4, NoReclaimWorkWhenSwapNotFull) {
   EXPECT_FALSE(h.sys.HasDeferredWork());
 }
 
+// §2.8 step 5, at the boundary: swap_range_alloc() asks vm_swap_full()
+// before it takes the filling allocation's pages off nr_swap_pages. Device a
+// has 15 usable slots, b 14 (total 29). When a becomes full, nr_swap_pages
+// is still 15 at that moment (2 × 15 ≥ 29: not full), so no reclaim work is
+// scheduled, although vm_swap_full() holds right after (2 × 14 < 29). The
+// model derives nr_swap_pages from inuse (docs/fidelity.md), so this checks
+// that the derivation does not count the pages early.
+TEST(Reclaim_4_4, FullCheckSeesNrSwapPagesBeforeTheCommit) {
+  SystemOptions o = Options(4, 1);
+  o.run_deferred_work_inline = false;  // keep scheduled work visible
+  Harness h(o);
+  SwaponOptions a = Dev("a", 16);
+  a.prio = 10;
+  const int A = h.On(a);
+  h.On(Dev("b", 15));
+  ASSERT_EQ(h.sys.total_swap_pages(), 29);
+  for (int i = 0; i < 15; ++i) ASSERT_NE(h.AllocNew(0), nullptr);
+  EXPECT_EQ(h.Dv(A).inuse, 15u);
+  EXPECT_FALSE(h.Dv(A).on_avail_list);
+  EXPECT_EQ(h.sys.nr_swap_pages(), 14);
+  EXPECT_TRUE(h.sys.vm_swap_full());
+  EXPECT_FALSE(h.sys.HasDeferredWork());
+}
+
 // §2.4 / §4.4: the slow path reclaims one full cluster when vm_swap_full;
 // the slots it frees are not revisited in this call (order 1 then fails).
 TEST(Reclaim_4_4, SlowPathReclaimDoesNotRevisit) {
