@@ -1,0 +1,524 @@
+// `swaplab kernel run` (kernel_run.h): the trace against the running kernel.
+#include "swaplab/kernel/kernel_run.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+#include "swaplab/alloc/swap_system.h"
+#include "swaplab/kernel/host.h"
+#include "swaplab/kernel/worker.h"
+#include "swaplab/workload/trace.h"
+
+namespace swaplab::kernel {
+
+using workload::TraceOp;
+using workload::TraceRecord;
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr size_t kKeepAnomalies = 50;
+// /proc/kpageflags bits (Documentation/admin-guide/mm/pagemap.rst).
+constexpr int kKpfCompoundHead = 15, kKpfCompoundTail = 16;
+
+Status At(const std::string& where, const std::string& msg, int code = -EINVAL) {
+  return Status(code, where + ": " + msg);
+}
+
+// Everything one run creates, torn down in reverse order by Close (or the
+// destructor): worker, areas, cgroup, settings, state file.
+class Session {
+ public:
+  ~Session() { (void)Close(); }
+  Status Close() {
+    if (closed_) return Status::Ok();
+    closed_ = true;
+    Status first;
+    auto keep = [&first](Status st) {
+      if (first.ok() && !st.ok()) first = st;
+    };
+    worker.reset();
+    for (auto it = areas.rbegin(); it != areas.rend(); ++it) keep((*it)->Remove());
+    areas.clear();
+    if (!cgroup.empty() && rmdir(cgroup.c_str()) != 0 && errno != ENOENT)
+      keep(Status(-errno, "rmdir " + cgroup + ": " + std::strerror(errno)));
+    for (auto it = settings.rbegin(); it != settings.rend(); ++it) keep(it->Restore());
+    settings.clear();
+    // The state file stays when something could not be undone, so that
+    // `swaplab kernel cleanup` can finish the job.
+    if (first.ok()) keep(StateFile::Remove());
+    return first;
+  }
+  std::vector<SavedSetting> settings;
+  std::string cgroup;
+  bool cgroup_v1 = true;
+  std::vector<std::unique_ptr<KernelArea>> areas;
+  std::unique_ptr<Worker> worker;
+
+ private:
+  bool closed_ = false;
+};
+
+struct LivePage {
+  bool swapped = false;   // the PTE holds a swap entry (as far as the trace knows)
+  bool in_memory = false; // read back in
+  int type = -1;
+  uint64_t offset = 0;
+};
+struct LiveFolio {
+  uint64_t addr = 0;
+  int order = 0, cpu = 0;
+  std::vector<LivePage> pages;
+};
+
+bool ValidRange(const TraceRecord& r, uint64_t size, uint64_t* first, uint64_t* count) {
+  *first = r.page;
+  *count = r.n.value_or(size - std::min(size, r.page));
+  return r.page < size && *count > 0 && r.page + *count <= size;
+}
+
+class Runner {
+ public:
+  Runner(const RunOptions& o, const volatile std::sig_atomic_t* intr) : o_(o), intr_(intr) {}
+  Result<RunReport> Run();
+
+ private:
+  Status Prepare(const std::vector<TraceRecord>& recs);
+  Status Apply(const TraceRecord& r);
+  Status DoSwapon(const TraceRecord& r, const std::string& where);
+  Status DoAlloc(const TraceRecord& r, const std::string& where);
+  Status DoDropCache(const TraceRecord& r, const std::string& where);
+  Status Verify(uint64_t line);  // compares every live page with pagemap
+  Status DropCache();
+  void Note(uint64_t line, uint64_t folio, std::string what) {
+    ++rep_.anomalies_total;
+    if (rep_.anomalies.size() < kKeepAnomalies) rep_.anomalies.push_back({line, folio, std::move(what)});
+  }
+  void WaitWriteback(uint64_t line) {
+    if (!pending_writeback_) return;
+    pending_writeback_ = false;
+    if (!WaitForWriteback(o_.writeback_timeout_ms))
+      Note(line, 0, "nr_writeback did not reach 0 within " + std::to_string(o_.writeback_timeout_ms) + " ms");
+  }
+
+  const RunOptions& o_;
+  const volatile std::sig_atomic_t* intr_;
+  RunReport rep_;
+  Session s_;
+  std::vector<std::string> out_;
+  std::map<int, uint64_t> type_to_dev_;
+  std::map<uint64_t, size_t> dev_to_area_;
+  std::unordered_map<uint64_t, LiveFolio> live_;
+  uint64_t cursor_ = 0;
+  bool pending_writeback_ = false;
+};
+
+Status Runner::Prepare(const std::vector<TraceRecord>& recs) {
+  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t reserve = 0, area_bytes = 0;
+  bool drops = false;
+  std::set<int> orders;
+  std::vector<int> prios;
+  for (const auto& r : recs) {
+    const std::string where = o_.trace + ":" + std::to_string(r.line);
+    switch (r.op) {
+      case TraceOp::kDup:
+      case TraceOp::kSuspendStorage:
+      case TraceOp::kResumeStorage:
+        return At(where, std::string("'") + workload::Name(r.op) + "' is not supported by `kernel run`");
+      case TraceOp::kSwapon:
+        area_bytes += o_.size_pages.value_or(r.pages) * kPage;
+        prios.push_back(r.prio.value_or(o_.prio));
+        break;
+      case TraceOp::kAlloc:
+        if (r.cpu >= ncpu)
+          return At(where, "cpu " + std::to_string(r.cpu) + " but this machine has " + std::to_string(ncpu) + " CPUs");
+        if (r.order > 9) return At(where, "order " + std::to_string(r.order) + " (at most 9 on this kernel)");
+        if (r.order > 0 && access(MthpEnabledPath(r.order).c_str(), W_OK) != 0)
+          return At(where, "order " + std::to_string(r.order) + ": no " + MthpEnabledPath(r.order));
+        orders.insert(r.order);
+        reserve += (kPage << r.order) * 2 + kPage;
+        break;
+      case TraceOp::kDropCache: drops = true; break;
+      default: break;
+    }
+  }
+  if (area_bytes > o_.max_area_bytes)
+    return Status(-EINVAL, o_.trace + ": the trace's swap areas need " + std::to_string(area_bytes >> 20) +
+                               " MiB, more than the limit of " + std::to_string(o_.max_area_bytes >> 20) + " MiB");
+  // Our areas must come first: a foreign area of equal or higher priority
+  // would take (or share) the allocations.
+  auto swaps = ReadProcSwaps();
+  if (!swaps.ok()) return swaps.status();
+  for (const auto& a : *swaps) {
+    for (int p : prios)
+      if (a.prio >= p)
+        return Status(-EBUSY, "the machine's swap area " + a.filename + " has priority " + std::to_string(a.prio) +
+                                  ", not below swaplab's " + std::to_string(p) + " (use prio= in the trace)");
+  }
+  if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
+  // Only the folio sizes the trace uses are enabled ("always": no
+  // MADV_HUGEPAGE, which would also allow 2 MiB); every other size "never".
+  for (int order = 1; order <= 9; ++order) {
+    const std::string path = MthpEnabledPath(order);
+    auto cur = ReadSmallFile(path);
+    if (!cur.ok()) continue;
+    const std::string want = orders.count(order) ? "always" : "never";
+    if (SelectedChoice(*cur) == want) continue;
+    auto set = SavedSetting::Change(path, want);
+    if (!set.ok()) return set.status();
+    s_.settings.push_back(std::move(set).value());
+  }
+  // No swap readahead: `cache` reads exactly the pages it names.
+  {
+    auto set = SavedSetting::Change("/proc/sys/vm/page-cluster", "0");
+    if (!set.ok()) return set.status();
+    s_.settings.push_back(std::move(set).value());
+  }
+  // The worker's own memory cgroup: `drop-cache` reclaims its clean swap
+  // cache (issue 6: memory.force_empty).
+  const std::string name = "swaplab-" + std::to_string(getpid());
+  std::string dir;
+  if (access("/sys/fs/cgroup/memory/memory.force_empty", F_OK) == 0) {
+    dir = "/sys/fs/cgroup/memory/" + name;
+  } else if (auto c = ReadSmallFile("/sys/fs/cgroup/cgroup.controllers"); c.ok() && c->find("memory") != std::string::npos) {
+    dir = "/sys/fs/cgroup/" + name;
+    s_.cgroup_v1 = false;
+  } else if (drops) {
+    return Status(-ENOTSUP, o_.trace + ": the trace drops the swap cache but no memory cgroup is available");
+  }
+  if (!dir.empty()) {
+    if (Status st = StateFile::Append({"cgroup", {dir}}); !st.ok()) return st;
+    if (mkdir(dir.c_str(), 0755) != 0) return Status(-errno, "mkdir " + dir + ": " + std::strerror(errno));
+    s_.cgroup = dir;
+    // Clean swap cache sits on the anon LRU: cgroup reclaim must scan it.
+    if (s_.cgroup_v1) (void)WriteSmallFile(dir + "/memory.swappiness", "100");
+  }
+  auto w = Worker::Start(reserve + (kPage << 10), s_.cgroup);
+  if (!w.ok()) return w.status();
+  s_.worker = std::move(w).value();
+  cursor_ = s_.worker->base();
+  return Status::Ok();
+}
+
+Status Runner::DropCache() {
+  if (s_.cgroup.empty()) return Status(-ENOTSUP, "no memory cgroup");
+  if (s_.cgroup_v1) return WriteSmallFile(s_.cgroup + "/memory.force_empty", "0");
+  Status st = WriteSmallFile(s_.cgroup + "/memory.reclaim", "1G");
+  return st.code() == -EAGAIN ? Status::Ok() : st;
+}
+
+Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
+  if (dev_to_area_.count(r.dev)) return At(where, "dev " + std::to_string(r.dev) + " is already on");
+  AreaSpec spec;
+  spec.kind = o_.device;
+  spec.pages = o_.size_pages.value_or(r.pages);
+  spec.prio = r.prio.value_or(o_.prio);
+  spec.index = static_cast<int>(s_.areas.size());
+  auto a = KernelArea::Create(spec);
+  if (!a.ok()) return At(where, a.status().ToString(), a.status().code());
+  std::unique_ptr<KernelArea> area = std::move(a).value();
+  auto swaps = ReadProcSwaps();
+  if (!swaps.ok()) return swaps.status();
+  int type = -1;
+  for (const auto& sw : *swaps)
+    if (sw.filename == area->swap_path()) type = sw.index;
+  if (type < 0) return At(where, area->swap_path() + " is not in /proc/swaps after swapon");
+  type_to_dev_[type] = r.dev;
+  dev_to_area_[r.dev] = s_.areas.size();
+  rep_.areas.push_back({r.dev, area->swap_path(), spec.kind, spec.pages, spec.prio, area->ssd(), area->blkdev(), type,
+                        area->note()});
+  TraceRecord w = r;
+  w.pages = spec.pages;
+  w.ssd = area->ssd();
+  w.blkdev = area->blkdev();
+  w.discard = false;
+  w.prio = spec.prio;
+  out_.push_back(workload::FormatRecord(w));
+  s_.areas.push_back(std::move(area));
+  return Status::Ok();
+}
+
+Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
+  const uint64_t id = *r.folio;
+  if (live_.count(id)) return At(where, "folio " + std::to_string(id) + " is still live");
+  const uint64_t n = uint64_t{1} << r.order, bytes = n * kPage;
+  LiveFolio f;
+  f.order = r.order;
+  f.cpu = r.cpu;
+  f.addr = (cursor_ + bytes - 1) / bytes * bytes;
+  cursor_ = f.addr + bytes + kPage;  // a PROT_NONE page after it: no VMA merge
+  f.pages.resize(n);
+  Worker& w = *s_.worker;
+  if (Status st = w.Map(f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
+  if (Status st = w.Touch(r.cpu, f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
+  // Is it one folio of the trace's order? (pagemap PFNs + kpageflags)
+  auto before = w.Pages(f.addr, n);
+  if (!before.ok()) return before.status();
+  bool one_folio = true;
+  for (uint64_t i = 0; i < n; ++i) {
+    const PageState& p = (*before)[i];
+    if (!p.present) {
+      one_folio = false;
+      break;
+    }
+    auto flags = Worker::PageFlags(p.pfn);
+    if (!flags.ok()) return flags.status();
+    const bool head = (*flags >> kKpfCompoundHead) & 1, tail = (*flags >> kKpfCompoundTail) & 1;
+    const bool ok = n == 1 ? (!head && !tail) : (i == 0 ? head : (tail && p.pfn == (*before)[0].pfn + i));
+    if (!ok) one_folio = false;
+  }
+  if (!one_folio)
+    Note(r.line, id, "the fault did not give one folio of order " + std::to_string(r.order));
+  if (Status st = w.Pageout(r.cpu, f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
+  pending_writeback_ = true;
+  out_.push_back(workload::FormatRecord(r));
+  auto after = w.Pages(f.addr, n);
+  if (!after.ok()) return after.status();
+  uint64_t not_swapped = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const PageState& p = (*after)[i];
+    LivePage& lp = f.pages[i];
+    if (!p.swapped) {
+      lp.in_memory = p.present;
+      ++not_swapped;
+      continue;
+    }
+    auto dev = type_to_dev_.find(p.swap_type);
+    if (dev == type_to_dev_.end()) {
+      Note(r.line, id, "page " + std::to_string(i) + " went to swap type " + std::to_string(p.swap_type) +
+                           ", not an area of this run");
+      continue;
+    }
+    lp.swapped = true;
+    lp.type = p.swap_type;
+    lp.offset = p.swap_offset;
+    ++rep_.pages_swapped;
+    TraceRecord e;
+    e.op = TraceOp::kExpect;
+    e.folio = id;
+    e.page = i;
+    e.dev = dev->second;
+    e.offset = p.swap_offset;
+    out_.push_back(workload::FormatRecord(e));
+    ++rep_.expect_lines;
+  }
+  if (not_swapped) {
+    rep_.pages_not_swapped += not_swapped;
+    Note(r.line, id, "the kernel kept " + std::to_string(not_swapped) + " of " + std::to_string(n) +
+                         " pages in memory (MADV_PAGEOUT did not swap them)");
+  }
+  ++rep_.folios;
+  ++rep_.folios_by_order[r.order];
+  live_[id] = std::move(f);
+  return Status::Ok();
+}
+
+Status Runner::DoDropCache(const TraceRecord& r, const std::string& where) {
+  WaitWriteback(r.line);
+  if (r.folio) ++rep_.drop_cache_global;  // the kernel side can only drop all
+  if (Status st = DropCache(); !st.ok()) return At(where, "drop-cache: " + st.ToString(), st.code());
+  TraceRecord w = r;
+  w.folio.reset();
+  out_.push_back(workload::FormatRecord(w));
+  return Verify(r.line);
+}
+
+Status Runner::Verify(uint64_t line) {
+  for (auto& [id, f] : live_) {
+    auto pages = s_.worker->Pages(f.addr, f.pages.size());
+    if (!pages.ok()) return pages.status();
+    for (size_t i = 0; i < f.pages.size(); ++i) {
+      const PageState& p = (*pages)[i];
+      LivePage& lp = f.pages[i];
+      if (lp.swapped && (!p.swapped || p.swap_type != lp.type || p.swap_offset != lp.offset)) {
+        Note(line, id, "page " + std::to_string(i) + " left its slot on its own");
+      } else if (!lp.swapped && p.swapped) {
+        Note(line, id, "page " + std::to_string(i) + " was swapped out by the kernel on its own (type " +
+                           std::to_string(p.swap_type) + " offset " + std::to_string(p.swap_offset) + ")");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status Runner::Apply(const TraceRecord& r) {
+  const std::string where = o_.trace + ":" + std::to_string(r.line);
+  switch (r.op) {
+    case TraceOp::kSwapon: return DoSwapon(r, where);
+    case TraceOp::kAlloc: return DoAlloc(r, where);
+    case TraceOp::kDropCache: return DoDropCache(r, where);
+    case TraceOp::kExpect: return Status::Ok();  // replaced by the kernel's
+    case TraceOp::kSwapoff: {
+      auto a = dev_to_area_.find(r.dev);
+      if (a == dev_to_area_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
+      WaitWriteback(r.line);
+      if (Status st = s_.areas[a->second]->Swapoff(); !st.ok()) return At(where, st.ToString(), st.code());
+      int type = -1;
+      for (auto& [t, d] : type_to_dev_)
+        if (d == r.dev) type = t;
+      for (auto& [id, f] : live_)
+        for (auto& p : f.pages)
+          if (p.swapped && p.type == type) p = LivePage{false, true, -1, 0};
+      type_to_dev_.erase(type);
+      dev_to_area_.erase(a);
+      out_.push_back(workload::FormatRecord(r));
+      return Status::Ok();
+    }
+    case TraceOp::kFree:
+    case TraceOp::kCache: {
+      auto it = live_.find(*r.folio);
+      if (it == live_.end()) return At(where, "folio " + std::to_string(*r.folio) + " is not live");
+      LiveFolio& f = it->second;
+      uint64_t first, count;
+      if (!ValidRange(r, f.pages.size(), &first, &count))
+        return At(where, "pages outside a folio of " + std::to_string(f.pages.size()) + " pages");
+      // A folio under writeback cannot leave the swap cache (issue 6).
+      WaitWriteback(r.line);
+      const uint64_t addr = f.addr + first * kPage, len = count * kPage;
+      if (r.op == TraceOp::kFree) {
+        if (Status st = s_.worker->Free(f.cpu, addr, len); !st.ok()) return At(where, st.ToString(), st.code());
+        for (uint64_t i = first; i < first + count; ++i) f.pages[i] = LivePage{};
+        if (std::none_of(f.pages.begin(), f.pages.end(), [](const LivePage& p) { return p.swapped || p.in_memory; }))
+          live_.erase(it);
+      } else {
+        if (Status st = s_.worker->ReadIn(f.cpu, addr, len); !st.ok()) return At(where, st.ToString(), st.code());
+        for (uint64_t i = first; i < first + count; ++i) {
+          if (f.pages[i].swapped) f.pages[i] = LivePage{false, true, -1, 0};
+        }
+      }
+      out_.push_back(workload::FormatRecord(r));
+      return Status::Ok();
+    }
+    default: return At(where, std::string("'") + workload::Name(r.op) + "' is not supported by `kernel run`");
+  }
+}
+
+Result<RunReport> Runner::Run() {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto reader = workload::TraceReader::Open(o_.trace);
+  if (!reader.ok()) return reader.status();
+  std::vector<TraceRecord> recs;
+  for (TraceRecord r;;) {
+    auto more = (*reader)->Next(&r);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    recs.push_back(r);
+  }
+  if (!IsRoot()) return Status(-EPERM, "swaplab kernel run needs root (swapon, pagemap, sysfs)");
+  if (Status st = CheckNoLeftovers(); !st.ok()) return st;
+  Status st = Prepare(recs);
+  const auto before = ReadMthpStats();
+  const auto pswp0 = ReadVmstat("pswpout");
+  out_.push_back(workload::kTraceHeader);
+  out_.push_back("# swaplab kernel run " + o_.trace + " --device " + Name(o_.device));
+  for (size_t i = 0; st.ok() && i < recs.size(); ++i) {
+    if (intr_ && *intr_) {
+      st = Status(-EINTR, o_.trace + ":" + std::to_string(recs[i].line) + ": interrupted");
+      break;
+    }
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(o_.timeout_s)) {
+      st = Status(-ETIMEDOUT, o_.trace + ":" + std::to_string(recs[i].line) + ": the run took longer than " +
+                                  std::to_string(o_.timeout_s) + " s");
+      break;
+    }
+    st = Apply(recs[i]);
+    ++rep_.records;
+  }
+  if (st.ok() && s_.worker) {
+    // The end: everything the kernel did on its own shows up now.
+    WaitWriteback(0);
+    pending_writeback_ = true;
+    WaitWriteback(0);
+    st = Verify(0);
+    const auto after = ReadMthpStats();
+    for (const auto& [k, v] : after.swpout) {
+      const uint64_t d = v - before.swpout.at(k), fb = after.swpout_fallback.at(k) - before.swpout_fallback.at(k);
+      if (d || fb) {
+        rep_.swpout[k] = d;
+        rep_.swpout_fallback[k] = fb;
+      }
+    }
+    if (auto p1 = ReadVmstat("pswpout"); p1.ok() && pswp0.ok()) rep_.pswpout = *p1 - *pswp0;
+    // Slots in use that no page of the trace holds (after dropping the
+    // clean swap cache): the kernel swapped something else to our areas.
+    if (st.ok() && !s_.cgroup.empty()) (void)DropCache();
+    uint64_t held = 0;
+    for (auto& [id, f] : live_) {
+      auto pages = s_.worker->Pages(f.addr, f.pages.size());
+      if (!pages.ok()) continue;
+      for (size_t i = 0; i < f.pages.size(); ++i) held += (*pages)[i].swapped || f.pages[i].in_memory;
+    }
+    uint64_t used = 0;
+    if (auto swaps = ReadProcSwaps(); swaps.ok()) {
+      for (const auto& sw : *swaps)
+        for (const auto& a : s_.areas)
+          if (a->on() && a->swap_path() == sw.filename) used += sw.used_kb / 4;
+    }
+    rep_.unexplained_slots = used > held ? used - held : 0;
+    if (rep_.unexplained_slots)
+      Note(0, 0, std::to_string(rep_.unexplained_slots) + " slots in use that no page of the trace holds");
+  }
+  Status closed = s_.Close();
+  if (st.ok()) st = closed;
+  if (!st.ok()) return st;
+  if (!o_.out.empty()) {
+    std::ofstream out(o_.out);
+    for (const auto& l : out_) out << l << '\n';
+    if (!out) return Status(-EIO, "cannot write " + o_.out);
+  }
+  rep_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep_;
+}
+
+}  // namespace
+
+Result<RunReport> RunTrace(const RunOptions& o, const volatile std::sig_atomic_t* interrupted) {
+  Runner r(o, interrupted);
+  return r.Run();
+}
+
+double FallbackRate(const std::map<int, uint64_t>& swpout, const std::map<int, uint64_t>& fallback, int order) {
+  const uint64_t a = swpout.count(order) ? swpout.at(order) : 0;
+  const uint64_t b = fallback.count(order) ? fallback.at(order) : 0;
+  return a + b ? static_cast<double>(b) / static_cast<double>(a + b) : 0.0;
+}
+
+Result<ModelComparison> CompareWithModel(const std::string& trace, const std::string& policy, int cpus) {
+  auto pol = alloc::Policy::Preset(policy);
+  if (!pol.ok()) return pol.status();
+  alloc::SystemOptions so;
+  so.policy = *pol;
+  so.nr_cpus = cpus;
+  alloc::SwapSystem sys(so);
+  auto reader = workload::TraceReader::Open(trace);
+  if (!reader.ok()) return reader.status();
+  workload::TraceRunner runner(sys);
+  for (TraceRecord rec;;) {
+    auto more = (*reader)->Next(&rec);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (Status st = runner.Apply(rec, trace); !st.ok()) return st;
+  }
+  ModelComparison m;
+  m.summary = runner.summary();
+  const auto c = sys.counters();
+  m.pswpout = c.pswpout;
+  for (int k = 1; k < alloc::kMaxOrders; ++k) {
+    if (c.swpout[k] || c.swpout_fallback[k]) {
+      m.swpout[k] = c.swpout[k];
+      m.swpout_fallback[k] = c.swpout_fallback[k];
+    }
+  }
+  return m;
+}
+
+}  // namespace swaplab::kernel

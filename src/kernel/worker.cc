@@ -1,0 +1,245 @@
+// The worker process (worker.h).
+#include "swaplab/kernel/worker.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace swaplab::kernel {
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+enum Op : int32_t { kMap = 1, kTouch, kPageout, kFree, kReadIn, kQuit };
+
+struct Cmd {
+  int32_t op = 0, cpu = 0;
+  uint64_t addr = 0, len = 0;
+};
+struct Reply {
+  int32_t err = 0;
+  uint64_t value = 0;
+};
+
+bool ReadFull(int fd, void* p, size_t n) {
+  auto* c = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t r = read(fd, c, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    c += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+bool WriteFull(int fd, const void* p, size_t n) {
+  const auto* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t r = write(fd, c, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    c += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+int Pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : errno;
+}
+
+// The child: only system calls after joining the cgroup, on a stack that was
+// touched and locked before (so cgroup reclaim never swaps the worker's own
+// pages: they are charged to the parent's cgroup and mlocked).
+[[noreturn]] void ChildMain(int in, int out, uint64_t reserve, const std::string& cgroup_dir) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  signal(SIGINT, SIG_IGN);  // the parent decides when the worker ends
+  Reply rep;
+  void* base = mmap(nullptr, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) {
+    rep.err = errno;
+    WriteFull(out, &rep, sizeof rep);
+    _exit(1);
+  }
+  // Grow and lock the stack the command loop will use.
+  {
+    volatile char pad[64 * 1024];
+    std::memset(const_cast<char*>(pad), 1, sizeof pad);
+    const auto lo = reinterpret_cast<uintptr_t>(pad) & ~(kPage - 1);
+    mlock(reinterpret_cast<void*>(lo), sizeof pad + 2 * kPage);
+  }
+  if (!cgroup_dir.empty()) {
+    const std::string tasks = cgroup_dir + "/cgroup.procs";
+    const int fd = open(tasks.c_str(), O_WRONLY | O_CLOEXEC);
+    const std::string me = std::to_string(getpid());
+    if (fd < 0 || write(fd, me.data(), me.size()) != static_cast<ssize_t>(me.size())) {
+      rep.err = errno ? errno : EIO;
+      WriteFull(out, &rep, sizeof rep);
+      _exit(1);
+    }
+    close(fd);
+  }
+  rep.value = reinterpret_cast<uint64_t>(base);
+  WriteFull(out, &rep, sizeof rep);
+  Cmd c;
+  while (ReadFull(in, &c, sizeof c)) {
+    rep = Reply{};
+    auto* p = reinterpret_cast<char*>(c.addr);
+    const size_t len = static_cast<size_t>(c.len);
+    if (c.op != kMap && c.op != kQuit) rep.err = Pin(c.cpu);
+    if (rep.err == 0) {
+      switch (c.op) {
+        case kMap:
+          if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+            rep.err = errno;
+          break;
+        case kTouch:
+          // Non-zero data: a zero-filled folio skips the write-out and
+          // leaves the swap cache at once.
+          for (size_t off = 0; off < len; off += kPage) {
+            p[off] = 1;
+            p[off + 8] = static_cast<char>(off / kPage + 2);
+          }
+          break;
+        case kPageout:
+          if (madvise(p, len, MADV_PAGEOUT) != 0) rep.err = errno;
+          break;
+        case kFree:
+          munlock(p, len);
+          if (madvise(p, len, MADV_DONTNEED) != 0) rep.err = errno;
+          break;
+        case kReadIn: {
+          uint64_t sum = 0;
+          for (size_t off = 0; off < len; off += kPage) sum += static_cast<unsigned char>(*(volatile char*)(p + off));
+          rep.value = sum;
+          if (mlock(p, len) != 0) rep.err = errno;
+          break;
+        }
+        case kQuit: _exit(0);
+        default: rep.err = EINVAL;
+      }
+    }
+    if (!WriteFull(out, &rep, sizeof rep)) break;
+  }
+  _exit(0);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std::string& cgroup_dir) {
+  int to[2], from[2];
+  if (pipe2(to, O_CLOEXEC) != 0) return Status(-errno, std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(from, O_CLOEXEC) != 0) {
+    const int err = errno;
+    close(to[0]);
+    close(to[1]);
+    return Status(-err, std::string("pipe: ") + std::strerror(err));
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int err = errno;
+    for (int fd : {to[0], to[1], from[0], from[1]}) close(fd);
+    return Status(-err, std::string("fork: ") + std::strerror(err));
+  }
+  if (pid == 0) {
+    close(to[1]);
+    close(from[0]);
+    ChildMain(to[0], from[1], reserve_bytes, cgroup_dir);
+  }
+  close(to[0]);
+  close(from[1]);
+  std::unique_ptr<Worker> w(new Worker());
+  w->pid_ = pid;
+  w->to_ = to[1];
+  w->from_ = from[0];
+  Reply rep;
+  if (!ReadFull(w->from_, &rep, sizeof rep)) return Status(-EIO, "the worker process died while starting");
+  if (rep.err != 0)
+    return Status(-rep.err, "worker start (reserve address space, join cgroup " + cgroup_dir +
+                                "): " + std::strerror(rep.err));
+  w->base_ = rep.value;
+  return w;
+}
+
+Worker::~Worker() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int st = 0;
+    while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (to_ >= 0) close(to_);
+  if (from_ >= 0) close(from_);
+}
+
+Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len) {
+  static const char* const kNames[] = {"", "map", "touch", "pageout", "free", "read-in", "quit"};
+  Cmd c;
+  c.op = op;
+  c.cpu = cpu;
+  c.addr = addr;
+  c.len = len;
+  Reply rep;
+  if (!WriteFull(to_, &c, sizeof c) || !ReadFull(from_, &rep, sizeof rep))
+    return Status(-EIO, std::string("the worker process died during ") + kNames[op]);
+  if (rep.err != 0)
+    return Status(-rep.err, std::string("worker ") + kNames[op] + " on CPU " + std::to_string(cpu) + ": " +
+                                std::strerror(rep.err));
+  return Status::Ok();
+}
+
+Status Worker::Map(uint64_t addr, uint64_t len) { return Command(kMap, 0, addr, len); }
+Status Worker::Touch(int cpu, uint64_t addr, uint64_t len) { return Command(kTouch, cpu, addr, len); }
+Status Worker::Pageout(int cpu, uint64_t addr, uint64_t len) { return Command(kPageout, cpu, addr, len); }
+Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
+Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) { return Command(kReadIn, cpu, addr, len); }
+
+Result<std::vector<PageState>> Worker::Pages(uint64_t addr, uint64_t pages) const {
+  const std::string path = "/proc/" + std::to_string(pid_) + "/pagemap";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(-errno, "open " + path + ": " + std::strerror(errno));
+  std::vector<uint64_t> raw(pages);
+  const ssize_t n = pread(fd, raw.data(), pages * 8, static_cast<off_t>(addr / kPage * 8));
+  const int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(pages * 8)) return Status(-EIO, "read " + path + ": " + std::strerror(err));
+  std::vector<PageState> out(pages);
+  // pagemap (Documentation/admin-guide/mm/pagemap.rst): bit 63 present,
+  // bit 62 swapped; swapped: bits 0-4 type, 5-54 offset; present: 0-54 PFN.
+  for (uint64_t i = 0; i < pages; ++i) {
+    const uint64_t e = raw[i];
+    PageState& s = out[i];
+    s.present = (e >> 63) & 1;
+    s.swapped = (e >> 62) & 1;
+    if (s.present) s.pfn = e & ((uint64_t{1} << 55) - 1);
+    if (s.swapped) {
+      s.swap_type = static_cast<int>(e & 0x1f);
+      s.swap_offset = (e >> 5) & ((uint64_t{1} << 50) - 1);
+    }
+  }
+  return out;
+}
+
+Result<uint64_t> Worker::PageFlags(uint64_t pfn) {
+  const int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(-errno, std::string("open /proc/kpageflags: ") + std::strerror(errno));
+  uint64_t v = 0;
+  const ssize_t n = pread(fd, &v, 8, static_cast<off_t>(pfn * 8));
+  close(fd);
+  if (n != 8) return Status(-EIO, "read /proc/kpageflags");
+  return v;
+}
+
+}  // namespace swaplab::kernel
