@@ -94,11 +94,23 @@ Result<uint64_t> ReadVmstat(const std::string& key) {
   return Status(-ENOENT, "/proc/vmstat has no " + key);
 }
 
-bool WaitForWriteback(int timeout_ms) {
+bool WaitForWriteback(int timeout_ms, const std::vector<std::string>& inflight) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
-    auto v = ReadVmstat("nr_writeback");
-    if (v.ok() && *v == 0) return true;
+    bool idle = true;
+    for (const auto& f : inflight) {
+      auto t = ReadSmallFile(f);
+      if (!t.ok()) continue;
+      std::istringstream in(*t);
+      uint64_t r = 0, w = 0;
+      in >> r >> w;
+      idle &= r == 0 && w == 0;
+    }
+    if (idle) {
+      (void)WriteSmallFile("/proc/sys/vm/stat_refresh", "1");
+      auto v = ReadVmstat("nr_writeback");
+      if (v.ok() && *v == 0) return true;
+    }
     if (std::chrono::steady_clock::now() > until) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }

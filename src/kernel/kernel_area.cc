@@ -123,6 +123,7 @@ Status KernelArea::Build() {
     fo.label = label;
     if (Status st = area::FormatArea(swap_path_, fo); !st.ok()) return st;
     ssd_ = true;
+    inflight_ = dir + "/inflight";
   } else {
     // A swap file written with zeros (never sparse or preallocated: issue 6),
     // mode 600, on ext4 under /var/tmp.
@@ -139,8 +140,10 @@ Status KernelArea::Build() {
       // file's st_dev.
       struct stat sb {};
       if (stat(file_.c_str(), &sb) != 0) return Errno(errno, "stat " + file_);
-      auto r = ReadSmallFile("/sys/dev/block/" + std::to_string(major(sb.st_dev)) + ":" +
-                             std::to_string(minor(sb.st_dev)) + "/queue/rotational");
+      const std::string bdev =
+          "/sys/dev/block/" + std::to_string(major(sb.st_dev)) + ":" + std::to_string(minor(sb.st_dev));
+      auto r = ReadSmallFile(bdev + "/queue/rotational");
+      inflight_ = bdev + "/inflight";
       ssd_ = r.ok() && Trim(*r) == "0";
     } else {
       const int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
@@ -164,6 +167,7 @@ Status KernelArea::Build() {
       close(ffd);
       if (rc != 0) return Errno(cerr, "LOOP_CONFIGURE " + swap_path_ + " over " + file_);
       const std::string q = "/sys/block/loop" + std::to_string(n);
+      inflight_ = q + "/inflight";
       // queue/rotational decides SWP_SOLIDSTATE at swapon (issue 6).
       ssd_ = spec_.kind == DeviceKind::kLoopSsd;
       if (Status st = WriteSmallFile(q + "/queue/rotational", ssd_ ? "0" : "1"); !st.ok()) return st;

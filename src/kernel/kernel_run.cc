@@ -97,6 +97,17 @@ class Runner {
   Status DoAlloc(const TraceRecord& r, const std::string& where);
   Status DoDropCache(const TraceRecord& r, const std::string& where);
   Status Verify(uint64_t line);  // compares every live page with pagemap
+  Status DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count, const std::string& where);
+  // Slots in use on this run's areas (/proc/swaps Used).
+  uint64_t UsedSlots() const {
+    uint64_t used = 0;
+    if (auto swaps = ReadProcSwaps(); swaps.ok()) {
+      for (const auto& sw : *swaps)
+        for (const auto& a : s_.areas)
+          if (a->on() && a->swap_path() == sw.filename) used += sw.used_kb / 4;
+    }
+    return used;
+  }
   Status DropCache();
   void Note(uint64_t line, uint64_t folio, std::string what) {
     ++rep_.anomalies_total;
@@ -105,7 +116,10 @@ class Runner {
   void WaitWriteback(uint64_t line) {
     if (!pending_writeback_) return;
     pending_writeback_ = false;
-    if (!WaitForWriteback(o_.writeback_timeout_ms))
+    std::vector<std::string> inflight;
+    for (const auto& a : s_.areas)
+      if (a->on() && !a->inflight().empty()) inflight.push_back(a->inflight());
+    if (!WaitForWriteback(o_.writeback_timeout_ms, inflight))
       Note(line, 0, "nr_writeback did not reach 0 within " + std::to_string(o_.writeback_timeout_ms) + " ms");
   }
 
@@ -311,6 +325,31 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
     out_.push_back(workload::FormatRecord(e));
     ++rep_.expect_lines;
   }
+  // Did the folio stay in the swap cache after its write-out? A synchronous
+  // device (zram) completes the write inside MADV_PAGEOUT, and
+  // shrink_folio_list then frees the clean folio at once ("a synchronous
+  // write - probably a ramdisk"): the kernel dropped it from the cache on its
+  // own, which the trace records as `drop-cache folio=F`.
+  if (n - not_swapped > 0) {
+    auto mc = w.Mincore(f.addr, bytes);
+    if (!mc.ok()) return mc.status();
+    uint64_t cached = 0, swapped = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!f.pages[i].swapped) continue;
+      ++swapped;
+      cached += (*mc)[i] & 1;
+    }
+    if (cached == 0) {
+      TraceRecord d;
+      d.op = TraceOp::kDropCache;
+      d.folio = id;
+      out_.push_back(workload::FormatRecord(d));
+      ++rep_.uncached_at_pageout;
+    } else if (cached != swapped) {
+      Note(r.line, id, std::to_string(swapped - cached) + " of " + std::to_string(swapped) +
+                           " swapped pages left the swap cache at write-out, the others stayed");
+    }
+  }
   if (not_swapped) {
     rep_.pages_not_swapped += not_swapped;
     Note(r.line, id, "the kernel kept " + std::to_string(not_swapped) + " of " + std::to_string(n) +
@@ -346,6 +385,63 @@ Status Runner::Verify(uint64_t line) {
                            std::to_string(p.swap_type) + " offset " + std::to_string(p.swap_offset) + ")");
       }
     }
+  }
+  return Status::Ok();
+}
+
+// cache: a read fault on each page. What the kernel did is written back:
+// the pages that came in (a large folio may be swapped in whole: more than
+// asked), and whether the swap-in kept the swap cache (slots still in use)
+// or bypassed it (SWP_SYNCHRONOUS_IO: the slots were freed at once), which the
+// trace records as a `drop-cache folio=F` after the `cache`.
+Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count, const std::string& where) {
+  const uint64_t used_before = UsedSlots();
+  if (Status st = s_.worker->ReadIn(f.cpu, f.addr + first * kPage, count * kPage); !st.ok())
+    return At(where, st.ToString(), st.code());
+  auto pages = s_.worker->Pages(f.addr, f.pages.size());
+  if (!pages.ok()) return pages.status();
+  uint64_t came_in = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> runs;  // [first, n) of pages now present that were swapped
+  for (uint64_t i = 0; i < f.pages.size(); ++i) {
+    LivePage& lp = f.pages[i];
+    if (!lp.swapped || !(*pages)[i].present) continue;
+    lp = LivePage{false, true, -1, 0};
+    ++came_in;
+    if (!runs.empty() && runs.back().first + runs.back().second == i) {
+      ++runs.back().second;
+    } else {
+      runs.emplace_back(i, 1);
+    }
+    if (i < first || i >= first + count)
+      Note(r.line, *r.folio, "page " + std::to_string(i) + " was swapped in with the pages asked for");
+  }
+  for (const auto& [p0, n] : runs) {
+    TraceRecord c = r;
+    c.page = p0;
+    c.n = n;
+    out_.push_back(workload::FormatRecord(c));
+  }
+  const uint64_t used_after = UsedSlots();
+  const uint64_t freed = used_before > used_after ? used_before - used_after : 0;
+  if (came_in > 0 && freed == came_in) {
+    // Bypassed: possible to express only if no other page of the folio is
+    // in the swap cache (drop-cache folio=F drops all of them).
+    bool others_cached = false;
+    auto mc = s_.worker->Mincore(f.addr, f.pages.size() * kPage);
+    if (!mc.ok()) return mc.status();
+    for (uint64_t i = 0; i < f.pages.size(); ++i) others_cached |= f.pages[i].swapped && ((*mc)[i] & 1);
+    if (others_cached) {
+      Note(r.line, *r.folio, "the swap-in bypassed the swap cache while other pages of the folio are cached");
+    } else {
+      TraceRecord d;
+      d.op = TraceOp::kDropCache;
+      d.folio = r.folio;
+      out_.push_back(workload::FormatRecord(d));
+      ++rep_.swapin_bypassed_cache;
+    }
+  } else if (freed != 0) {
+    Note(r.line, *r.folio, "the swap-in freed " + std::to_string(freed) + " slots for " + std::to_string(came_in) +
+                               " pages");
   }
   return Status::Ok();
 }
@@ -390,10 +486,7 @@ Status Runner::Apply(const TraceRecord& r) {
         if (std::none_of(f.pages.begin(), f.pages.end(), [](const LivePage& p) { return p.swapped || p.in_memory; }))
           live_.erase(it);
       } else {
-        if (Status st = s_.worker->ReadIn(f.cpu, addr, len); !st.ok()) return At(where, st.ToString(), st.code());
-        for (uint64_t i = first; i < first + count; ++i) {
-          if (f.pages[i].swapped) f.pages[i] = LivePage{false, true, -1, 0};
-        }
+        return DoCache(r, f, first, count, where);
       }
       out_.push_back(workload::FormatRecord(r));
       return Status::Ok();
@@ -457,12 +550,7 @@ Result<RunReport> Runner::Run() {
       if (!pages.ok()) continue;
       for (size_t i = 0; i < f.pages.size(); ++i) held += (*pages)[i].swapped || f.pages[i].in_memory;
     }
-    uint64_t used = 0;
-    if (auto swaps = ReadProcSwaps(); swaps.ok()) {
-      for (const auto& sw : *swaps)
-        for (const auto& a : s_.areas)
-          if (a->on() && a->swap_path() == sw.filename) used += sw.used_kb / 4;
-    }
+    const uint64_t used = UsedSlots();
     rep_.unexplained_slots = used > held ? used - held : 0;
     if (rep_.unexplained_slots)
       Note(0, 0, std::to_string(rep_.unexplained_slots) + " slots in use that no page of the trace holds");

@@ -19,7 +19,8 @@ namespace {
 
 constexpr uint64_t kPage = 4096;
 
-enum Op : int32_t { kMap = 1, kTouch, kPageout, kFree, kReadIn, kQuit };
+enum Op : int32_t { kMap = 1, kTouch, kPageout, kFree, kReadIn, kMincore, kQuit };
+constexpr uint64_t kMaxMincorePages = 512;
 
 struct Cmd {
   int32_t op = 0, cpu = 0;
@@ -98,7 +99,7 @@ int Pin(int cpu) {
     rep = Reply{};
     auto* p = reinterpret_cast<char*>(c.addr);
     const size_t len = static_cast<size_t>(c.len);
-    if (c.op != kMap && c.op != kQuit) rep.err = Pin(c.cpu);
+    if (c.op != kMap && c.op != kQuit && c.op != kMincore) rep.err = Pin(c.cpu);
     if (rep.err == 0) {
       switch (c.op) {
         case kMap:
@@ -125,6 +126,21 @@ int Pin(int cpu) {
           for (size_t off = 0; off < len; off += kPage) sum += static_cast<unsigned char>(*(volatile char*)(p + off));
           rep.value = sum;
           if (mlock(p, len) != 0) rep.err = errno;
+          break;
+        }
+        case kMincore: {
+          // Sent after the reply: one byte per page.
+          unsigned char vec[kMaxMincorePages];
+          const size_t pages = len / kPage;
+          if (pages > kMaxMincorePages) {
+            rep.err = EINVAL;
+          } else if (mincore(p, len, vec) != 0) {
+            rep.err = errno;
+          } else {
+            rep.value = pages;
+            if (!WriteFull(out, &rep, sizeof rep) || !WriteFull(out, vec, pages)) _exit(1);
+            continue;
+          }
           break;
         }
         case kQuit: _exit(0);
@@ -184,8 +200,8 @@ Worker::~Worker() {
   if (from_ >= 0) close(from_);
 }
 
-Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len) {
-  static const char* const kNames[] = {"", "map", "touch", "pageout", "free", "read-in", "quit"};
+Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector<uint8_t>* data) {
+  static const char* const kNames[] = {"", "map", "touch", "pageout", "free", "read-in", "mincore", "quit"};
   Cmd c;
   c.op = op;
   c.cpu = cpu;
@@ -194,6 +210,11 @@ Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len) {
   Reply rep;
   if (!WriteFull(to_, &c, sizeof c) || !ReadFull(from_, &rep, sizeof rep))
     return Status(-EIO, std::string("the worker process died during ") + kNames[op]);
+  if (rep.err == 0 && data != nullptr) {
+    data->resize(rep.value);
+    if (!ReadFull(from_, data->data(), data->size()))
+      return Status(-EIO, std::string("the worker process died during ") + kNames[op]);
+  }
   if (rep.err != 0)
     return Status(-rep.err, std::string("worker ") + kNames[op] + " on CPU " + std::to_string(cpu) + ": " +
                                 std::strerror(rep.err));
@@ -205,6 +226,12 @@ Status Worker::Touch(int cpu, uint64_t addr, uint64_t len) { return Command(kTou
 Status Worker::Pageout(int cpu, uint64_t addr, uint64_t len) { return Command(kPageout, cpu, addr, len); }
 Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
 Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) { return Command(kReadIn, cpu, addr, len); }
+
+Result<std::vector<uint8_t>> Worker::Mincore(uint64_t addr, uint64_t len) {
+  std::vector<uint8_t> v;
+  if (Status st = Command(kMincore, 0, addr, len, &v); !st.ok()) return st;
+  return v;
+}
 
 Result<std::vector<PageState>> Worker::Pages(uint64_t addr, uint64_t pages) const {
   const std::string path = "/proc/" + std::to_string(pid_) + "/pagemap";

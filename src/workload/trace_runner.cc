@@ -69,13 +69,13 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       if (r.folio) {
         auto it = folios_.find(*r.folio);
         if (it == folios_.end()) return At(where, "unknown folio " + std::to_string(*r.folio));
-        Status st = DoDropCache(it->second, where);
+        Status st = DoDropCache(it->second, where, /*keep_mapped=*/false);
         ForgetIfDone(*r.folio);
         return st;
       }
       std::vector<uint64_t> ids;
       for (auto& [id, f] : folios_) {
-        if (Status st = DoDropCache(f, where); !st.ok()) return st;
+        if (Status st = DoDropCache(f, where, /*keep_mapped=*/true); !st.ok()) return st;
         ids.push_back(id);
       }
       for (uint64_t id : ids) ForgetIfDone(id);
@@ -283,13 +283,21 @@ Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const std::string& 
 
 // drop-cache: reclaim removes the folio's swap-cache folios; slots with
 // count 0 are freed. Refused (and counted) while storage is suspended.
-Status TraceRunner::DoDropCache(TFolio& f, const std::string& where) {
+Status TraceRunner::DoDropCache(TFolio& f, const std::string& where, bool keep_mapped) {
   std::set<Folio*> seen;
   for (Page& p : f.pages) {
     if (p.cache == nullptr || !seen.insert(p.cache).second) continue;
     Folio* cf = p.cache;
     FolioLockGuard g(*cf);
     if (!cf->in_swap_cache()) continue;
+    // A global drop is reclaim: it removes a folio from the swap cache only
+    // once it is unmapped (shrink_folio_list: try_to_unmap, then
+    // __remove_mapping), so a folio with a page still mapped in memory keeps
+    // its slots (measured on 6.18: docs/fidelity.md "Agreement with the
+    // running kernel"). `drop-cache folio=F` is folio_free_swap(): the folio
+    // leaves the cache even when mapped (a swap-in that bypasses or frees
+    // the swap cache, do_swap_page).
+    if (keep_mapped && cf->mapped) continue;
     Status st = sys_.SwapCacheDelFolio(*cf);
     if (st.code() == -EBUSY) {
       ++sum_.skipped_cache_drops;

@@ -91,7 +91,81 @@ def twodev():
     write("twodev", "two devices of equal priority, order-0 on two CPUs, a third freed, more swap-out", L)
 
 
+def frag():
+    # Fragmented device: order-0 fills most clusters, one page in every 16
+    # stays, so 64 KiB requests must find (or fail to find) aligned ranges:
+    # some fall back.
+    L = [f"swapon dev=0 pages={PAGES}"]
+    n = 6000
+    for i in range(n):
+        L.append(f"alloc folio={i} order=0 cpu=0")
+    for i in range(n):
+        if i % 16 != 5:
+            if (i // 512) % 3 == 0:
+                L.append(f"free folio={i}")
+    f = n
+    for j in range(120):
+        L.append(f"alloc folio={f} order=4 cpu={j % 2}")
+        f += 1
+    for j in range(150):
+        L.append(f"alloc folio={f} order={(2, 3)[j % 2]} cpu=0")
+        f += 1
+    write("frag", "fragmented: order-0 fill, two thirds of the clusters kept, then 64/32/16 KiB requests that partly fall back", L)
+
+
+def full():
+    # Past full: order-0 fill, a third of the clusters mostly freed, then
+    # more 64/32/16 KiB requests than there is room for: the last folios stay
+    # in memory.
+    L = [f"swapon dev=0 pages={PAGES}"]
+    n = 6000
+    for i in range(n):
+        L.append(f"alloc folio={i} order=0 cpu=0")
+    for i in range(n):
+        if i % 16 != 5 and (i // 512) % 3 == 0:
+            L.append(f"free folio={i}")
+    f = n
+    for j in range(300):
+        L.append(f"alloc folio={f} order=4 cpu={j % 2}")
+        f += 1
+    for j in range(200):
+        L.append(f"alloc folio={f} order={(2, 3)[j % 2]} cpu=0")
+        f += 1
+    write("full", "past full: order-0 fill, a third of the clusters freed but one page in 16, then more mTHP than fits", L)
+
+
+def mixed():
+    # Random mix (seed 7): orders 0/2/3/4 on two CPUs, whole and partial
+    # frees, swap-in (cache), cache drops; stays below half full.
+    rng = random.Random(7)
+    L = [f"swapon dev=0 pages={PAGES}"]
+    live = {}
+    used = 0
+    nxt = 0
+    for step in range(3000):
+        r = rng.random()
+        if (r < 0.55 and used < PAGES * 0.45) or not live:
+            order = rng.choice((0, 0, 0, 2, 3, 4))
+            L.append(f"alloc folio={nxt} order={order} cpu={rng.randrange(2)}")
+            live[nxt] = order
+            used += 1 << order
+            nxt += 1
+        elif r < 0.85:
+            fid = rng.choice(sorted(live))
+            order = live.pop(fid)
+            used -= 1 << order
+            L.append(f"free folio={fid}")
+        elif r < 0.95:
+            fid = rng.choice(sorted(live))
+            order = live[fid]
+            page = rng.randrange(1 << order)
+            L.append(f"cache folio={fid} page={page} n=1")
+        else:
+            L.append("drop-cache")
+    write("mixed", "random mix (seed 7): orders 0/2/3/4, two CPUs, whole frees, single-page swap-in, cache drops", L)
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
-    for g in (seq, holes, shuffled, mthp, twodev):
+    for g in (seq, holes, shuffled, mthp, twodev, frag, full, mixed):
         g()

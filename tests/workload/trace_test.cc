@@ -194,3 +194,21 @@ TEST_F(Replay, SemanticErrorsNameTheLine) {
 
 }  // namespace
 }  // namespace swaplab::workload
+
+namespace swaplab::workload {
+namespace {
+// A global drop-cache is reclaim: a page swapped back in and still mapped
+// keeps its slot (cached, count 0); `drop-cache folio=F` is folio_free_swap
+// and frees it (measured on 6.18 by `swaplab kernel run`).
+TEST_F(Replay, GlobalDropKeepsMappedFoliosPerFolioDropFreesThem) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=0 cpu=0\nalloc folio=2 order=0 cpu=0\n"
+      "cache folio=1\ndrop-cache\n");
+  EXPECT_EQ(Slot(1).kind, SlotKind::kCached);  // mapped: stays
+  EXPECT_EQ(Slot(1).count, 0u);
+  EXPECT_EQ(Slot(2).kind, SlotKind::kShadow);  // unmapped: left the cache
+  Run("drop-cache folio=1\n");
+  EXPECT_EQ(Slot(1).kind, SlotKind::kEmpty);
+  EXPECT_EQ(Slot(2).kind, SlotKind::kShadow);
+}
+}  // namespace
+}  // namespace swaplab::workload

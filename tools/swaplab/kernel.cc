@@ -167,6 +167,8 @@ int RunRun(const KernelOptions& o) {
   j["kernel_on_its_own_total"] = r.anomalies_total;
   j["unexplained_slots"] = r.unexplained_slots;
   j["drop_cache_made_global"] = r.drop_cache_global;
+  j["uncached_at_pageout"] = r.uncached_at_pageout;
+  j["swapin_bypassed_cache"] = r.swapin_bypassed_cache;
   j["seconds"] = r.seconds;
   if (o.json) {
     fmt::print("{}\n", j.dump(2));

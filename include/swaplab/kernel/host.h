@@ -33,8 +33,12 @@ Result<std::vector<ActiveSwap>> ReadProcSwaps();
 
 // A counter of /proc/vmstat (e.g. "nr_writeback", "pswpout").
 Result<uint64_t> ReadVmstat(const std::string& key);
-// Waits until /proc/vmstat nr_writeback is 0; false after `timeout_ms`.
-bool WaitForWriteback(int timeout_ms);
+// Waits until no page is under writeback: /proc/vmstat nr_writeback is 0
+// after folding the per-CPU counter deltas (/proc/sys/vm/stat_refresh;
+// without it the global counter can read 0 while pages are still in flight),
+// and every `inflight` file (sysfs <dev>/inflight) reads "0 0". false after
+// `timeout_ms`.
+bool WaitForWriteback(int timeout_ms, const std::vector<std::string>& inflight = {});
 
 // mTHP counters per folio size (hugepages-<size>kB/stats), keyed by order.
 struct MthpStats {

@@ -46,6 +46,8 @@ class KernelArea {
   bool blkdev() const { return spec_.kind != DeviceKind::kFile; }
   bool ssd() const { return ssd_; }   // what the kernel sees (queue/rotational)
   bool on() const { return on_; }
+  // The sysfs inflight file of the device the swap I/O goes to.
+  const std::string& inflight() const { return inflight_; }
   // "dio on" for loop devices (sysfs loop/dio), empty otherwise.
   const std::string& note() const { return note_; }
 
@@ -53,7 +55,7 @@ class KernelArea {
   explicit KernelArea(const AreaSpec& s) : spec_(s) {}
   Status Build();
   AreaSpec spec_;
-  std::string file_, swap_path_, note_;
+  std::string file_, swap_path_, note_, inflight_;
   int loop_fd_ = -1;
   int zram_id_ = -1;
   bool ssd_ = false, on_ = false;

@@ -60,6 +60,8 @@ struct RunReport {
   uint64_t anomalies_total = 0;
   uint64_t unexplained_slots = 0;  // slots in use at the end that no trace page holds
   uint64_t drop_cache_global = 0;  // `drop-cache folio=F` run as a global drop
+  uint64_t uncached_at_pageout = 0;    // folios the kernel freed from the swap cache at write-out
+  uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots
   double seconds = 0;
 };
 

@@ -50,6 +50,10 @@ class Worker {
   // cache) and mlocks the range so cgroup reclaim leaves it alone.
   Status ReadIn(int cpu, uint64_t addr, uint64_t len);
 
+  // mincore(2) in the worker: for a swapped-out page, whether its folio is
+  // still in the swap cache (mincore_swap); 1 byte per page.
+  Result<std::vector<uint8_t>> Mincore(uint64_t addr, uint64_t len);
+
   // Page states of [addr, addr+pages*4096) from /proc/PID/pagemap.
   Result<std::vector<PageState>> Pages(uint64_t addr, uint64_t pages) const;
   // /proc/kpageflags of a PFN.
@@ -57,7 +61,7 @@ class Worker {
 
  private:
   Worker() = default;
-  Status Command(int op, int cpu, uint64_t addr, uint64_t len);
+  Status Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector<uint8_t>* data = nullptr);
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   uint64_t base_ = 0;
