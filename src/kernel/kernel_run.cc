@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "swaplab/alloc/swap_system.h"
@@ -27,7 +28,7 @@ namespace {
 constexpr uint64_t kPage = 4096;
 constexpr size_t kKeepAnomalies = 50;
 // /proc/kpageflags bits (Documentation/admin-guide/mm/pagemap.rst).
-constexpr int kKpfCompoundHead = 15, kKpfCompoundTail = 16;
+constexpr int kKpfWriteback = 8, kKpfCompoundHead = 15, kKpfCompoundTail = 16;
 
 Status At(const std::string& where, const std::string& msg, int code = -EINVAL) {
   return Status(code, where + ": " + msg);
@@ -113,14 +114,33 @@ class Runner {
     ++rep_.anomalies_total;
     if (rep_.anomalies.size() < kKeepAnomalies) rep_.anomalies.push_back({line, folio, std::move(what)});
   }
+  // Waits until the write-out of every folio paged out since the last wait
+  // has finished: a folio under writeback cannot leave the swap cache
+  // (folio_swapcache_freeable), so a `free` right after would keep its slots.
+  // Precise per folio: the writeback bit of its pages in /proc/kpageflags
+  // (the PFNs were read before the page-out; the folio keeps them in the
+  // swap cache). The global nr_writeback is only a fallback: its per-CPU
+  // deltas can hide pages in flight, and other writers keep it busy.
   void WaitWriteback(uint64_t line) {
-    if (!pending_writeback_) return;
-    pending_writeback_ = false;
-    std::vector<std::string> inflight;
-    for (const auto& a : s_.areas)
-      if (a->on() && !a->inflight().empty()) inflight.push_back(a->inflight());
-    if (!WaitForWriteback(o_.writeback_timeout_ms, inflight))
-      Note(line, 0, "nr_writeback did not reach 0 within " + std::to_string(o_.writeback_timeout_ms) + " ms");
+    if (pending_pfns_.empty()) return;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.writeback_timeout_ms);
+    for (;;) {
+      bool busy = false;
+      for (const auto& [pfn, n] : pending_pfns_) {
+        auto flags = Worker::PageFlags(pfn, n);
+        if (!flags.ok()) continue;
+        for (uint64_t v : *flags) busy |= (v >> kKpfWriteback) & 1;
+        if (busy) break;
+      }
+      if (!busy) break;
+      if (std::chrono::steady_clock::now() > until) {
+        Note(line, 0, "a paged-out folio was still under writeback after " + std::to_string(o_.writeback_timeout_ms) +
+                          " ms");
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    pending_pfns_.clear();
   }
 
   const RunOptions& o_;
@@ -132,7 +152,7 @@ class Runner {
   std::map<uint64_t, size_t> dev_to_area_;
   std::unordered_map<uint64_t, LiveFolio> live_;
   uint64_t cursor_ = 0;
-  bool pending_writeback_ = false;
+  std::vector<std::pair<uint64_t, uint64_t>> pending_pfns_;  // (first PFN, pages) paged out, maybe under writeback
 };
 
 Status Runner::Prepare(const std::vector<TraceRecord>& recs) {
@@ -293,7 +313,15 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
   if (!one_folio)
     Note(r.line, id, "the fault did not give one folio of order " + std::to_string(r.order));
   if (Status st = w.Pageout(r.cpu, f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
-  pending_writeback_ = true;
+  for (uint64_t i = 0; i < n; ++i) {
+    const PageState& p = (*before)[i];
+    if (!p.present) continue;
+    if (!pending_pfns_.empty() && pending_pfns_.back().first + pending_pfns_.back().second == p.pfn) {
+      ++pending_pfns_.back().second;
+    } else {
+      pending_pfns_.emplace_back(p.pfn, 1);
+    }
+  }
   out_.push_back(workload::FormatRecord(r));
   auto after = w.Pages(f.addr, n);
   if (!after.ok()) return after.status();
@@ -412,8 +440,7 @@ Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint6
     } else {
       runs.emplace_back(i, 1);
     }
-    if (i < first || i >= first + count)
-      Note(r.line, *r.folio, "page " + std::to_string(i) + " was swapped in with the pages asked for");
+    if (i < first || i >= first + count) ++rep_.swapin_extra_pages;  // a large folio came in whole
   }
   for (const auto& [p0, n] : runs) {
     TraceRecord c = r;
@@ -525,12 +552,12 @@ Result<RunReport> Runner::Run() {
     }
     st = Apply(recs[i]);
     ++rep_.records;
+    if (o_.annotate_inuse && recs[i].op != TraceOp::kExpect) out_.push_back("# kernel inuse " + std::to_string(UsedSlots()));
   }
   if (st.ok() && s_.worker) {
     // The end: everything the kernel did on its own shows up now.
     WaitWriteback(0);
-    pending_writeback_ = true;
-    WaitWriteback(0);
+    (void)WaitForWriteback(o_.writeback_timeout_ms);
     st = Verify(0);
     const auto after = ReadMthpStats();
     for (const auto& [k, v] : after.swpout) {

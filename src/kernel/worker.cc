@@ -259,6 +259,16 @@ Result<std::vector<PageState>> Worker::Pages(uint64_t addr, uint64_t pages) cons
   return out;
 }
 
+Result<std::vector<uint64_t>> Worker::PageFlags(uint64_t pfn, uint64_t n) {
+  const int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(-errno, std::string("open /proc/kpageflags: ") + std::strerror(errno));
+  std::vector<uint64_t> v(n);
+  const ssize_t got = pread(fd, v.data(), n * 8, static_cast<off_t>(pfn * 8));
+  close(fd);
+  if (got != static_cast<ssize_t>(n * 8)) return Status(-EIO, "read /proc/kpageflags");
+  return v;
+}
+
 Result<uint64_t> Worker::PageFlags(uint64_t pfn) {
   const int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status(-errno, std::string("open /proc/kpageflags: ") + std::strerror(errno));

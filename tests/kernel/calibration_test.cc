@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <string>
 
 #include "swaplab/kernel/host.h"
@@ -80,6 +81,14 @@ TEST_P(Calibration, AgreesWithKernel) {
   o.out = TempPath(std::string(c.trace) + "-" + Name(c.kind) + ".trace");
   o.timeout_s = 60;
   auto rep = RunTrace(o, nullptr);
+  // The kernel may act on its own (another process's reclaim holding a
+  // folio lock, a late writeback): the run reports it, and the comparison is
+  // only meaningful on a clean run, so such a run is repeated (at most twice).
+  for (int retry = 0; retry < 2 && rep.ok() && (rep->anomalies_total > 0 || rep->unexplained_slots > 0); ++retry) {
+    std::cerr << "kernel run of " << o.trace << " on " << Name(c.kind) << ": the kernel acted on its own ("
+              << (rep->anomalies.empty() ? "unexplained slots" : rep->anomalies[0].what) << "); running again\n";
+    rep = RunTrace(o, nullptr);
+  }
   ASSERT_TRUE(rep.ok()) << rep.status().ToString();
   EXPECT_EQ(SettingsSnapshot(), before) << "a sysfs setting was not restored";
   EXPECT_FALSE(OurAreaActive()) << "a swaplab area is still on";
@@ -95,6 +104,7 @@ TEST_P(Calibration, AgreesWithKernel) {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const auto& s = m->summary;
   EXPECT_EQ(s.expected, rep->expect_lines);
+  EXPECT_EQ(s.pages_unplaced, rep->pages_not_swapped) << "pages kept in memory: model vs kernel";
   const double agreement = static_cast<double>(s.agree) / static_cast<double>(s.expected);
   std::string first;
   if (!s.disagreements.empty()) {
@@ -123,7 +133,7 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 INSTANTIATE_TEST_SUITE_P(Traces, Calibration,
                          ::testing::ValuesIn([] {
                            std::vector<Case> v;
-                           for (const char* t : {"seq", "holes", "shuffled", "mthp64", "twodev"})
+                           for (const char* t : {"seq", "holes", "shuffled", "mthp64", "twodev", "frag", "mixed"})
                              for (DeviceKind k : {DeviceKind::kFile, DeviceKind::kLoop, DeviceKind::kLoopSsd,
                                                   DeviceKind::kZram})
                                v.push_back({t, k});

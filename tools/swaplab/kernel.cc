@@ -81,6 +81,7 @@ int RunRun(const KernelOptions& o) {
     ro.size_pages = pages;
   }
   ro.prio = o.prio;
+  ro.annotate_inuse = o.annotate;
   ro.timeout_s = o.timeout_s;
   // Without --out the written trace still goes somewhere, for the replay.
   char tmpl[] = "/tmp/swaplab-kernel-XXXXXX";
@@ -169,6 +170,8 @@ int RunRun(const KernelOptions& o) {
   j["drop_cache_made_global"] = r.drop_cache_global;
   j["uncached_at_pageout"] = r.uncached_at_pageout;
   j["swapin_bypassed_cache"] = r.swapin_bypassed_cache;
+  j["swapin_extra_pages"] = r.swapin_extra_pages;
+  j["model_pages_unplaced"] = s.pages_unplaced;
   j["seconds"] = r.seconds;
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
@@ -214,6 +217,7 @@ KernelCommands AddKernel(CLI::App& app, KernelOptions& o) {
   c.run->add_option("--prio", o.prio, "swapon priority when the trace gives none")->check(CLI::Range(0, 32767));
   c.run->add_option("--timeout", o.timeout_s, "seconds before the run gives up")->check(CLI::Range(1, 3600));
   c.run->add_flag("--json", o.json, "one JSON document on stdout");
+  c.run->add_flag("--annotate-inuse", o.annotate, "write '# kernel inuse N' (slots in use) after each record of --out");
   c.cleanup = c.kernel->add_subcommand("cleanup", "remove swap areas and settings left by a crashed run (only swaplab's)");
   c.cleanup->add_flag("--json", o.json, "one JSON document on stdout");
   return c;

@@ -14,6 +14,7 @@ struct KernelOptions {
   int prio = 10000;
   int timeout_s = 300;
   bool json = false;
+  bool annotate = false;
 };
 
 struct KernelCommands {

@@ -26,6 +26,7 @@ struct RunOptions {
   uint64_t max_area_bytes = uint64_t{4} << 30;  // bound on Σ area sizes
   int timeout_s = 300;                 // bound on the run's wall time
   int writeback_timeout_ms = 5000;
+  bool annotate_inuse = false;  // a "# kernel inuse N" comment after each record (debugging)
 };
 
 // Something the kernel did that the trace did not ask for. Reported, never
@@ -62,6 +63,7 @@ struct RunReport {
   uint64_t drop_cache_global = 0;  // `drop-cache folio=F` run as a global drop
   uint64_t uncached_at_pageout = 0;    // folios the kernel freed from the swap cache at write-out
   uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots
+  uint64_t swapin_extra_pages = 0;     // pages swapped in beyond those asked for (whole large folios)
   double seconds = 0;
 };
 

@@ -56,8 +56,9 @@ class Worker {
 
   // Page states of [addr, addr+pages*4096) from /proc/PID/pagemap.
   Result<std::vector<PageState>> Pages(uint64_t addr, uint64_t pages) const;
-  // /proc/kpageflags of a PFN.
+  // /proc/kpageflags of a PFN, and of n PFNs from pfn.
   static Result<uint64_t> PageFlags(uint64_t pfn);
+  static Result<std::vector<uint64_t>> PageFlags(uint64_t pfn, uint64_t n);
 
  private:
   Worker() = default;
