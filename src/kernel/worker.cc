@@ -19,7 +19,7 @@ namespace {
 
 constexpr uint64_t kPage = 4096;
 
-enum Op : int32_t { kMap = 1, kTouch, kPageout, kFree, kReadIn, kMincore, kQuit };
+enum Op : int32_t { kMap = 1, kTouch, kPageout, kFree, kReadIn, kMincore, kLock, kQuit };
 constexpr uint64_t kMaxMincorePages = 512;
 
 struct Cmd {
@@ -99,7 +99,7 @@ int Pin(int cpu) {
     rep = Reply{};
     auto* p = reinterpret_cast<char*>(c.addr);
     const size_t len = static_cast<size_t>(c.len);
-    if (c.op != kMap && c.op != kQuit && c.op != kMincore) rep.err = Pin(c.cpu);
+    if (c.op != kMap && c.op != kQuit && c.op != kMincore && c.op != kLock) rep.err = Pin(c.cpu);
     if (rep.err == 0) {
       switch (c.op) {
         case kMap:
@@ -143,6 +143,9 @@ int Pin(int cpu) {
           }
           break;
         }
+        case kLock:
+          if (mlock(p, len) != 0) rep.err = errno;
+          break;
         case kQuit: _exit(0);
         default: rep.err = EINVAL;
       }
@@ -201,7 +204,7 @@ Worker::~Worker() {
 }
 
 Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector<uint8_t>* data) {
-  static const char* const kNames[] = {"", "map", "touch", "pageout", "free", "read-in", "mincore", "quit"};
+  static const char* const kNames[] = {"", "map", "touch", "pageout", "free", "read-in", "mincore", "lock", "quit"};
   Cmd c;
   c.op = op;
   c.cpu = cpu;
@@ -226,6 +229,7 @@ Status Worker::Touch(int cpu, uint64_t addr, uint64_t len) { return Command(kTou
 Status Worker::Pageout(int cpu, uint64_t addr, uint64_t len) { return Command(kPageout, cpu, addr, len); }
 Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
 Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) { return Command(kReadIn, cpu, addr, len); }
+Status Worker::Lock(uint64_t addr, uint64_t len) { return Command(kLock, 0, addr, len); }
 
 Result<std::vector<uint8_t>> Worker::Mincore(uint64_t addr, uint64_t len) {
   std::vector<uint8_t> v;

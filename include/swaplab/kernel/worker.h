@@ -50,6 +50,8 @@ class Worker {
   // cache) and mlocks the range so cgroup reclaim leaves it alone.
   Status ReadIn(int cpu, uint64_t addr, uint64_t len);
 
+  // mlock(2): pages read back in stay out of cgroup reclaim (drop-cache).
+  Status Lock(uint64_t addr, uint64_t len);
   // mincore(2) in the worker: for a swapped-out page, whether its folio is
   // still in the swap cache (mincore_swap); 1 byte per page.
   Result<std::vector<uint8_t>> Mincore(uint64_t addr, uint64_t len);
