@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <unordered_map>
 
@@ -110,6 +112,34 @@ class Runner {
     return used;
   }
   Status DropCache();
+  // Swapped pages of the worker outside the trace's folios (its own memory:
+  // stack, heap, sanitizer shadow), and the first such mapping.
+  uint64_t WorkerOwnSwapped(std::string* first) const {
+    std::ifstream maps("/proc/" + std::to_string(s_.worker->pid()) + "/maps");
+    std::string line;
+    uint64_t count = 0;
+    while (std::getline(maps, line)) {
+      uint64_t lo = 0, hi = 0;
+      if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2 || hi <= lo) continue;
+      if (lo >= s_.worker->base() && hi <= cursor_ + kPage) continue;  // trace folios
+      if (hi - lo > (uint64_t{1} << 30)) continue;  // reservations (sanitizer shadow): not scanned
+      for (uint64_t a = lo; a < hi; a += 512 * kPage) {
+        const uint64_t n = std::min<uint64_t>(512, (hi - a) / kPage);
+        auto pages = s_.worker->Pages(a, n);
+        if (!pages.ok()) break;
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!(*pages)[i].swapped || !type_to_dev_.count((*pages)[i].swap_type)) continue;
+          if (count++ == 0) *first = fmt_hex(a + i * kPage) + " in " + line;
+        }
+      }
+    }
+    return count;
+  }
+  static std::string fmt_hex(uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%lx", static_cast<unsigned long>(v));
+    return b;
+  }
   void Note(uint64_t line, uint64_t folio, std::string what) {
     ++rep_.anomalies_total;
     if (rep_.anomalies.size() < kKeepAnomalies) rep_.anomalies.push_back({line, folio, std::move(what)});
@@ -236,7 +266,20 @@ Status Runner::Prepare(const std::vector<TraceRecord>& recs) {
     // Clean swap cache sits on the anon LRU: cgroup reclaim must scan it.
     if (s_.cgroup_v1) (void)WriteSmallFile(dir + "/memory.swappiness", "100");
   }
-  auto w = Worker::Start(reserve + (kPage << 10), s_.cgroup);
+  // The caller's own memory cgroup (the worker's home).
+  std::string home;
+  if (auto cg = ReadSmallFile("/proc/self/cgroup"); cg.ok()) {
+    std::istringstream in(*cg);
+    for (std::string l; std::getline(in, l);) {
+      const auto c1 = l.find(':'), c2 = l.find(':', c1 + 1);
+      if (c1 == std::string::npos || c2 == std::string::npos) continue;
+      const std::string ctrl = l.substr(c1 + 1, c2 - c1 - 1), path = l.substr(c2 + 1);
+      if (s_.cgroup_v1 && ctrl == "memory") home = "/sys/fs/cgroup/memory" + path;
+      if (!s_.cgroup_v1 && ctrl.empty() && l.rfind("0::", 0) == 0) home = "/sys/fs/cgroup" + path;
+    }
+  }
+  if (!s_.cgroup.empty() && home.empty()) return Status(-ENOENT, "cannot find this process's memory cgroup in /proc/self/cgroup");
+  auto w = Worker::Start(reserve + (kPage << 10), s_.cgroup, home);
   if (!w.ok()) return w.status();
   s_.worker = std::move(w).value();
   cursor_ = s_.worker->base();
@@ -580,6 +623,12 @@ Result<RunReport> Runner::Run() {
       for (size_t i = 0; i < f.pages.size(); ++i) held += (*pages)[i].swapped || f.pages[i].in_memory;
     }
     const uint64_t used = UsedSlots();
+    std::string first;
+    if (used > held) rep_.worker_pages_swapped = WorkerOwnSwapped(&first);
+    if (rep_.worker_pages_swapped)
+      Note(0, 0, std::to_string(rep_.worker_pages_swapped) + " of the worker's own pages were swapped out by the final "
+                 "cgroup reclaim (first: " + first + ")");
+    held += rep_.worker_pages_swapped;
     rep_.unexplained_slots = used > held ? used - held : 0;
     if (rep_.unexplained_slots)
       Note(0, 0, std::to_string(rep_.unexplained_slots) + " slots in use that no page of the trace holds");

@@ -6,10 +6,12 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -54,6 +56,11 @@ bool WriteFull(int fd, const void* p, size_t n) {
   return true;
 }
 
+// mlock / munlock through the system call: the sanitizer runtimes intercept
+// the libc functions and turn them into no-ops.
+int Mlock(const void* p, size_t len) { return static_cast<int>(syscall(SYS_mlock, p, len)); }
+int Munlock(const void* p, size_t len) { return static_cast<int>(syscall(SYS_munlock, p, len)); }
+
 int Pin(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -61,10 +68,13 @@ int Pin(int cpu) {
   return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : errno;
 }
 
-// The child: only system calls after joining the cgroup, on a stack that was
-// touched and locked before (so cgroup reclaim never swaps the worker's own
-// pages: they are charged to the parent's cgroup and mlocked).
-[[noreturn]] void ChildMain(int in, int out, uint64_t reserve, const std::string& cgroup_dir) {
+// The child. Only the trace folios are charged to the run's memory cgroup:
+// the worker joins it just while it faults them in (kTouch) and goes back to
+// its home cgroup at once, so cgroup reclaim (drop-cache) never swaps out the
+// worker's own pages (stack, heap, sanitizer shadow). Swapped-in pages are
+// charged to the cgroup recorded with their swap entry: the run's.
+[[noreturn]] void ChildMain(int in, int out, uint64_t reserve, const std::string& run_procs,
+                            const std::string& home_procs) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   signal(SIGINT, SIG_IGN);  // the parent decides when the worker ends
   Reply rep;
@@ -79,19 +89,21 @@ int Pin(int cpu) {
     volatile char pad[64 * 1024];
     std::memset(const_cast<char*>(pad), 1, sizeof pad);
     const auto lo = reinterpret_cast<uintptr_t>(pad) & ~(kPage - 1);
-    mlock(reinterpret_cast<void*>(lo), sizeof pad + 2 * kPage);
+    Mlock(reinterpret_cast<void*>(lo), sizeof pad + 2 * kPage);
   }
-  if (!cgroup_dir.empty()) {
-    const std::string tasks = cgroup_dir + "/cgroup.procs";
-    const int fd = open(tasks.c_str(), O_WRONLY | O_CLOEXEC);
-    const std::string me = std::to_string(getpid());
-    if (fd < 0 || write(fd, me.data(), me.size()) != static_cast<ssize_t>(me.size())) {
+  int run_fd = -1, home_fd = -1;
+  char me[24];
+  const int me_len = std::snprintf(me, sizeof me, "%d", static_cast<int>(getpid()));
+  if (!run_procs.empty()) {
+    run_fd = open(run_procs.c_str(), O_WRONLY | O_CLOEXEC);
+    home_fd = open(home_procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (run_fd < 0 || home_fd < 0) {
       rep.err = errno ? errno : EIO;
       WriteFull(out, &rep, sizeof rep);
       _exit(1);
     }
-    close(fd);
   }
+  auto join = [&](int fd) { return fd < 0 || write(fd, me, static_cast<size_t>(me_len)) == me_len ? 0 : errno; };
   rep.value = reinterpret_cast<uint64_t>(base);
   WriteFull(out, &rep, sizeof rep);
   Cmd c;
@@ -109,23 +121,25 @@ int Pin(int cpu) {
         case kTouch:
           // Non-zero data: a zero-filled folio skips the write-out and
           // leaves the swap cache at once.
+          if ((rep.err = join(run_fd)) != 0) break;
           for (size_t off = 0; off < len; off += kPage) {
             p[off] = 1;
             p[off + 8] = static_cast<char>(off / kPage + 2);
           }
+          rep.err = join(home_fd);
           break;
         case kPageout:
           if (madvise(p, len, MADV_PAGEOUT) != 0) rep.err = errno;
           break;
         case kFree:
-          munlock(p, len);
+          Munlock(p, len);
           if (madvise(p, len, MADV_DONTNEED) != 0) rep.err = errno;
           break;
         case kReadIn: {
           uint64_t sum = 0;
           for (size_t off = 0; off < len; off += kPage) sum += static_cast<unsigned char>(*(volatile char*)(p + off));
           rep.value = sum;
-          if (mlock(p, len) != 0) rep.err = errno;
+          if (Mlock(p, len) != 0) rep.err = errno;
           break;
         }
         case kMincore: {
@@ -144,7 +158,7 @@ int Pin(int cpu) {
           break;
         }
         case kLock:
-          if (mlock(p, len) != 0) rep.err = errno;
+          if (Mlock(p, len) != 0) rep.err = errno;
           break;
         case kQuit: _exit(0);
         default: rep.err = EINVAL;
@@ -157,7 +171,8 @@ int Pin(int cpu) {
 
 }  // namespace
 
-Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std::string& cgroup_dir) {
+Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std::string& cgroup_dir,
+                                              const std::string& home_cgroup_dir) {
   int to[2], from[2];
   if (pipe2(to, O_CLOEXEC) != 0) return Status(-errno, std::string("pipe: ") + std::strerror(errno));
   if (pipe2(from, O_CLOEXEC) != 0) {
@@ -175,7 +190,8 @@ Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std:
   if (pid == 0) {
     close(to[1]);
     close(from[0]);
-    ChildMain(to[0], from[1], reserve_bytes, cgroup_dir);
+    ChildMain(to[0], from[1], reserve_bytes, cgroup_dir.empty() ? "" : cgroup_dir + "/cgroup.procs",
+              home_cgroup_dir + "/cgroup.procs");
   }
   close(to[0]);
   close(from[1]);
@@ -186,7 +202,8 @@ Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std:
   Reply rep;
   if (!ReadFull(w->from_, &rep, sizeof rep)) return Status(-EIO, "the worker process died while starting");
   if (rep.err != 0)
-    return Status(-rep.err, "worker start (reserve address space, join cgroup " + cgroup_dir +
+    return Status(-rep.err, "worker start (reserve address space, open cgroup.procs of " + cgroup_dir + " and " +
+                                home_cgroup_dir +
                                 "): " + std::strerror(rep.err));
   w->base_ = rep.value;
   return w;

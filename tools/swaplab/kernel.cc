@@ -167,6 +167,7 @@ int RunRun(const KernelOptions& o) {
   j["kernel_on_its_own"] = nj;
   j["kernel_on_its_own_total"] = r.anomalies_total;
   j["unexplained_slots"] = r.unexplained_slots;
+  j["worker_pages_swapped"] = r.worker_pages_swapped;
   j["drop_cache_made_global"] = r.drop_cache_global;
   j["uncached_at_pageout"] = r.uncached_at_pageout;
   j["swapin_bypassed_cache"] = r.swapin_bypassed_cache;

@@ -60,6 +60,7 @@ struct RunReport {
   std::vector<Anomaly> anomalies;                      // the first 50
   uint64_t anomalies_total = 0;
   uint64_t unexplained_slots = 0;  // slots in use at the end that no trace page holds
+  uint64_t worker_pages_swapped = 0;  // the worker's own pages on swap at the end
   uint64_t drop_cache_global = 0;  // `drop-cache folio=F` run as a global drop
   uint64_t uncached_at_pageout = 0;    // folios the kernel freed from the swap cache at write-out
   uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots

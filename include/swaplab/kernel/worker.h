@@ -29,8 +29,11 @@ struct PageState {
 class Worker {
  public:
   // Forks the worker; it reserves `reserve_bytes` of address space
-  // (PROT_NONE) and joins `cgroup_dir` (cgroup v1 memory, may be empty).
-  static Result<std::unique_ptr<Worker>> Start(uint64_t reserve_bytes, const std::string& cgroup_dir);
+  // (PROT_NONE). It stays in `home_cgroup_dir` (the caller's memory cgroup)
+  // and joins `cgroup_dir` (may be empty) only while it faults trace folios
+  // in, so that only they are charged there.
+  static Result<std::unique_ptr<Worker>> Start(uint64_t reserve_bytes, const std::string& cgroup_dir,
+                                               const std::string& home_cgroup_dir);
   ~Worker();  // kills and reaps the worker
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
