@@ -57,9 +57,13 @@ class Session {
     settings.clear();
     // The state file stays when something could not be undone, so that
     // `swaplab kernel cleanup` can finish the job.
-    if (first.ok()) keep(StateFile::Remove());
+    if (first.ok() && owns_state) keep(StateFile::Remove());
     return first;
   }
+  // Set once this run has written its pid to the state file: only then is
+  // the state file this run's to remove (never another run's or a crashed
+  // run's).
+  bool owns_state = false;
   std::vector<SavedSetting> settings;
   std::string cgroup;
   bool cgroup_v1 = true;
@@ -218,6 +222,9 @@ Status Runner::Prepare(const std::vector<TraceRecord>& recs) {
   if (area_bytes > o_.max_area_bytes)
     return Status(-EINVAL, o_.trace + ": the trace's swap areas need " + std::to_string(area_bytes >> 20) +
                                " MiB, more than the limit of " + std::to_string(o_.max_area_bytes >> 20) + " MiB");
+  // The trace is valid: now the machine. Nothing is created while an
+  // earlier run's leftovers (or another run) are there.
+  if (Status st = CheckNoLeftovers(); !st.ok()) return st;
   // Our areas must come first: a foreign area of equal or higher priority
   // would take (or share) the allocations.
   auto swaps = ReadProcSwaps();
@@ -228,6 +235,7 @@ Status Runner::Prepare(const std::vector<TraceRecord>& recs) {
         return Status(-EBUSY, "the machine's swap area " + a.filename + " has priority " + std::to_string(a.prio) +
                                   ", not below swaplab's " + std::to_string(p) + " (use prio= in the trace)");
   }
+  s_.owns_state = true;
   if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
   // Only the folio sizes the trace uses are enabled ("always": no
   // MADV_HUGEPAGE, which would also allow 2 MiB); every other size "never".
@@ -579,7 +587,6 @@ Result<RunReport> Runner::Run() {
     recs.push_back(r);
   }
   if (!IsRoot()) return Status(-EPERM, "swaplab kernel run needs root (swapon, pagemap, sysfs)");
-  if (Status st = CheckNoLeftovers(); !st.ok()) return st;
   Status st = Prepare(recs);
   const auto before = ReadMthpStats();
   const auto pswp0 = ReadVmstat("pswpout");

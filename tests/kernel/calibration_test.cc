@@ -207,6 +207,12 @@ TEST(KernelRun, CrashedRunRefusedUntilCleanup) {
   ASSERT_FALSE(rep.ok());
   EXPECT_EQ(rep.status().code(), -EBUSY);
   EXPECT_NE(rep.status().message().find("swaplab kernel cleanup"), std::string::npos) << rep.status().message();
+  // The refused run left the crashed run's record alone.
+  auto state = StateFile::Load();
+  ASSERT_TRUE(state.ok());
+  bool has_swap = false;
+  for (const auto& e : *state) has_swap |= e.kind == "swap";
+  EXPECT_TRUE(has_swap) << "the refused run removed the crashed run's state file";
   std::vector<std::string> log;
   ASSERT_TRUE(Cleanup(&log).ok());
   EXPECT_FALSE(OurAreaActive());

@@ -65,6 +65,10 @@ int RunCleanup(const KernelOptions& o) {
 int RunRun(const KernelOptions& o) {
   kernel::RunOptions ro;
   ro.trace = o.trace;
+  if (access(o.trace.c_str(), R_OK) != 0) {
+    fmt::print(stderr, "swaplab kernel run: {}: cannot read the trace: {}\n", o.trace, std::strerror(errno));
+    return 2;
+  }
   auto dev = kernel::ParseDeviceKind(o.device);
   if (!dev.ok()) {
     fmt::print(stderr, "swaplab kernel run: --device: {}\n", dev.status().message());
