@@ -114,7 +114,8 @@ int RunRun(const KernelOptions& o) {
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   if (!rep.ok()) {
-    fmt::print(stderr, "swaplab kernel run: {}\n", rep.status().ToString());
+    const Status& st = rep.status();
+    fmt::print(stderr, "swaplab kernel run: {}\n", st.code() == -EINTR ? st.message() : st.ToString());
     if (!tmp.empty()) unlink(tmp.c_str());
     return ExitCode(rep.status());
   }
