@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <string>
 
@@ -36,7 +37,21 @@ std::string SkipReason(DeviceKind kind) {
     return "zram is not available (no /sys/class/zram-control)";
   if ((kind == DeviceKind::kLoop || kind == DeviceKind::kLoopSsd) && access("/dev/loop-control", R_OK) != 0)
     return "no /dev/loop-control";
-  return "";
+  // A probe: a small area of this kind swapped on and removed again (a swap
+  // file needs a file system that supports it under /var/tmp; a container's
+  // overlayfs does not). Once per kind.
+  static std::map<DeviceKind, std::string> probed;
+  if (auto it = probed.find(kind); it != probed.end()) return it->second;
+  if (!CheckNoLeftovers().ok()) return "";  // the test itself reports it
+  AreaSpec spec;
+  spec.kind = kind;
+  spec.pages = 64;
+  auto a = KernelArea::Create(spec);
+  std::string why;
+  if (!a.ok()) why = std::string("cannot swap on a ") + Name(kind) + " area here: " + a.status().ToString();
+  if (a.ok()) (void)(*a)->Remove();
+  (void)StateFile::Remove();  // the probe's records only: no run was active
+  return probed[kind] = why;
 }
 
 std::string TempPath(const std::string& name) {
