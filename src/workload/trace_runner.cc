@@ -69,13 +69,13 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       if (r.folio) {
         auto it = folios_.find(*r.folio);
         if (it == folios_.end()) return At(where, "unknown folio " + std::to_string(*r.folio));
-        Status st = DoDropCache(it->second, where);
+        Status st = DoDropCache(it->second, where, /*keep_mapped=*/false);
         ForgetIfDone(*r.folio);
         return st;
       }
       std::vector<uint64_t> ids;
       for (auto& [id, f] : folios_) {
-        if (Status st = DoDropCache(f, where); !st.ok()) return st;
+        if (Status st = DoDropCache(f, where, /*keep_mapped=*/true); !st.ok()) return st;
         ids.push_back(id);
       }
       for (uint64_t id : ids) ForgetIfDone(id);
@@ -134,6 +134,22 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
   }
 }
 
+// The order in which the pages of a large folio that fell back are swapped
+// out (allocator spec §2.10: "the others come back through the reclaim list
+// later"). Since v6.15 the split (__folio_split → lru_add_split_folio) appends
+// the tail folios to the reclaim list in page order with list_add_tail, and
+// shrink_folio_list takes the next folio from the list's end (lru_to_folio is
+// head->prev): page 0 continues, then pages 2^k−1 … 1. Measured on 6.18.44
+// (swaplab kernel run, docs/fidelity.md "Agreement with the running kernel").
+// Up to v6.14, __split_huge_page added the tails last-first, so they came
+// back in page order.
+static std::vector<Folio*> FallbackOrder(const std::vector<Folio*>& split, const alloc::Policy& policy) {
+  if (split.empty() || policy.name == "linux-6.14") return split;
+  std::vector<Folio*> out{split.front()};
+  out.insert(out.end(), split.rbegin(), split.rend() - 1);
+  return out;
+}
+
 // alloc: swap out a folio of 2^order pages on `cpu` (allocator spec §2.10);
 // each placed page then holds one swap reference (its page-table entry),
 // the folio stays in the swap cache, clean and unmapped.
@@ -151,7 +167,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
   alloc::SwapOutResult res;
   {
     FolioLockGuard g(*f);
-    auto out = sys_.SwapOutFolio(r.cpu, *f, split);
+    auto out = sys_.SwapOutFolio(r.cpu, *f, FallbackOrder(split, sys_.policy()));
     if (!out.ok()) return At(where, out.status().ToString(), out.status().code());
     res = *out;
   }
@@ -267,13 +283,21 @@ Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const std::string& 
 
 // drop-cache: reclaim removes the folio's swap-cache folios; slots with
 // count 0 are freed. Refused (and counted) while storage is suspended.
-Status TraceRunner::DoDropCache(TFolio& f, const std::string& where) {
+Status TraceRunner::DoDropCache(TFolio& f, const std::string& where, bool keep_mapped) {
   std::set<Folio*> seen;
   for (Page& p : f.pages) {
     if (p.cache == nullptr || !seen.insert(p.cache).second) continue;
     Folio* cf = p.cache;
     FolioLockGuard g(*cf);
     if (!cf->in_swap_cache()) continue;
+    // A global drop is reclaim: it removes a folio from the swap cache only
+    // once it is unmapped (shrink_folio_list: try_to_unmap, then
+    // __remove_mapping), so a folio with a page still mapped in memory keeps
+    // its slots (measured on 6.18: docs/fidelity.md "Agreement with the
+    // running kernel"). `drop-cache folio=F` is folio_free_swap(): the folio
+    // leaves the cache even when mapped (a swap-in that bypasses or frees
+    // the swap cache, do_swap_page).
+    if (keep_mapped && cf->mapped) continue;
     Status st = sys_.SwapCacheDelFolio(*cf);
     if (st.code() == -EBUSY) {
       ++sum_.skipped_cache_drops;

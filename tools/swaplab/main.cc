@@ -4,6 +4,7 @@
 #include "area.h"
 #include "demo.h"
 #include "image.h"
+#include "kernel.h"
 #include "replay.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +16,8 @@ int main(int argc, char** argv) {
   const swaplab::tools::AreaCommands area_cmds = swaplab::tools::AddArea(app, area);
   swaplab::tools::ImageOptions image;
   const swaplab::tools::ImageCommands image_cmds = swaplab::tools::AddImage(app, image);
+  swaplab::tools::KernelOptions kernel;
+  const swaplab::tools::KernelCommands kernel_cmds = swaplab::tools::AddKernel(app, kernel);
   swaplab::tools::ReplayOptions replay;
   CLI::App* replay_cmd = swaplab::tools::AddReplay(app, replay);
   try {
@@ -26,6 +29,7 @@ int main(int argc, char** argv) {
   }
   if (area_cmds.area->parsed()) return swaplab::tools::RunArea(area_cmds, area);
   if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
+  if (kernel_cmds.kernel->parsed()) return swaplab::tools::RunKernel(kernel_cmds, kernel);
   if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
   if (app.get_subcommands().empty() || demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
   return 0;

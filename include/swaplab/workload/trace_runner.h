@@ -58,7 +58,8 @@ class TraceRunner {
   Status DoAlloc(const TraceRecord& r, const std::string& where);
   Status DoFree(const TraceRecord& r, TFolio& f, const std::string& where);
   Status DoCache(const TraceRecord& r, TFolio& f, const std::string& where);
-  Status DoDropCache(TFolio& f, const std::string& where);
+  // keep_mapped: reclaim (a global drop) leaves mapped folios in the cache.
+  Status DoDropCache(TFolio& f, const std::string& where, bool keep_mapped);
   Status DoSwapoff(const TraceRecord& r, const std::string& where);
   alloc::Folio* NewFolio(int order);
   void ForgetIfDone(uint64_t id);

@@ -1,0 +1,89 @@
+// `swaplab kernel run`: runs a trace against the running kernel's swap and
+// records where the kernel put every page (issue 6). The trace is written
+// back with `expect` lines, so `swaplab replay` of it with the matching
+// preset measures the model's agreement with the kernel.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "swaplab/alloc/status.h"
+#include "swaplab/kernel/kernel_area.h"
+#include "swaplab/workload/trace_runner.h"
+
+namespace swaplab::kernel {
+
+struct RunOptions {
+  std::string trace;
+  DeviceKind device = DeviceKind::kLoopSsd;
+  std::optional<uint64_t> size_pages;  // overrides every swapon's pages=
+  std::string out;                     // the trace with expect lines ("" = none)
+  int prio = 10000;                    // swapon priority when the trace has no prio=
+  uint64_t max_area_bytes = uint64_t{4} << 30;  // bound on Σ area sizes
+  int timeout_s = 300;                 // bound on the run's wall time
+  int writeback_timeout_ms = 5000;
+  bool annotate_inuse = false;  // a "# kernel inuse N" comment after each record (debugging)
+};
+
+// Something the kernel did that the trace did not ask for. Reported, never
+// mixed into the placements.
+struct Anomaly {
+  uint64_t line = 0;  // trace line
+  uint64_t folio = 0;
+  std::string what;
+};
+
+struct AreaReport {
+  uint64_t dev = 0;
+  std::string path;
+  DeviceKind kind = DeviceKind::kFile;
+  uint64_t pages = 0;
+  int prio = 0;
+  bool ssd = false, blkdev = false;
+  int swap_type = -1;  // the kernel's type
+  std::string note;
+};
+
+struct RunReport {
+  std::vector<AreaReport> areas;
+  uint64_t records = 0, folios = 0;
+  uint64_t pages_swapped = 0;      // pages that got a slot at their alloc
+  uint64_t pages_not_swapped = 0;  // pages the kernel kept in memory
+  uint64_t expect_lines = 0;
+  uint64_t pswpout = 0;                                 // /proc/vmstat delta
+  std::map<int, uint64_t> swpout, swpout_fallback;     // mTHP stats deltas, by order
+  std::map<int, uint64_t> folios_by_order;             // trace allocs by order
+  std::vector<Anomaly> anomalies;                      // the first 50
+  uint64_t anomalies_total = 0;
+  uint64_t unexplained_slots = 0;  // slots in use at the end that no trace page holds
+  uint64_t worker_pages_swapped = 0;  // the worker's own pages on swap at the end
+  uint64_t drop_cache_global = 0;  // `drop-cache folio=F` run as a global drop
+  uint64_t uncached_at_pageout = 0;    // folios the kernel freed from the swap cache at write-out
+  uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots
+  uint64_t swapin_extra_pages = 0;     // pages swapped in beyond those asked for (whole large folios)
+  double seconds = 0;
+};
+
+// Runs the trace. Root only; refuses while leftovers of an earlier run exist
+// (CheckNoLeftovers). Everything created is removed and every changed
+// setting restored before returning, also on error or when `*interrupted`
+// becomes non-zero (checked between records).
+Result<RunReport> RunTrace(const RunOptions& o, const volatile std::sig_atomic_t* interrupted);
+
+// The model's side: the written trace replayed with `policy`.
+struct ModelComparison {
+  workload::ReplaySummary summary;
+  std::map<int, uint64_t> swpout, swpout_fallback;  // by order (model counters)
+  uint64_t pswpout = 0;
+};
+Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect, const std::string& policy,
+                                         int cpus = 4);
+
+// swpout_fallback / (swpout + swpout_fallback) of one order, 0 when none.
+double FallbackRate(const std::map<int, uint64_t>& swpout, const std::map<int, uint64_t>& fallback, int order);
+
+}  // namespace swaplab::kernel

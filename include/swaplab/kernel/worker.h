@@ -1,0 +1,76 @@
+// The worker process whose memory the kernel swaps: a forked child, moved
+// into a memory cgroup of its own, that maps one anonymous region per trace
+// folio and on command touches, pages out (MADV_PAGEOUT), frees
+// (MADV_DONTNEED) or reads back pages, each time pinned to the named CPU
+// first (sched_setaffinity before touching a page: a new page sits in the
+// per-CPU LRU batch of the CPU that touched it, and MADV_PAGEOUT only drains
+// its own CPU's batch — issue 6, "practical details").
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "swaplab/alloc/status.h"
+
+namespace swaplab::kernel {
+
+// One page as /proc/PID/pagemap shows it.
+struct PageState {
+  bool present = false, swapped = false;
+  uint64_t pfn = 0;       // present (root)
+  int swap_type = -1;     // swapped
+  uint64_t swap_offset = 0;
+};
+
+class Worker {
+ public:
+  // Forks the worker; it reserves `reserve_bytes` of address space
+  // (PROT_NONE). It stays in `home_cgroup_dir` (the caller's memory cgroup)
+  // and joins `cgroup_dir` (may be empty) only while it faults trace folios
+  // in, so that only they are charged there.
+  static Result<std::unique_ptr<Worker>> Start(uint64_t reserve_bytes, const std::string& cgroup_dir,
+                                               const std::string& home_cgroup_dir);
+  ~Worker();  // kills and reaps the worker
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  pid_t pid() const { return pid_; }
+  uint64_t base() const { return base_; }  // address of the reserved region
+
+  // Maps [addr, addr+len) read-write anonymous (fixed, inside the region).
+  Status Map(uint64_t addr, uint64_t len);
+  // Pins to `cpu`, writes every page (a non-zero pattern), returns.
+  Status Touch(int cpu, uint64_t addr, uint64_t len);
+  // Pins to `cpu`, MADV_PAGEOUT.
+  Status Pageout(int cpu, uint64_t addr, uint64_t len);
+  // munlock + MADV_DONTNEED.
+  Status Free(int cpu, uint64_t addr, uint64_t len);
+  // Reads every page (swap-in by a read fault: the folio stays in the swap
+  // cache) and mlocks the range so cgroup reclaim leaves it alone.
+  Status ReadIn(int cpu, uint64_t addr, uint64_t len);
+
+  // mlock(2): pages read back in stay out of cgroup reclaim (drop-cache).
+  Status Lock(uint64_t addr, uint64_t len);
+  // mincore(2) in the worker: for a swapped-out page, whether its folio is
+  // still in the swap cache (mincore_swap); 1 byte per page.
+  Result<std::vector<uint8_t>> Mincore(uint64_t addr, uint64_t len);
+
+  // Page states of [addr, addr+pages*4096) from /proc/PID/pagemap.
+  Result<std::vector<PageState>> Pages(uint64_t addr, uint64_t pages) const;
+  // /proc/kpageflags of a PFN, and of n PFNs from pfn.
+  static Result<uint64_t> PageFlags(uint64_t pfn);
+  static Result<std::vector<uint64_t>> PageFlags(uint64_t pfn, uint64_t n);
+
+ private:
+  Worker() = default;
+  Status Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector<uint8_t>* data = nullptr);
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+  uint64_t base_ = 0;
+};
+
+}  // namespace swaplab::kernel

@@ -1,0 +1,697 @@
+// `swaplab kernel run` (kernel_run.h): the trace against the running kernel.
+#include "swaplab/kernel/kernel_run.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "swaplab/alloc/swap_system.h"
+#include "swaplab/kernel/host.h"
+#include "swaplab/kernel/worker.h"
+#include "swaplab/workload/trace.h"
+
+namespace swaplab::kernel {
+
+using workload::TraceOp;
+using workload::TraceRecord;
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr size_t kKeepAnomalies = 50;
+// /proc/kpageflags bits (Documentation/admin-guide/mm/pagemap.rst).
+constexpr int kKpfWriteback = 8, kKpfCompoundHead = 15, kKpfCompoundTail = 16;
+
+Status At(const std::string& where, const std::string& msg, int code = -EINVAL) {
+  return Status(code, where + ": " + msg);
+}
+
+// Everything one run creates, torn down in reverse order by Close (or the
+// destructor): worker, areas, cgroup, settings, state file.
+class Session {
+ public:
+  ~Session() { (void)Close(); }
+  Status Close() {
+    if (closed_) return Status::Ok();
+    closed_ = true;
+    Status first;
+    auto keep = [&first](Status st) {
+      if (first.ok() && !st.ok()) first = st;
+    };
+    worker.reset();
+    for (auto it = areas.rbegin(); it != areas.rend(); ++it) keep((*it)->Remove());
+    areas.clear();
+    if (!cgroup.empty() && rmdir(cgroup.c_str()) != 0 && errno != ENOENT)
+      keep(Status(-errno, "rmdir " + cgroup + ": " + std::strerror(errno)));
+    for (auto it = settings.rbegin(); it != settings.rend(); ++it) keep(it->Restore());
+    settings.clear();
+    // The state file stays when something could not be undone, so that
+    // `swaplab kernel cleanup` can finish the job.
+    if (first.ok() && owns_state) keep(StateFile::Remove());
+    return first;
+  }
+  // Set once this run has written its pid to the state file: only then is
+  // the state file this run's to remove (never another run's or a crashed
+  // run's).
+  bool owns_state = false;
+  std::vector<SavedSetting> settings;
+  std::string cgroup;
+  bool cgroup_v1 = true;
+  std::vector<std::unique_ptr<KernelArea>> areas;
+  std::unique_ptr<Worker> worker;
+
+ private:
+  bool closed_ = false;
+};
+
+struct LivePage {
+  bool swapped = false;   // the PTE holds a swap entry (as far as the trace knows)
+  bool in_memory = false; // read back in
+  int type = -1;
+  uint64_t offset = 0;
+};
+struct LiveFolio {
+  uint64_t addr = 0;
+  int order = 0, cpu = 0;
+  std::vector<LivePage> pages;
+};
+
+bool ValidRange(const TraceRecord& r, uint64_t size, uint64_t* first, uint64_t* count) {
+  *first = r.page;
+  *count = r.n.value_or(size - std::min(size, r.page));
+  return r.page < size && *count > 0 && r.page + *count <= size;
+}
+
+class Runner {
+ public:
+  Runner(const RunOptions& o, const volatile std::sig_atomic_t* intr) : o_(o), intr_(intr) {}
+  Result<RunReport> Run();
+
+ private:
+  Status Prepare(const std::vector<TraceRecord>& recs);
+  Status Apply(const TraceRecord& r);
+  Status DoSwapon(const TraceRecord& r, const std::string& where);
+  Status DoAlloc(const TraceRecord& r, const std::string& where);
+  Status DoDropCache(const TraceRecord& r, const std::string& where);
+  Status Verify(uint64_t line);  // compares every live page with pagemap
+  Status DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count, const std::string& where);
+  // Slots in use on this run's areas (/proc/swaps Used).
+  uint64_t UsedSlots() const {
+    uint64_t used = 0;
+    if (auto swaps = ReadProcSwaps(); swaps.ok()) {
+      for (const auto& sw : *swaps)
+        for (const auto& a : s_.areas)
+          if (a->on() && a->swap_path() == sw.filename) used += sw.used_kb / 4;
+    }
+    return used;
+  }
+  Status DropCache();
+  // Swapped pages of the worker outside the trace's folios (its own memory:
+  // stack, heap, sanitizer shadow), and the first such mapping.
+  uint64_t WorkerOwnSwapped(std::string* first) const {
+    std::ifstream maps("/proc/" + std::to_string(s_.worker->pid()) + "/maps");
+    std::string line;
+    uint64_t count = 0;
+    while (std::getline(maps, line)) {
+      uint64_t lo = 0, hi = 0;
+      if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2 || hi <= lo) continue;
+      if (lo >= s_.worker->base() && hi <= cursor_ + kPage) continue;  // trace folios
+      if (hi - lo > (uint64_t{1} << 30)) continue;  // reservations (sanitizer shadow): not scanned
+      for (uint64_t a = lo; a < hi; a += 512 * kPage) {
+        const uint64_t n = std::min<uint64_t>(512, (hi - a) / kPage);
+        auto pages = s_.worker->Pages(a, n);
+        if (!pages.ok()) break;
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!(*pages)[i].swapped || !type_to_dev_.count((*pages)[i].swap_type)) continue;
+          if (count++ == 0) *first = fmt_hex(a + i * kPage) + " in " + line;
+        }
+      }
+    }
+    return count;
+  }
+  static std::string fmt_hex(uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%lx", static_cast<unsigned long>(v));
+    return b;
+  }
+  void Note(uint64_t line, uint64_t folio, std::string what) {
+    ++rep_.anomalies_total;
+    if (rep_.anomalies.size() < kKeepAnomalies) rep_.anomalies.push_back({line, folio, std::move(what)});
+  }
+  // Waits until the write-out of every folio paged out since the last wait
+  // has finished: a folio under writeback cannot leave the swap cache
+  // (folio_swapcache_freeable), so a `free` right after would keep its slots.
+  // Precise per folio: the writeback bit of its pages in /proc/kpageflags
+  // (the PFNs were read before the page-out; the folio keeps them in the
+  // swap cache). The global nr_writeback is only a fallback: its per-CPU
+  // deltas can hide pages in flight, and other writers keep it busy.
+  void WaitWriteback(uint64_t line) {
+    if (pending_pfns_.empty()) return;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.writeback_timeout_ms);
+    for (;;) {
+      bool busy = false;
+      for (const auto& [pfn, n] : pending_pfns_) {
+        auto flags = Worker::PageFlags(pfn, n);
+        if (!flags.ok()) continue;
+        for (uint64_t v : *flags) busy |= (v >> kKpfWriteback) & 1;
+        if (busy) break;
+      }
+      if (!busy) break;
+      if (std::chrono::steady_clock::now() > until) {
+        Note(line, 0, "a paged-out folio was still under writeback after " + std::to_string(o_.writeback_timeout_ms) +
+                          " ms");
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    pending_pfns_.clear();
+  }
+
+  const RunOptions& o_;
+  const volatile std::sig_atomic_t* intr_;
+  RunReport rep_;
+  Session s_;
+  std::vector<std::string> out_;
+  std::map<int, uint64_t> type_to_dev_;
+  std::map<uint64_t, size_t> dev_to_area_;
+  std::unordered_map<uint64_t, LiveFolio> live_;
+  uint64_t cursor_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> pending_pfns_;  // (first PFN, pages) paged out, maybe under writeback
+};
+
+Status Runner::Prepare(const std::vector<TraceRecord>& recs) {
+  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t reserve = 0, area_bytes = 0;
+  bool drops = false;
+  std::set<int> orders;
+  std::vector<int> prios;
+  for (const auto& r : recs) {
+    const std::string where = o_.trace + ":" + std::to_string(r.line);
+    switch (r.op) {
+      case TraceOp::kDup:
+      case TraceOp::kSuspendStorage:
+      case TraceOp::kResumeStorage:
+        return At(where, std::string("'") + workload::Name(r.op) + "' is not supported by `kernel run`");
+      case TraceOp::kSwapon:
+        area_bytes += o_.size_pages.value_or(r.pages) * kPage;
+        prios.push_back(r.prio.value_or(o_.prio));
+        break;
+      case TraceOp::kAlloc:
+        if (r.cpu >= ncpu)
+          return At(where, "cpu " + std::to_string(r.cpu) + " but this machine has " + std::to_string(ncpu) + " CPUs");
+        if (r.order > 9) return At(where, "order " + std::to_string(r.order) + " (at most 9 on this kernel)");
+        if (r.order > 0 && access(MthpEnabledPath(r.order).c_str(), W_OK) != 0)
+          return At(where, "order " + std::to_string(r.order) + ": no " + MthpEnabledPath(r.order));
+        orders.insert(r.order);
+        reserve += (kPage << r.order) * 2 + kPage;
+        break;
+      case TraceOp::kDropCache: drops = true; break;
+      default: break;
+    }
+  }
+  if (area_bytes > o_.max_area_bytes)
+    return Status(-EINVAL, o_.trace + ": the trace's swap areas need " + std::to_string(area_bytes >> 20) +
+                               " MiB, more than the limit of " + std::to_string(o_.max_area_bytes >> 20) + " MiB");
+  // The trace is valid: now the machine. Nothing is created while an
+  // earlier run's leftovers (or another run) are there.
+  if (Status st = CheckNoLeftovers(); !st.ok()) return st;
+  // Our areas must come first: a foreign area of equal or higher priority
+  // would take (or share) the allocations.
+  auto swaps = ReadProcSwaps();
+  if (!swaps.ok()) return swaps.status();
+  for (const auto& a : *swaps) {
+    for (int p : prios)
+      if (a.prio >= p)
+        return Status(-EBUSY, "the machine's swap area " + a.filename + " has priority " + std::to_string(a.prio) +
+                                  ", not below swaplab's " + std::to_string(p) + " (use prio= in the trace)");
+  }
+  s_.owns_state = true;
+  if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
+  // Only the folio sizes the trace uses are enabled ("always": no
+  // MADV_HUGEPAGE, which would also allow 2 MiB); every other size "never".
+  for (int order = 1; order <= 9; ++order) {
+    const std::string path = MthpEnabledPath(order);
+    auto cur = ReadSmallFile(path);
+    if (!cur.ok()) continue;
+    const std::string want = orders.count(order) ? "always" : "never";
+    if (SelectedChoice(*cur) == want) continue;
+    auto set = SavedSetting::Change(path, want);
+    if (!set.ok()) return set.status();
+    s_.settings.push_back(std::move(set).value());
+  }
+  // No swap readahead: `cache` reads exactly the pages it names.
+  {
+    auto set = SavedSetting::Change("/proc/sys/vm/page-cluster", "0");
+    if (!set.ok()) return set.status();
+    s_.settings.push_back(std::move(set).value());
+  }
+  // The worker's own memory cgroup: `drop-cache` reclaims its clean swap
+  // cache (issue 6: memory.force_empty).
+  const std::string name = "swaplab-" + std::to_string(getpid());
+  std::string dir;
+  if (access("/sys/fs/cgroup/memory/memory.force_empty", F_OK) == 0) {
+    dir = "/sys/fs/cgroup/memory/" + name;
+  } else if (auto c = ReadSmallFile("/sys/fs/cgroup/cgroup.controllers"); c.ok() && c->find("memory") != std::string::npos) {
+    dir = "/sys/fs/cgroup/" + name;
+    s_.cgroup_v1 = false;
+  } else if (drops) {
+    return Status(-ENOTSUP, o_.trace + ": the trace drops the swap cache but no memory cgroup is available");
+  }
+  if (!dir.empty()) {
+    if (Status st = StateFile::Append({"cgroup", {dir}}); !st.ok()) return st;
+    if (mkdir(dir.c_str(), 0755) != 0) return Status(-errno, "mkdir " + dir + ": " + std::strerror(errno));
+    s_.cgroup = dir;
+    // Clean swap cache sits on the anon LRU: cgroup reclaim must scan it.
+    if (s_.cgroup_v1) (void)WriteSmallFile(dir + "/memory.swappiness", "100");
+  }
+  // The caller's own memory cgroup (the worker's home).
+  std::string home;
+  if (auto cg = ReadSmallFile("/proc/self/cgroup"); cg.ok()) {
+    std::istringstream in(*cg);
+    for (std::string l; std::getline(in, l);) {
+      const auto c1 = l.find(':'), c2 = l.find(':', c1 + 1);
+      if (c1 == std::string::npos || c2 == std::string::npos) continue;
+      const std::string ctrl = l.substr(c1 + 1, c2 - c1 - 1), path = l.substr(c2 + 1);
+      if (s_.cgroup_v1 && ctrl == "memory") home = "/sys/fs/cgroup/memory" + path;
+      if (!s_.cgroup_v1 && ctrl.empty() && l.rfind("0::", 0) == 0) home = "/sys/fs/cgroup" + path;
+    }
+  }
+  if (!s_.cgroup.empty() && home.empty()) return Status(-ENOENT, "cannot find this process's memory cgroup in /proc/self/cgroup");
+  auto w = Worker::Start(reserve + (kPage << 10), s_.cgroup, home);
+  if (!w.ok()) return w.status();
+  s_.worker = std::move(w).value();
+  cursor_ = s_.worker->base();
+  return Status::Ok();
+}
+
+Status Runner::DropCache() {
+  if (s_.cgroup.empty()) return Status(-ENOTSUP, "no memory cgroup");
+  if (s_.cgroup_v1) return WriteSmallFile(s_.cgroup + "/memory.force_empty", "0");
+  Status st = WriteSmallFile(s_.cgroup + "/memory.reclaim", "1G");
+  return st.code() == -EAGAIN ? Status::Ok() : st;
+}
+
+Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
+  if (dev_to_area_.count(r.dev)) return At(where, "dev " + std::to_string(r.dev) + " is already on");
+  AreaSpec spec;
+  spec.kind = o_.device;
+  spec.pages = o_.size_pages.value_or(r.pages);
+  spec.prio = r.prio.value_or(o_.prio);
+  spec.index = static_cast<int>(s_.areas.size());
+  auto a = KernelArea::Create(spec);
+  if (!a.ok()) return At(where, a.status().ToString(), a.status().code());
+  std::unique_ptr<KernelArea> area = std::move(a).value();
+  auto swaps = ReadProcSwaps();
+  if (!swaps.ok()) return swaps.status();
+  int type = -1;
+  for (const auto& sw : *swaps)
+    if (sw.filename == area->swap_path()) type = sw.index;
+  if (type < 0) return At(where, area->swap_path() + " is not in /proc/swaps after swapon");
+  type_to_dev_[type] = r.dev;
+  dev_to_area_[r.dev] = s_.areas.size();
+  rep_.areas.push_back({r.dev, area->swap_path(), spec.kind, spec.pages, spec.prio, area->ssd(), area->blkdev(), type,
+                        area->note()});
+  TraceRecord w = r;
+  w.pages = spec.pages;
+  w.ssd = area->ssd();
+  w.blkdev = area->blkdev();
+  w.discard = false;
+  w.prio = spec.prio;
+  out_.push_back(workload::FormatRecord(w));
+  s_.areas.push_back(std::move(area));
+  return Status::Ok();
+}
+
+Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
+  const uint64_t id = *r.folio;
+  if (live_.count(id)) return At(where, "folio " + std::to_string(id) + " is still live");
+  const uint64_t n = uint64_t{1} << r.order, bytes = n * kPage;
+  LiveFolio f;
+  f.order = r.order;
+  f.cpu = r.cpu;
+  f.addr = (cursor_ + bytes - 1) / bytes * bytes;
+  cursor_ = f.addr + bytes + kPage;  // a PROT_NONE page after it: no VMA merge
+  f.pages.resize(n);
+  Worker& w = *s_.worker;
+  if (Status st = w.Map(f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
+  if (Status st = w.Touch(r.cpu, f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
+  // Is it one folio of the trace's order? (pagemap PFNs + kpageflags)
+  auto before = w.Pages(f.addr, n);
+  if (!before.ok()) return before.status();
+  bool one_folio = true;
+  for (uint64_t i = 0; i < n; ++i) {
+    const PageState& p = (*before)[i];
+    if (!p.present) {
+      one_folio = false;
+      break;
+    }
+    auto flags = Worker::PageFlags(p.pfn);
+    if (!flags.ok()) return flags.status();
+    const bool head = (*flags >> kKpfCompoundHead) & 1, tail = (*flags >> kKpfCompoundTail) & 1;
+    const bool ok = n == 1 ? (!head && !tail) : (i == 0 ? head : (tail && p.pfn == (*before)[0].pfn + i));
+    if (!ok) one_folio = false;
+  }
+  if (!one_folio)
+    Note(r.line, id, "the fault did not give one folio of order " + std::to_string(r.order));
+  if (Status st = w.Pageout(r.cpu, f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
+  for (uint64_t i = 0; i < n; ++i) {
+    const PageState& p = (*before)[i];
+    if (!p.present) continue;
+    if (!pending_pfns_.empty() && pending_pfns_.back().first + pending_pfns_.back().second == p.pfn) {
+      ++pending_pfns_.back().second;
+    } else {
+      pending_pfns_.emplace_back(p.pfn, 1);
+    }
+  }
+  out_.push_back(workload::FormatRecord(r));
+  auto after = w.Pages(f.addr, n);
+  if (!after.ok()) return after.status();
+  uint64_t not_swapped = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const PageState& p = (*after)[i];
+    LivePage& lp = f.pages[i];
+    if (!p.swapped) {
+      lp.in_memory = p.present;
+      ++not_swapped;
+      continue;
+    }
+    auto dev = type_to_dev_.find(p.swap_type);
+    if (dev == type_to_dev_.end()) {
+      Note(r.line, id, "page " + std::to_string(i) + " went to swap type " + std::to_string(p.swap_type) +
+                           ", not an area of this run");
+      continue;
+    }
+    lp.swapped = true;
+    lp.type = p.swap_type;
+    lp.offset = p.swap_offset;
+    ++rep_.pages_swapped;
+    TraceRecord e;
+    e.op = TraceOp::kExpect;
+    e.folio = id;
+    e.page = i;
+    e.dev = dev->second;
+    e.offset = p.swap_offset;
+    out_.push_back(workload::FormatRecord(e));
+    ++rep_.expect_lines;
+  }
+  // Did the folio stay in the swap cache after its write-out? A synchronous
+  // device (zram) completes the write inside MADV_PAGEOUT, and
+  // shrink_folio_list then frees the clean folio at once ("a synchronous
+  // write - probably a ramdisk"): the kernel dropped it from the cache on its
+  // own, which the trace records as `drop-cache folio=F`.
+  if (n - not_swapped > 0) {
+    auto mc = w.Mincore(f.addr, bytes);
+    if (!mc.ok()) return mc.status();
+    uint64_t cached = 0, swapped = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!f.pages[i].swapped) continue;
+      ++swapped;
+      cached += (*mc)[i] & 1;
+    }
+    if (cached == 0) {
+      TraceRecord d;
+      d.op = TraceOp::kDropCache;
+      d.folio = id;
+      out_.push_back(workload::FormatRecord(d));
+      ++rep_.uncached_at_pageout;
+    } else if (cached != swapped) {
+      Note(r.line, id, std::to_string(swapped - cached) + " of " + std::to_string(swapped) +
+                           " swapped pages left the swap cache at write-out, the others stayed");
+    }
+  }
+  // Pages MADV_PAGEOUT left in memory (no slot: the device is full) are
+  // compared with the model's unplaced pages, not counted as anomalies.
+  rep_.pages_not_swapped += not_swapped;
+  ++rep_.folios;
+  ++rep_.folios_by_order[r.order];
+  live_[id] = std::move(f);
+  return Status::Ok();
+}
+
+Status Runner::DoDropCache(const TraceRecord& r, const std::string& where) {
+  WaitWriteback(r.line);
+  if (r.folio) ++rep_.drop_cache_global;  // the kernel side can only drop all
+  if (Status st = DropCache(); !st.ok()) return At(where, "drop-cache: " + st.ToString(), st.code());
+  TraceRecord w = r;
+  w.folio.reset();
+  out_.push_back(workload::FormatRecord(w));
+  return Verify(r.line);
+}
+
+Status Runner::Verify(uint64_t line) {
+  for (auto& [id, f] : live_) {
+    auto pages = s_.worker->Pages(f.addr, f.pages.size());
+    if (!pages.ok()) return pages.status();
+    for (size_t i = 0; i < f.pages.size(); ++i) {
+      const PageState& p = (*pages)[i];
+      LivePage& lp = f.pages[i];
+      if (lp.swapped && (!p.swapped || p.swap_type != lp.type || p.swap_offset != lp.offset)) {
+        Note(line, id, "page " + std::to_string(i) + " left its slot on its own");
+      } else if (!lp.swapped && p.swapped) {
+        Note(line, id, "page " + std::to_string(i) + " was swapped out by the kernel on its own (type " +
+                           std::to_string(p.swap_type) + " offset " + std::to_string(p.swap_offset) + ")");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// cache: a read fault on each page. What the kernel did is written back:
+// the pages that came in (a large folio may be swapped in whole: more than
+// asked), and whether the swap-in kept the swap cache (slots still in use)
+// or bypassed it (SWP_SYNCHRONOUS_IO: the slots were freed at once), which the
+// trace records as a `drop-cache folio=F` after the `cache`.
+Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count, const std::string& where) {
+  const uint64_t used_before = UsedSlots();
+  if (Status st = s_.worker->ReadIn(f.cpu, f.addr + first * kPage, count * kPage); !st.ok())
+    return At(where, st.ToString(), st.code());
+  auto pages = s_.worker->Pages(f.addr, f.pages.size());
+  if (!pages.ok()) return pages.status();
+  uint64_t came_in = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> runs;  // [first, n) of pages now present that were swapped
+  for (uint64_t i = 0; i < f.pages.size(); ++i) {
+    LivePage& lp = f.pages[i];
+    if (!lp.swapped || !(*pages)[i].present) continue;
+    lp = LivePage{false, true, -1, 0};
+    ++came_in;
+    if (!runs.empty() && runs.back().first + runs.back().second == i) {
+      ++runs.back().second;
+    } else {
+      runs.emplace_back(i, 1);
+    }
+    if (i < first || i >= first + count) ++rep_.swapin_extra_pages;  // a large folio came in whole
+  }
+  for (const auto& [p0, n] : runs) {
+    // A large folio swapped in whole brings pages that were not asked for:
+    // they are locked too, or the next drop-cache would swap them out again.
+    if (Status st = s_.worker->Lock(f.addr + p0 * kPage, n * kPage); !st.ok())
+      return At(where, st.ToString(), st.code());
+    TraceRecord c = r;
+    c.page = p0;
+    c.n = n;
+    out_.push_back(workload::FormatRecord(c));
+  }
+  const uint64_t used_after = UsedSlots();
+  const uint64_t freed = used_before > used_after ? used_before - used_after : 0;
+  if (came_in > 0 && freed == came_in) {
+    // Bypassed: possible to express only if no other page of the folio is
+    // in the swap cache (drop-cache folio=F drops all of them).
+    bool others_cached = false;
+    auto mc = s_.worker->Mincore(f.addr, f.pages.size() * kPage);
+    if (!mc.ok()) return mc.status();
+    for (uint64_t i = 0; i < f.pages.size(); ++i) others_cached |= f.pages[i].swapped && ((*mc)[i] & 1);
+    if (others_cached) {
+      Note(r.line, *r.folio, "the swap-in bypassed the swap cache while other pages of the folio are cached");
+    } else {
+      TraceRecord d;
+      d.op = TraceOp::kDropCache;
+      d.folio = r.folio;
+      out_.push_back(workload::FormatRecord(d));
+      ++rep_.swapin_bypassed_cache;
+    }
+  } else if (freed != 0) {
+    Note(r.line, *r.folio, "the swap-in freed " + std::to_string(freed) + " slots for " + std::to_string(came_in) +
+                               " pages");
+  }
+  return Status::Ok();
+}
+
+Status Runner::Apply(const TraceRecord& r) {
+  const std::string where = o_.trace + ":" + std::to_string(r.line);
+  switch (r.op) {
+    case TraceOp::kSwapon: return DoSwapon(r, where);
+    case TraceOp::kAlloc: return DoAlloc(r, where);
+    case TraceOp::kDropCache: return DoDropCache(r, where);
+    case TraceOp::kExpect: return Status::Ok();  // replaced by the kernel's
+    case TraceOp::kSwapoff: {
+      auto a = dev_to_area_.find(r.dev);
+      if (a == dev_to_area_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
+      WaitWriteback(r.line);
+      if (Status st = s_.areas[a->second]->Swapoff(); !st.ok()) return At(where, st.ToString(), st.code());
+      int type = -1;
+      for (auto& [t, d] : type_to_dev_)
+        if (d == r.dev) type = t;
+      for (auto& [id, f] : live_)
+        for (auto& p : f.pages)
+          if (p.swapped && p.type == type) p = LivePage{false, true, -1, 0};
+      type_to_dev_.erase(type);
+      dev_to_area_.erase(a);
+      out_.push_back(workload::FormatRecord(r));
+      return Status::Ok();
+    }
+    case TraceOp::kFree:
+    case TraceOp::kCache: {
+      auto it = live_.find(*r.folio);
+      if (it == live_.end()) return At(where, "folio " + std::to_string(*r.folio) + " is not live");
+      LiveFolio& f = it->second;
+      uint64_t first, count;
+      if (!ValidRange(r, f.pages.size(), &first, &count))
+        return At(where, "pages outside a folio of " + std::to_string(f.pages.size()) + " pages");
+      // A folio under writeback cannot leave the swap cache (issue 6).
+      WaitWriteback(r.line);
+      const uint64_t addr = f.addr + first * kPage, len = count * kPage;
+      if (r.op == TraceOp::kFree) {
+        if (Status st = s_.worker->Free(f.cpu, addr, len); !st.ok()) return At(where, st.ToString(), st.code());
+        for (uint64_t i = first; i < first + count; ++i) f.pages[i] = LivePage{};
+        if (std::none_of(f.pages.begin(), f.pages.end(), [](const LivePage& p) { return p.swapped || p.in_memory; }))
+          live_.erase(it);
+      } else {
+        return DoCache(r, f, first, count, where);
+      }
+      out_.push_back(workload::FormatRecord(r));
+      return Status::Ok();
+    }
+    default: return At(where, std::string("'") + workload::Name(r.op) + "' is not supported by `kernel run`");
+  }
+}
+
+Result<RunReport> Runner::Run() {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto reader = workload::TraceReader::Open(o_.trace);
+  if (!reader.ok()) return reader.status();
+  std::vector<TraceRecord> recs;
+  for (TraceRecord r;;) {
+    auto more = (*reader)->Next(&r);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    recs.push_back(r);
+  }
+  if (!IsRoot()) return Status(-EPERM, "swaplab kernel run needs root (swapon, pagemap, sysfs)");
+  Status st = Prepare(recs);
+  const auto before = ReadMthpStats();
+  const auto pswp0 = ReadVmstat("pswpout");
+  out_.push_back(workload::kTraceHeader);
+  out_.push_back("# swaplab kernel run " + o_.trace + " --device " + Name(o_.device));
+  for (size_t i = 0; st.ok() && i < recs.size(); ++i) {
+    if (intr_ && *intr_) {
+      st = Status(-EINTR, o_.trace + ":" + std::to_string(recs[i].line) + ": interrupted");
+      break;
+    }
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(o_.timeout_s)) {
+      st = Status(-ETIMEDOUT, o_.trace + ":" + std::to_string(recs[i].line) + ": the run took longer than " +
+                                  std::to_string(o_.timeout_s) + " s");
+      break;
+    }
+    st = Apply(recs[i]);
+    ++rep_.records;
+    if (o_.annotate_inuse && recs[i].op != TraceOp::kExpect) out_.push_back("# kernel inuse " + std::to_string(UsedSlots()));
+  }
+  if (st.ok() && s_.worker) {
+    // The end: everything the kernel did on its own shows up now.
+    WaitWriteback(0);
+    (void)WaitForWriteback(o_.writeback_timeout_ms);
+    st = Verify(0);
+    const auto after = ReadMthpStats();
+    for (const auto& [k, v] : after.swpout) {
+      const uint64_t d = v - before.swpout.at(k), fb = after.swpout_fallback.at(k) - before.swpout_fallback.at(k);
+      if (d || fb) {
+        rep_.swpout[k] = d;
+        rep_.swpout_fallback[k] = fb;
+      }
+    }
+    if (auto p1 = ReadVmstat("pswpout"); p1.ok() && pswp0.ok()) rep_.pswpout = *p1 - *pswp0;
+    // Slots in use that no page of the trace holds (after dropping the
+    // clean swap cache): the kernel swapped something else to our areas.
+    if (st.ok() && !s_.cgroup.empty()) (void)DropCache();
+    uint64_t held = 0;
+    for (auto& [id, f] : live_) {
+      auto pages = s_.worker->Pages(f.addr, f.pages.size());
+      if (!pages.ok()) continue;
+      for (size_t i = 0; i < f.pages.size(); ++i) held += (*pages)[i].swapped || f.pages[i].in_memory;
+    }
+    const uint64_t used = UsedSlots();
+    std::string first;
+    if (used > held) rep_.worker_pages_swapped = WorkerOwnSwapped(&first);
+    if (rep_.worker_pages_swapped)
+      Note(0, 0, std::to_string(rep_.worker_pages_swapped) + " of the worker's own pages were swapped out by the final "
+                 "cgroup reclaim (first: " + first + ")");
+    held += rep_.worker_pages_swapped;
+    rep_.unexplained_slots = used > held ? used - held : 0;
+    if (rep_.unexplained_slots)
+      Note(0, 0, std::to_string(rep_.unexplained_slots) + " slots in use that no page of the trace holds");
+  }
+  Status closed = s_.Close();
+  if (st.ok()) st = closed;
+  if (!st.ok()) return st;
+  if (!o_.out.empty()) {
+    std::ofstream out(o_.out);
+    for (const auto& l : out_) out << l << '\n';
+    if (!out) return Status(-EIO, "cannot write " + o_.out);
+  }
+  rep_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep_;
+}
+
+}  // namespace
+
+Result<RunReport> RunTrace(const RunOptions& o, const volatile std::sig_atomic_t* interrupted) {
+  Runner r(o, interrupted);
+  return r.Run();
+}
+
+double FallbackRate(const std::map<int, uint64_t>& swpout, const std::map<int, uint64_t>& fallback, int order) {
+  const uint64_t a = swpout.count(order) ? swpout.at(order) : 0;
+  const uint64_t b = fallback.count(order) ? fallback.at(order) : 0;
+  return a + b ? static_cast<double>(b) / static_cast<double>(a + b) : 0.0;
+}
+
+Result<ModelComparison> CompareWithModel(const std::string& trace, const std::string& policy, int cpus) {
+  auto pol = alloc::Policy::Preset(policy);
+  if (!pol.ok()) return pol.status();
+  alloc::SystemOptions so;
+  so.policy = *pol;
+  so.nr_cpus = cpus;
+  alloc::SwapSystem sys(so);
+  auto reader = workload::TraceReader::Open(trace);
+  if (!reader.ok()) return reader.status();
+  workload::TraceRunner runner(sys);
+  for (TraceRecord rec;;) {
+    auto more = (*reader)->Next(&rec);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (Status st = runner.Apply(rec, trace); !st.ok()) return st;
+  }
+  ModelComparison m;
+  m.summary = runner.summary();
+  const auto c = sys.counters();
+  m.pswpout = c.pswpout;
+  for (int k = 1; k < alloc::kMaxOrders; ++k) {
+    if (c.swpout[k] || c.swpout_fallback[k]) {
+      m.swpout[k] = c.swpout[k];
+      m.swpout_fallback[k] = c.swpout_fallback[k];
+    }
+  }
+  return m;
+}
+
+}  // namespace swaplab::kernel

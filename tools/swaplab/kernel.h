@@ -1,0 +1,29 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace swaplab::tools {
+
+struct KernelOptions {
+  std::string trace;
+  std::string device = "loop-ssd";
+  std::string size;  // pages, or bytes with K/M/G
+  std::string out;
+  std::string policy = "linux-6.18";
+  int prio = 10000;
+  int timeout_s = 300;
+  bool json = false;
+  bool annotate = false;
+};
+
+struct KernelCommands {
+  CLI::App* kernel = nullptr;
+  CLI::App* run = nullptr;
+  CLI::App* cleanup = nullptr;
+};
+
+KernelCommands AddKernel(CLI::App& app, KernelOptions& o);
+int RunKernel(const KernelCommands& c, const KernelOptions& o);
+
+}  // namespace swaplab::tools
