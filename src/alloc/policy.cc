@@ -41,6 +41,7 @@ Result<Policy> Policy::Preset(std::string_view name) {
     p.sync_discard_retry = false;
     p.slot_cache = true;
     p.percpu_hint_per_device = true;
+    p.split_tails_last_first = false;
     p.count_max = 63;
   } else if (name == "linux-6.15") {
     // Global per-CPU cluster fast path (seed 004), still free-first.
@@ -93,7 +94,8 @@ std::string Policy::Describe() const {
     << " nonssd_global_cluster=" << nonssd_global_cluster
     << " default_prio_round_robin=" << default_prio_round_robin
     << " hibernation_percpu_hint=" << hibernation_percpu_hint
-    << " hibernation_hib_entry=" << hibernation_hib_entry << " count_max=" << count_max;
+    << " hibernation_hib_entry=" << hibernation_hib_entry
+    << " split_tails_last_first=" << split_tails_last_first << " count_max=" << count_max;
   return o.str();
 }
 

@@ -500,8 +500,16 @@ Result<SwapOutResult> SwapSystem::SwapOutFolio(CpuId cpu, Folio& folio,
   // keeps them locked until each is written: so no placement of this call
   // can reclaim a page placed earlier in it (TryReclaim only trylocks).
   SwapOutResult res{true, 0};
+  // Page 0 first, then the tails in the order reclaim meets them (policy
+  // split_tails_last_first, §2.10).
+  const size_t n = split_pages.size();
+  auto page_at = [&](size_t i) -> Folio& {
+    if (i == 0 || !s.policy.split_tails_last_first) return *split_pages[i];
+    return *split_pages[n - i];
+  };
   for (Folio* p : split_pages) p->Lock();
-  for (Folio* p : split_pages) {
+  for (size_t i = 0; i < n; ++i) {
+    Folio* p = &page_at(i);
     if (FolioAllocSwap(cpu, *p).ok()) {
       s.swpout[0].fetch_add(1, std::memory_order_relaxed);
       s.pswpout.fetch_add(1, std::memory_order_relaxed);

@@ -11,20 +11,9 @@
 namespace swaplab {
 
 const char* ErrnoName(int code) {
-  switch (-code) {
-    case 0: return "OK";
-    case EPERM: return "EPERM";
-    case ENOENT: return "ENOENT";
-    case EIO: return "EIO";
-    case EAGAIN: return "EAGAIN";
-    case ENOMEM: return "ENOMEM";
-    case EBUSY: return "EBUSY";
-    case EEXIST: return "EEXIST";
-    case ENODEV: return "ENODEV";
-    case EINVAL: return "EINVAL";
-    case ENOSPC: return "ENOSPC";
-    default: return "E?";
-  }
+  if (code == 0) return "OK";
+  const char* name = strerrorname_np(-code);  // glibc ≥ 2.32: "EINTR", ...
+  return name != nullptr ? name : "E?";
 }
 
 std::string Status::ToString() const {

@@ -134,22 +134,6 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
   }
 }
 
-// The order in which the pages of a large folio that fell back are swapped
-// out (allocator spec §2.10: "the others come back through the reclaim list
-// later"). Since v6.15 the split (__folio_split → lru_add_split_folio) appends
-// the tail folios to the reclaim list in page order with list_add_tail, and
-// shrink_folio_list takes the next folio from the list's end (lru_to_folio is
-// head->prev): page 0 continues, then pages 2^k−1 … 1. Measured on 6.18.44
-// (swaplab kernel run, docs/fidelity.md "Agreement with the running kernel").
-// Up to v6.14, __split_huge_page added the tails last-first, so they came
-// back in page order.
-static std::vector<Folio*> FallbackOrder(const std::vector<Folio*>& split, const alloc::Policy& policy) {
-  if (split.empty() || policy.name == "linux-6.14") return split;
-  std::vector<Folio*> out{split.front()};
-  out.insert(out.end(), split.rbegin(), split.rend() - 1);
-  return out;
-}
-
 // alloc: swap out a folio of 2^order pages on `cpu` (allocator spec §2.10);
 // each placed page then holds one swap reference (its page-table entry),
 // the folio stays in the swap cache, clean and unmapped.
@@ -167,7 +151,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
   alloc::SwapOutResult res;
   {
     FolioLockGuard g(*f);
-    auto out = sys_.SwapOutFolio(r.cpu, *f, FallbackOrder(split, sys_.policy()));
+    auto out = sys_.SwapOutFolio(r.cpu, *f, split);
     if (!out.ok()) return At(where, out.status().ToString(), out.status().code());
     res = *out;
   }

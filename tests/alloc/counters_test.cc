@@ -3,6 +3,8 @@
 // alloc_failures, /proc/swaps Used.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "alloc/test_util.h"
 
 namespace swaplab::alloc::test {
@@ -52,40 +54,48 @@ TEST(Counters_7, SwapOutInOnePiece) {
 }
 
 // §2.10: allocation failure of a large folio splits it: swpout_fallback
-// for the original order, each page placed at order 0 in page order.
+// for the original order, each page placed at order 0: page 0 first, then
+// the tails last-first (v6.15+, split_tails_last_first) or in page order.
 TEST(Counters_7, FallbackOnSwapFile) {
-  Harness h(Options(4, 1));
-  SwaponOptions o = Dev("/swapfile", 64);
-  o.blkdev = false;
-  const int t = h.On(o);
-  Folio& f = h.NewFolio(2);
-  Split s(h, 4);
-  Result<SwapOutResult> r = SwapOutFolio(h, 0, f, s);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_TRUE(r->split);
-  EXPECT_EQ(r->pages_placed, 4);
-  EXPECT_FALSE(f.in_swap_cache());
-  for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(s.pages[i]->swap(), (SwapEntry{t, uint64_t(1 + i)})) << i;
-    EXPECT_EQ(h.Sl(t, 1 + i).folio, s.pages[i]);
+  for (const bool last_first : {false, true}) {
+    SCOPED_TRACE(last_first ? "tails last-first" : "page order");
+    SystemOptions so = Options(4, 1);
+    so.policy.split_tails_last_first = last_first;
+    Harness h(so);
+    SwaponOptions o = Dev("/swapfile", 64);
+    o.blkdev = false;
+    const int t = h.On(o);
+    Folio& f = h.NewFolio(2);
+    Split s(h, 4);
+    Result<SwapOutResult> r = SwapOutFolio(h, 0, f, s);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(r->split);
+    EXPECT_EQ(r->pages_placed, 4);
+    EXPECT_FALSE(f.in_swap_cache());
+    const std::array<uint64_t, 4> want =
+        last_first ? std::array<uint64_t, 4>{1, 4, 3, 2} : std::array<uint64_t, 4>{1, 2, 3, 4};
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(s.pages[i]->swap(), (SwapEntry{t, want[i]})) << "page " << i;
+      EXPECT_EQ(h.Sl(t, want[i]).folio, s.pages[i]);
+    }
+    SwapCounters c = h.sys.counters();
+    EXPECT_EQ(c.swpout_fallback[2], 1u);
+    EXPECT_EQ(c.swpout[2], 0u);
+    EXPECT_EQ(c.thp_swpout_fallback, 0u);
+    EXPECT_EQ(c.pswpout, 4u);
+    EXPECT_EQ(h.Dv(t).inuse, 4u);
+    // PMD order also counts thp_swpout_fallback.
+    Folio& pmd = h.NewFolio(4);
+    Split s2(h, 16);
+    r = SwapOutFolio(h, 0, pmd, s2);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->split);
+    c = h.sys.counters();
+    EXPECT_EQ(c.swpout_fallback[4], 1u);
+    EXPECT_EQ(c.thp_swpout_fallback, 1u);
+    EXPECT_EQ(c.thp_swpout, 0u);
+    EXPECT_EQ(c.pswpout, 20u);
   }
-  SwapCounters c = h.sys.counters();
-  EXPECT_EQ(c.swpout_fallback[2], 1u);
-  EXPECT_EQ(c.swpout[2], 0u);
-  EXPECT_EQ(c.thp_swpout_fallback, 0u);
-  EXPECT_EQ(c.pswpout, 4u);
-  EXPECT_EQ(h.Dv(t).inuse, 4u);
-  // PMD order also counts thp_swpout_fallback.
-  Folio& pmd = h.NewFolio(4);
-  Split s2(h, 16);
-  r = SwapOutFolio(h, 0, pmd, s2);
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->split);
-  c = h.sys.counters();
-  EXPECT_EQ(c.swpout_fallback[4], 1u);
-  EXPECT_EQ(c.thp_swpout_fallback, 1u);
-  EXPECT_EQ(c.thp_swpout, 0u);
-  EXPECT_EQ(c.pswpout, 20u);
 }
 
 // §7: folio_alloc_swap returning ENOMEM counts a failure; nothing counts

@@ -144,8 +144,8 @@ TEST_F(Replay, DropCacheFreesSlotsWithoutReferences) {
 }
 
 TEST_F(Replay, LargeFolioOnASwapFileFallsBackPageByPage) {
-  // The kernel's order after the split (measured on 6.18, trace_runner.cc
-  // FallbackOrder): page 0 first, then pages 15 … 1.
+  // The kernel's order after the split (measured on 6.18, policy knob
+  // split_tails_last_first): page 0 first, then pages 15 … 1.
   std::string trace = "swapon dev=0 pages=4096 ssd=1 blkdev=0\nalloc folio=1 order=4 cpu=0\n";
   trace += "expect folio=1 page=0 dev=0 offset=1\n";
   for (int i = 1; i < 16; ++i)

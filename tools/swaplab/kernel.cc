@@ -115,7 +115,7 @@ int RunRun(const KernelOptions& o) {
   sigaction(SIGTERM, &old_term, nullptr);
   if (!rep.ok()) {
     const Status& st = rep.status();
-    fmt::print(stderr, "swaplab kernel run: {}\n", st.code() == -EINTR ? st.message() : st.ToString());
+    fmt::print(stderr, "swaplab kernel run: {}\n", st.ToString());
     if (!tmp.empty()) unlink(tmp.c_str());
     return ExitCode(rep.status());
   }

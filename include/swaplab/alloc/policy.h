@@ -65,6 +65,15 @@ struct Policy {
   // seed 001); off: a SHADOW placeholder with count 1 (put + free + reclaim).
   bool hibernation_hib_entry = false;
 
+  // §2.10, the order in which reclaim swaps out the pages of a large folio
+  // it had to split. On (v6.15+): the split (__folio_split →
+  // lru_add_split_folio) appends the tails to the reclaim list in page
+  // order and shrink_folio_list takes folios from the list's end, so page 0
+  // goes first, then pages 2^k−1 … 1 (measured on 6.18: docs/fidelity.md,
+  // "Agreement with the running kernel"). Off (≤ v6.14, __split_huge_page
+  // added the tails last-first): page order.
+  bool split_tails_last_first = true;
+
   // §1.4 / U6: inline count capacity; 15 means 4 count bits.
   int count_max = 15;
 

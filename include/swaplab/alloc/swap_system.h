@@ -187,9 +187,11 @@ class SwapSystem {
   Status FolioAllocSwap(CpuId cpu, Folio& folio);
   // The caller side of §2.10 (mm/vmscan.c shrink_folio_list): allocate; on
   // failure of a large folio, count swpout_fallback (and thp_swpout_
-  // fallback at PMD order), split, and allocate each page at order 0 in
-  // page order using split_pages[i] (2^order unlocked order-0 folios, page
-  // 0 first, each listed once; `folio` itself is left out of the cache).
+  // fallback at PMD order), split, and allocate each page at order 0 using
+  // split_pages[i] (2^order unlocked order-0 folios, page 0 first, each
+  // listed once; `folio` itself is left out of the cache): page 0 first,
+  // then the others in page order or last-first (Policy::
+  // split_tails_last_first, as reclaim meets them).
   // The split pages stay locked for the whole call, as reclaim holds them,
   // so no placement reclaims a page placed earlier in the same call.
   // Successful placements count swpout / pswpout as written. "Nothing
