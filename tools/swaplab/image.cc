@@ -10,6 +10,7 @@
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/area/io_engine.h"
 #include "swaplab/area/swap_area.h"
+#include "swaplab/hibernate/compress.h"
 #include "swaplab/hibernate/image_reader.h"
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/hibernate/image_writer.h"
@@ -33,10 +34,12 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
     s->add_option("--max-pages", o.max_pages, "pages per bio (0: from the device limits)");
     s->add_option("--bio-capacity", o.bio_capacity, "exact | slab (§10.5)");
     s->add_flag("--json", o.json, "one JSON document on stdout");
+    s->add_option("--threads", o.threads, "compression threads (0: clamp(CPUs - 1, 1, 3) as the kernel)")
+        ->check(CLI::Range(0u, 64u));
   }
   c.write->add_option("--size", o.size, "image size (K, M, G suffixes)");
   c.write->add_option("--source", o.source, "base | free-clusters | free-clusters-sorted | reserve | pmd");
-  c.write->add_option("--compress", o.compress, "none (lzo and lz4: not yet)");
+  c.write->add_option("--compress", o.compress, "none | lzo | lz4 (read and inspect take it from the header)");
   c.write->add_option("--policy", o.policy, "allocator preset");
   c.write->add_option("--seed", o.seed, "snapshot seed");
   c.write->add_option("--zero-share", o.zero_share, "share of zero pages in the snapshot")->check(CLI::Range(0.0, 1.0));
@@ -136,8 +139,8 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   j["max_pages"] = o.max_pages ? o.max_pages : hibernate::HibBioMaxPages(info.limits);
 
   if (c.write->parsed()) {
-    if (o.compress != "none")
-      return Fail(Status(-EINVAL, "--compress " + o.compress + " is not implemented yet (none only)"), "write");
+    auto compress = hibernate::ParseCompressor(o.compress);
+    if (!compress.ok()) return Fail(compress.status(), "write");
     auto source = hibernate::ParseSlotSource(o.source);
     auto size = ParseSize(o.size);
     auto policy = alloc::Policy::Preset(o.policy);
@@ -165,37 +168,58 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     hibernate::WriterOptions wo;
     wo.batch = bo;
     wo.memory_budget_pages = 262144;  // bound the write copies (1 GiB)
+    wo.compress = *compress;
+    wo.threads = o.threads;
     auto rep = hibernate::WriteImage(session, **engine, *snap, wo);
     if (!rep.ok()) return Fail(rep.status(), "write");
     const double secs = seconds();
     j["source"] = o.source;
     j["policy"] = o.policy;
     j["seed"] = o.seed;
-    j["stream_pages"] = rep->T;
+    j["compress"] = o.compress;
+    j["stream_pages"] = rep->stream_pages;
+    j["snapshot_pages"] = rep->T;
     j["map_pages"] = rep->Q + 1;
     j["data_pages"] = rep->N;
     j["meta_pages"] = rep->M;
     j["runs"] = rep->device_runs;
+    j["alloc_runs"] = rep->session.alloc_runs;
+    j["extents"] = rep->extents;
+    if (*compress != hibernate::Compressor::kNone) {
+      j["units"] = rep->units;
+      j["compressed_bytes"] = rep->compressed_bytes;
+      j["crc32"] = rep->crc32;
+    }
     j.update(BatchJson(rep->batch));
-    j["bytes"] = rep->T * 4096;
+    j["bytes"] = rep->stream_pages * 4096;
+    j["snapshot_bytes"] = rep->T * 4096;
     j["write_seconds_measured"] = secs;
   } else {
     hibernate::ReaderOptions ro;
     ro.batch = bo;
     ro.device_pages = info.size_bytes / 4096;
+    ro.threads = o.threads;
     area::IoEngine* e = engine->get();
     ReadOnlyEngine ro_engine(**engine);
     if (c.inspect->parsed()) e = &ro_engine;
     auto rep = hibernate::ReadImage(*e, 0, ro);
     if (!rep.ok()) return Fail(rep.status(), c.inspect->parsed() ? "inspect" : "read");
-    j["stream_pages"] = rep->T;
+    j["compress"] = hibernate::Name(rep->compress);
+    j["stream_pages"] = rep->stream_pages;
+    j["snapshot_pages"] = rep->T;
     j["map_pages"] = rep->map_pages;
     j["data_pages"] = rep->N;
     j["meta_pages"] = rep->M;
     j["flags"] = rep->flags;
     j["pages_verified"] = rep->pages_verified;
+    if (rep->compress != hibernate::Compressor::kNone) {
+      j["units"] = rep->units;
+      j["crc32"] = rep->crc32;
+      j["read_ring_pages"] = rep->ring_pages;
+    }
     j.update(BatchJson(rep->batch));
-    j["bytes"] = rep->T * 4096;
+    j["bytes"] = rep->stream_pages * 4096;
+    j["snapshot_bytes"] = rep->T * 4096;
     j[c.inspect->parsed() ? "inspect_seconds_measured" : "read_seconds_measured"] = seconds();
   }
   if (o.json) {

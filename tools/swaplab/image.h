@@ -17,6 +17,7 @@ struct ImageOptions {
   uint32_t max_pages = 0;
   uint64_t seed = 1;
   double zero_share = 0.1;
+  unsigned threads = 0;  // compressor / decompressor threads (0: the kernel's rule)
   bool json = false;
 };
 
