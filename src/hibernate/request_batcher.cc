@@ -50,7 +50,7 @@ uint64_t BiosSimpleFormula(uint64_t T, uint64_t C) {
 
 RequestBatcher::RequestBatcher(area::IoEngine& engine, BatchOptions o) : engine_(engine), o_(o) {
   max_pages_ = o.max_pages != 0 ? std::min<uint32_t>(o.max_pages, 256) : HibBioMaxPages(engine.limits());
-  flush_pages_ = o.plug_flush_pages != 0 ? o.plug_flush_pages : 32u * max_pages_;
+  flush_pages_ = o.plug_flush_pages != 0 ? o.plug_flush_pages : max_pages_;
 }
 
 RequestBatcher::~RequestBatcher() {
@@ -63,7 +63,12 @@ void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
     Queue(true, dblock, scratch_->data());
     return;
   }
-  copies_.push_back(std::make_unique<AlignedPage>());
+  if (pool_.empty()) {
+    copies_.push_back(std::make_unique<AlignedPage>());
+  } else {
+    copies_.push_back(std::move(pool_.back()));
+    pool_.pop_back();
+  }
   std::memcpy(copies_.back()->data(), page, kPageSize);
   Queue(true, dblock, copies_.back()->data());
 }
@@ -136,6 +141,7 @@ Status RequestBatcher::Wait() {
     if (st.ok()) st = w;
   }
   in_flight_ = false;
+  for (auto& c : copies_) pool_.push_back(std::move(c));  // the copy pages are free again
   copies_.clear();
   return st;
 }

@@ -15,6 +15,7 @@
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/hibernate/image_writer.h"
 #include "swaplab/hibernate/request_batcher.h"
+#include "swaplab/hibernate/rfc_layouts.h"
 #include "swaplab/hibernate/snapshot.h"
 
 namespace swaplab::tools {
@@ -41,27 +42,32 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
   c.write->add_option("--source", o.source, "base | free-clusters | free-clusters-sorted | reserve | pmd");
   c.write->add_option("--compress", o.compress, "none | lzo | lz4 (read and inspect take it from the header)");
   c.write->add_option("--policy", o.policy, "allocator preset");
+  c.write->add_option("--layout", o.layout,
+                      "allocator state before the write: fresh | shuffled (90% swapped out in 2 MiB files, "
+                      "removed in random order) | holes (a third swapped out, every other 64 KiB freed); seed 001");
   c.write->add_option("--seed", o.seed, "snapshot seed");
+  c.write->add_option("--memory-budget", o.memory_budget,
+                      "free memory for write copies (K, M, G): once per map page the writer drains when half is used (§6.1)");
   c.write->add_option("--zero-share", o.zero_share, "share of zero pages in the snapshot")->check(CLI::Range(0.0, 1.0));
   return c;
 }
 
 namespace {
 
-Result<uint64_t> ParseSize(const std::string& s) {
+Result<uint64_t> ParseSize(const std::string& s, const std::string& opt) {
   size_t pos = 0;
   uint64_t v = 0;
   try {
     v = std::stoull(s, &pos);
   } catch (...) {
-    return Status(-EINVAL, "--size '" + s + "' is not a size");
+    return Status(-EINVAL, opt + " '" + s + "' is not a size");
   }
   const std::string suffix = s.substr(pos);
   uint64_t mul = 1;
   if (suffix == "K" || suffix == "k") mul = 1024;
   else if (suffix == "M" || suffix == "m") mul = 1024 * 1024;
   else if (suffix == "G" || suffix == "g") mul = uint64_t{1} << 30;
-  else if (!suffix.empty()) return Status(-EINVAL, "--size '" + s + "': unknown suffix '" + suffix + "'");
+  else if (!suffix.empty()) return Status(-EINVAL, opt + " '" + s + "': unknown suffix '" + suffix + "'");
   return v * mul;
 }
 
@@ -130,7 +136,7 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   eo.writable = !c.inspect->parsed();
   auto engine = area::OpenUringEngine(o.area, eo);
   if (!engine.ok()) return Fail(engine.status(), "open");
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   ordered_json j;
   j["area"] = o.area;
@@ -142,11 +148,16 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     auto compress = hibernate::ParseCompressor(o.compress);
     if (!compress.ok()) return Fail(compress.status(), "write");
     auto source = hibernate::ParseSlotSource(o.source);
-    auto size = ParseSize(o.size);
+    auto size = ParseSize(o.size, "--size");
     auto policy = alloc::Policy::Preset(o.policy);
     if (!source.ok()) return Fail(source.status(), "write");
     if (!size.ok()) return Fail(size.status(), "write");
+    auto budget = ParseSize(o.memory_budget, "--memory-budget");
+    if (!budget.ok()) return Fail(budget.status(), "write");
+    if (*budget < 2 * 4096) return Fail(Status(-EINVAL, "--memory-budget " + o.memory_budget + ": at least 8K"), "write");
     if (!policy.ok()) return Fail(policy.status(), "write");
+    auto layout = hibernate::ParseRfcLayout(o.layout);
+    if (!layout.ok()) return Fail(layout.status(), "write");
     alloc::SystemOptions so;
     so.policy = *policy;
     so.nr_cpus = 1;
@@ -158,6 +169,8 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     if (*source == hibernate::SlotSourceKind::kReserve) sw.hibernation_reserve_pages = *size / 4096;
     auto type = sys.Swapon(sw);
     if (!type.ok()) return Fail(type.status(), "write");
+    auto lay = hibernate::ApplyRfcLayout(sys, *type, *layout, o.seed);
+    if (!lay.ok()) return Fail(lay.status(), "write");
     hibernate::SnapshotOptions sn;
     sn.saveable_pages = std::max<uint64_t>(1, *size / 4096);
     sn.zero_share = o.zero_share;
@@ -167,13 +180,15 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     hibernate::ImageSession session(sys, *type, *source, 0);
     hibernate::WriterOptions wo;
     wo.batch = bo;
-    wo.memory_budget_pages = 262144;  // bound the write copies (1 GiB)
+    wo.memory_budget_pages = *budget / 4096;  // bounds the write copies
     wo.compress = *compress;
     wo.threads = o.threads;
+    t0 = std::chrono::steady_clock::now();  // the write alone, not the layout
     auto rep = hibernate::WriteImage(session, **engine, *snap, wo);
     if (!rep.ok()) return Fail(rep.status(), "write");
     const double secs = seconds();
     j["source"] = o.source;
+    j["layout"] = o.layout;
     j["policy"] = o.policy;
     j["seed"] = o.seed;
     j["compress"] = o.compress;

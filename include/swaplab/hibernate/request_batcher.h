@@ -36,11 +36,11 @@ struct BatchOptions {
   // shared scratch page. For counting runs and bios at scale on an engine
   // that ignores the data (the simulated device without checksums).
   bool model_only = false;
-  // The plug's flush (§6.1: the block layer dispatches the plugged
-  // requests once their count reaches its threshold, BLK_MAX_REQUEST_COUNT
-  // = 32, §12 U7): closed bios go to the engine once they hold this many
-  // pages, so I/O overlaps with the caller's work. 0: 32 × P. Bio counts do
-  // not depend on it.
+  // The plug's flush (§6.1, §12 U7: blk_add_rq_to_plug dispatches the
+  // plugged requests when a new request is added behind one of at least
+  // BLK_PLUG_FLUSH_SIZE = 128 KiB, or at 32 requests): closed bios go to
+  // the engine once they hold this many pages, so I/O overlaps with the
+  // caller's work. 0: P (one full request). Bio counts do not depend on it.
   uint32_t plug_flush_pages = 0;
 };
 
@@ -110,6 +110,7 @@ class RequestBatcher {
   uint64_t next_tag_ = 0;
   std::unique_ptr<AlignedPage> scratch_;  // model_only
   std::vector<std::unique_ptr<AlignedPage>> copies_;  // write copies until completion
+  std::vector<std::unique_ptr<AlignedPage>> pool_;    // completed copies, reused
   BatchStats stats_;
 };
 
