@@ -99,10 +99,10 @@ class SwapWriter {
 
 // save_image() (§4.5): stream pages 1 … T−1, one async page each.
 Status SaveImage(SwapWriter& w, RequestBatcher& batch, const SyntheticSnapshot& snap, WriteReport& rep) {
-  AlignedPage page;
   for (uint64_t p = 1; p < rep.T; ++p) {
-    snap.StreamPage(p, page.data());
-    Status st = w.WritePage(page.data(), /*async=*/true);
+    std::byte* page = batch.CopyBuffer();  // filled in place: no second copy
+    snap.StreamPage(p, page);
+    Status st = w.WritePage(page, /*async=*/true);
     if (!st.ok()) {
       (void)batch.Wait();  // let queued writes finish before the slots go back
       return st;

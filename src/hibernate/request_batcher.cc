@@ -57,19 +57,30 @@ RequestBatcher::~RequestBatcher() {
   if (cur_ || !closed_.empty() || in_flight_) (void)Wait();
 }
 
+std::unique_ptr<AlignedPage> RequestBatcher::TakeCopyPage() {
+  if (pool_.empty()) return std::make_unique<AlignedPage>();
+  auto p = std::move(pool_.back());
+  pool_.pop_back();
+  return p;
+}
+
+std::byte* RequestBatcher::CopyBuffer() {
+  if (!next_) next_ = TakeCopyPage();
+  return next_->data();
+}
+
 void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
   if (o_.model_only) {
     if (!scratch_) scratch_ = std::make_unique<AlignedPage>();
     Queue(true, dblock, scratch_->data());
     return;
   }
-  if (pool_.empty()) {
-    copies_.push_back(std::make_unique<AlignedPage>());
+  if (next_ && page == next_->data()) {
+    copies_.push_back(std::move(next_));  // filled in place
   } else {
-    copies_.push_back(std::move(pool_.back()));
-    pool_.pop_back();
+    copies_.push_back(TakeCopyPage());
+    std::memcpy(copies_.back()->data(), page, kPageSize);
   }
-  std::memcpy(copies_.back()->data(), page, kPageSize);
   Queue(true, dblock, copies_.back()->data());
 }
 

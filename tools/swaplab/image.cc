@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "swaplab/alloc/swap_system.h"
@@ -138,6 +139,14 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   if (!engine.ok()) return Fail(engine.status(), "open");
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  // CPU time of the process (every thread, user + system, the kernel's
+  // io_uring work charged to us included), to tell CPU-bound from I/O-bound.
+  auto cpu_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
+  double cpu0 = cpu_now();
   ordered_json j;
   j["area"] = o.area;
   j["batch"] = o.batch;
@@ -184,9 +193,11 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     wo.compress = *compress;
     wo.threads = o.threads;
     t0 = std::chrono::steady_clock::now();  // the write alone, not the layout
+    cpu0 = cpu_now();
     auto rep = hibernate::WriteImage(session, **engine, *snap, wo);
     if (!rep.ok()) return Fail(rep.status(), "write");
     const double secs = seconds();
+    const double cpu_secs = cpu_now() - cpu0;
     j["source"] = o.source;
     j["layout"] = o.layout;
     j["policy"] = o.policy;
@@ -209,6 +220,7 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     j["bytes"] = rep->stream_pages * 4096;
     j["snapshot_bytes"] = rep->T * 4096;
     j["write_seconds_measured"] = secs;
+    j["write_cpu_seconds"] = cpu_secs;
   } else {
     hibernate::ReaderOptions ro;
     ro.batch = bo;
@@ -236,6 +248,7 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     j["bytes"] = rep->stream_pages * 4096;
     j["snapshot_bytes"] = rep->T * 4096;
     j[c.inspect->parsed() ? "inspect_seconds_measured" : "read_seconds_measured"] = seconds();
+    j[c.inspect->parsed() ? "inspect_cpu_seconds" : "read_cpu_seconds"] = cpu_now() - cpu0;
   }
   if (o.json) {
     fmt::print("{}\n", j.dump(2));

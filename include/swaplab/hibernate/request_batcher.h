@@ -73,7 +73,11 @@ class RequestBatcher {
 
   uint32_t max_pages() const { return max_pages_; }  // P
   // Queues a write of a private copy of `page` (the caller may reuse it).
+  // A page from CopyBuffer() is adopted as the copy instead (no memcpy).
   void QueueWrite(uint64_t dblock, const std::byte* page);
+  // A page the caller may fill and then pass to QueueWrite, which then
+  // takes it as the write copy (the kernel's copy page, filled in place).
+  std::byte* CopyBuffer();
   // Queues a read into `dest` (4096-aligned, valid until Wait returns).
   void QueueRead(uint64_t dblock, std::byte* dest);
   // hib_wait_io: submits the current bio, hands every queued bio to the
@@ -111,6 +115,8 @@ class RequestBatcher {
   std::unique_ptr<AlignedPage> scratch_;  // model_only
   std::vector<std::unique_ptr<AlignedPage>> copies_;  // write copies until completion
   std::vector<std::unique_ptr<AlignedPage>> pool_;    // completed copies, reused
+  std::unique_ptr<AlignedPage> next_;                 // handed out by CopyBuffer
+  std::unique_ptr<AlignedPage> TakeCopyPage();
   BatchStats stats_;
 };
 

@@ -45,6 +45,7 @@ class SyntheticSnapshot {
   uint64_t meta_ = 0;
   std::vector<uint64_t> pfns_;       // with bit 63 for zero pages
   std::vector<uint64_t> data_pfns_;  // non-zero PFNs, ascending
+  std::vector<uint64_t> noise_;      // random words that random pages are cut from
 };
 
 }  // namespace swaplab::hibernate
