@@ -97,11 +97,19 @@ class SwapWriter {
   uint64_t cur_swap_ = 0, k_ = 0, k_total_ = 0;
 };
 
-// save_image() (§4.5): stream pages 1 … T−1, one async page each.
+// save_image() (§4.5): stream pages 1 … T−1, one async page each. A
+// materialised snapshot is the kernel's case: snapshot_read_next points
+// into memory and write_page copies each page into a fresh page (§4.3),
+// which QueueWrite does. Otherwise the page is generated straight into the
+// write copy (no second copy).
 Status SaveImage(SwapWriter& w, RequestBatcher& batch, const SyntheticSnapshot& snap, WriteReport& rep) {
   for (uint64_t p = 1; p < rep.T; ++p) {
-    std::byte* page = batch.CopyBuffer();  // filled in place: no second copy
-    snap.StreamPage(p, page);
+    const std::byte* page = snap.PageInMemory(p);
+    if (page == nullptr) {
+      std::byte* copy = batch.CopyBuffer();
+      snap.StreamPage(p, copy);
+      page = copy;
+    }
     Status st = w.WritePage(page, /*async=*/true);
     if (!st.ok()) {
       (void)batch.Wait();  // let queued writes finish before the slots go back

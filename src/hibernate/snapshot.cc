@@ -1,7 +1,9 @@
 // Synthetic snapshot stream (spec §3.2-§3.4).
 #include "swaplab/hibernate/snapshot.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace swaplab::hibernate {
 namespace {
@@ -73,6 +75,27 @@ void SyntheticSnapshot::DataPage(uint64_t pfn, std::byte* out) const {
 }
 
 void SyntheticSnapshot::StreamPage(uint64_t p, std::byte* out) const {
+  if (mem_) {
+    std::memcpy(out, mem_.get() + p * kPageSize, kPageSize);
+    return;
+  }
+  Generate(p, out);
+}
+
+Status SyntheticSnapshot::Materialize() {
+  if (mem_) return Status::Ok();
+  const uint64_t bytes = image_pages() * kPageSize;
+  void* m = std::aligned_alloc(kPageSize, bytes);
+  if (m == nullptr)
+    return Status(-ENOMEM, "snapshot: cannot materialise " + std::to_string(image_pages()) + " pages (" +
+                               std::to_string(bytes >> 20) + " MiB)");
+  std::shared_ptr<std::byte[]> mem(static_cast<std::byte*>(m), [](std::byte* q) { std::free(q); });
+  for (uint64_t p = 0; p < image_pages(); ++p) Generate(p, mem.get() + p * kPageSize);
+  mem_ = std::move(mem);
+  return Status::Ok();
+}
+
+void SyntheticSnapshot::Generate(uint64_t p, std::byte* out) const {
   if (p > meta_) {  // a data page fills every byte
     DataPage(data_pfns_[p - meta_ - 1], out);
     return;
