@@ -12,9 +12,12 @@
 # bs 1 MiB, depth 32). Runs interleave (fio, then every layout x variant
 # write + read, repeated REPS times); figures are medians; "paired" is the
 # median over repetitions of allocator+per-run MiB/s / that repetition's fio
-# MiB/s. Write seconds include generating the synthetic snapshot pages and
-# the write copies; read seconds include checking every page. "cpu s" is
-# the process CPU time of that phase (all threads, user + system).
+# MiB/s. As in the kernel, the snapshot is in memory and the write-copy
+# pages exist (allocated, touched and registered with io_uring as fixed
+# buffers) before the clock starts: write seconds cover slot allocation, the
+# map pages, copying each page into its write copy (write_page) and the
+# I/O; read seconds include checking every page. "cpu s" is the process CPU
+# time of that phase (all threads, user + system).
 #
 # usage: bench/image_vs_fio.sh [FILE] [REPS]
 #   FILE  default /var/tmp/swaplab_hib/swap (must not be on tmpfs)

@@ -2,6 +2,7 @@
 #include "swaplab/hibernate/request_batcher.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -57,16 +58,28 @@ RequestBatcher::~RequestBatcher() {
   if (cur_ || !closed_.empty() || in_flight_) (void)Wait();
 }
 
-std::unique_ptr<AlignedPage> RequestBatcher::TakeCopyPage() {
-  if (pool_.empty()) return std::make_unique<AlignedPage>();
-  auto p = std::move(pool_.back());
-  pool_.pop_back();
-  return p;
+Result<std::unique_ptr<CopyArena>> CopyArena::Make(uint64_t pages) {
+  if (pages == 0) return Status(-EINVAL, "copy arena: 0 pages");
+  void* m = std::aligned_alloc(kPageSize, pages * kPageSize);
+  if (m == nullptr)
+    return Status(-ENOMEM, "copy arena: cannot allocate " + std::to_string(pages) + " pages");
+  std::memset(m, 0, pages * kPageSize);  // touched now, not inside the write
+  return std::unique_ptr<CopyArena>(new CopyArena(static_cast<std::byte*>(m), pages));
+}
+
+CopyArena::~CopyArena() { std::free(base_); }
+
+// Copy pages are handed out in order (arena, then heap) and all become
+// free at once when Wait has completed every queued bio.
+std::byte* RequestBatcher::TakeCopyPage() {
+  if (o_.arena != nullptr && arena_used_ < o_.arena->pages()) return o_.arena->page(arena_used_++);
+  if (heap_used_ == heap_.size()) heap_.push_back(std::make_unique<AlignedPage>());
+  return heap_[heap_used_++]->data();
 }
 
 std::byte* RequestBatcher::CopyBuffer() {
-  if (!next_) next_ = TakeCopyPage();
-  return next_->data();
+  if (next_ == nullptr) next_ = TakeCopyPage();
+  return next_;
 }
 
 void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
@@ -75,13 +88,16 @@ void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
     Queue(true, dblock, scratch_->data());
     return;
   }
-  if (next_ && page == next_->data()) {
-    copies_.push_back(std::move(next_));  // filled in place
+  std::byte* copy = next_;
+  if (copy != nullptr && page == copy) {
+    next_ = nullptr;  // filled in place
   } else {
-    copies_.push_back(TakeCopyPage());
-    std::memcpy(copies_.back()->data(), page, kPageSize);
+    if (copy == nullptr) copy = TakeCopyPage();
+    else next_ = nullptr;  // CopyBuffer's page was not used: take it as the copy
+    std::memcpy(copy, page, kPageSize);  // write_page's copy (§4.3)
   }
-  Queue(true, dblock, copies_.back()->data());
+  ++copies_;
+  Queue(true, dblock, copy);
 }
 
 void RequestBatcher::QueueRead(uint64_t dblock, std::byte* dest) { Queue(false, dblock, dest); }
@@ -152,8 +168,10 @@ Status RequestBatcher::Wait() {
     if (st.ok()) st = w;
   }
   in_flight_ = false;
-  for (auto& c : copies_) pool_.push_back(std::move(c));  // the copy pages are free again
-  copies_.clear();
+  copies_ = 0;  // the copy pages are free again
+  heap_used_ = 0;
+  arena_used_ = 0;
+  next_ = nullptr;
   return st;
 }
 

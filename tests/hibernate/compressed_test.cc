@@ -334,11 +334,27 @@ TEST(RealFile, RoundTripEveryCompressor) {
     eo.limits = (*a)->info().limits;
     auto engine = area::OpenUringEngine(path, eo);
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-    const auto s = Snap(6000);  // T > 511: several map pages
-    ImageSession session(sys, *type, SlotSourceKind::kFreeClustersSorted);
+    auto s = Snap(6000);  // T > 511: several map pages
+    // Uncompressed: as `swaplab image write` does, the snapshot in memory
+    // and the write copies from an arena registered with io_uring, smaller
+    // than the copies in flight so the heap fallback is used too.
+    std::unique_ptr<CopyArena> arena;
     WriterOptions wo = Wopts(c);
+    if (c == Compressor::kNone) {
+      ASSERT_TRUE(s.Materialize().ok());
+      arena = std::move(CopyArena::Make(700).value());
+      wo.batch.arena = arena.get();
+      if ((*engine)->name() == "io_uring") {
+        EXPECT_TRUE((*engine)->RegisterBuffer(arena->base(), 700 * kPageSize));
+      }
+    }
+    ImageSession session(sys, *type, SlotSourceKind::kFreeClustersSorted);
     auto w = WriteImage(session, **engine, s, wo);
+    (*engine)->UnregisterBuffer();
     ASSERT_TRUE(w.ok()) << w.status().ToString();
+    if (arena && (*engine)->name() == "io_uring") {
+      EXPECT_GT((*engine)->stats().fixed_requests, 0u);
+    }
     const uint64_t written = (*engine)->stats().pages_written, read = (*engine)->stats().pages_read;
     auto rd = ReadImage(**engine, 0, {});
     ASSERT_TRUE(rd.ok()) << rd.status().ToString();

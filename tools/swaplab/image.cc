@@ -207,12 +207,20 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
       if (!st.ok()) return Fail(st, "write");
       fill_secs = seconds();
     }
+    // The kernel's free pages for write copies exist before the write:
+    // ours are allocated and touched here, and registered with io_uring
+    // once (fixed buffers) so the write does not pin them per I/O.
+    auto arena = hibernate::CopyArena::Make(wo.memory_budget_pages);
+    if (!arena.ok()) return Fail(arena.status(), "write");
+    wo.batch.arena = arena.value().get();
+    const bool fixed = (*engine)->RegisterBuffer(wo.batch.arena->base(), wo.batch.arena->pages() * 4096);
     t0 = std::chrono::steady_clock::now();  // the write alone, not the layout
     cpu0 = cpu_now();
     auto rep = hibernate::WriteImage(session, **engine, *snap, wo);
-    if (!rep.ok()) return Fail(rep.status(), "write");
     const double secs = seconds();
     const double cpu_secs = cpu_now() - cpu0;
+    (*engine)->UnregisterBuffer();
+    if (!rep.ok()) return Fail(rep.status(), "write");
     j["source"] = o.source;
     j["layout"] = o.layout;
     j["policy"] = o.policy;
@@ -238,6 +246,8 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     j["write_cpu_seconds"] = cpu_secs;
     j["snapshot_materialized"] = snap->materialized();
     j["snapshot_build_seconds"] = fill_secs;  // outside write_seconds_measured
+    j["copy_arena_pages"] = wo.batch.arena->pages();
+    j["fixed_buffers"] = fixed;
   } else {
     hibernate::ReaderOptions ro;
     ro.batch = bo;

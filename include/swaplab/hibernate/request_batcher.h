@@ -28,6 +28,27 @@ Result<CapacityMode> ParseCapacityMode(std::string_view s); // "exact" | "slab"
 const char* Name(BatchMode m);
 const char* Name(CapacityMode m);
 
+// Memory for write copies made before the write (the kernel's free pages
+// exist before swsusp_write; ours would otherwise be faulted in during it):
+// pages touched once, handed out in order so consecutive copies are
+// contiguous, and registrable with the engine as one buffer.
+class CopyArena {
+ public:
+  // -EINVAL for 0 pages, -ENOMEM if the memory cannot be had.
+  static Result<std::unique_ptr<CopyArena>> Make(uint64_t pages);
+  ~CopyArena();
+  CopyArena(const CopyArena&) = delete;
+  CopyArena& operator=(const CopyArena&) = delete;
+  uint64_t pages() const { return pages_; }
+  std::byte* base() const { return base_; }
+  std::byte* page(uint64_t i) const { return base_ + i * kPageSize; }
+
+ private:
+  CopyArena(std::byte* base, uint64_t pages) : base_(base), pages_(pages) {}
+  std::byte* base_;
+  uint64_t pages_;
+};
+
 struct BatchOptions {
   BatchMode mode = BatchMode::kPerRun;
   CapacityMode capacity = CapacityMode::kExact;
@@ -42,6 +63,9 @@ struct BatchOptions {
   // the engine once they hold this many pages, so I/O overlaps with the
   // caller's work. 0: P (one full request). Bio counts do not depend on it.
   uint32_t plug_flush_pages = 0;
+  // Write copies come from here first (in order; all free again after each
+  // Wait), then from the heap. Not owned; must outlive the batcher.
+  CopyArena* arena = nullptr;
 };
 
 // Mirrors the RFC's hib_bio_max_pages(): min(256, max(1, min(max_sectors_kb/4, max_segments))).
@@ -77,6 +101,7 @@ class RequestBatcher {
   void QueueWrite(uint64_t dblock, const std::byte* page);
   // A page the caller may fill and then pass to QueueWrite, which then
   // takes it as the write copy (the kernel's copy page, filled in place).
+  // Valid until the next QueueWrite or Wait.
   std::byte* CopyBuffer();
   // Queues a read into `dest` (4096-aligned, valid until Wait returns).
   void QueueRead(uint64_t dblock, std::byte* dest);
@@ -90,7 +115,7 @@ class RequestBatcher {
   Status SyncRead(uint64_t dblock, std::byte* dest);
   const BatchStats& stats() const { return stats_; }
   // Private write copies not yet completed (the kernel's copy pages).
-  uint64_t queued_copies() const { return copies_.size(); }
+  uint64_t queued_copies() const { return copies_; }
 
  private:
   struct Bio {
@@ -113,10 +138,12 @@ class RequestBatcher {
   Status deferred_;  // a submit error met while queueing, returned by Wait
   uint64_t next_tag_ = 0;
   std::unique_ptr<AlignedPage> scratch_;  // model_only
-  std::vector<std::unique_ptr<AlignedPage>> copies_;  // write copies until completion
-  std::vector<std::unique_ptr<AlignedPage>> pool_;    // completed copies, reused
-  std::unique_ptr<AlignedPage> next_;                 // handed out by CopyBuffer
-  std::unique_ptr<AlignedPage> TakeCopyPage();
+  uint64_t copies_ = 0;                              // write copies until completion
+  std::vector<std::unique_ptr<AlignedPage>> heap_;   // every heap copy page
+  size_t heap_used_ = 0;                             // heap_[0, heap_used_) in use
+  uint64_t arena_used_ = 0;                          // arena pages in use
+  std::byte* next_ = nullptr;                        // handed out by CopyBuffer
+  std::byte* TakeCopyPage();
   BatchStats stats_;
 };
 
