@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -210,7 +211,9 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     // The kernel's free pages for write copies exist before the write:
     // ours are allocated and touched here, and registered with io_uring
     // once (fixed buffers) so the write does not pin them per I/O.
-    auto arena = hibernate::CopyArena::Make(wo.memory_budget_pages);
+    // No more than the image can have in flight: its pages plus map pages.
+    const uint64_t image_copies = snap->image_pages() + snap->image_pages() / 511 + 2;
+    auto arena = hibernate::CopyArena::Make(std::min(wo.memory_budget_pages, image_copies));
     if (!arena.ok()) return Fail(arena.status(), "write");
     wo.batch.arena = arena.value().get();
     const bool fixed = (*engine)->RegisterBuffer(wo.batch.arena->base(), wo.batch.arena->pages() * 4096);
