@@ -2,6 +2,7 @@
 #include "swaplab/hibernate/request_batcher.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -50,16 +51,53 @@ uint64_t BiosSimpleFormula(uint64_t T, uint64_t C) {
 
 RequestBatcher::RequestBatcher(area::IoEngine& engine, BatchOptions o) : engine_(engine), o_(o) {
   max_pages_ = o.max_pages != 0 ? std::min<uint32_t>(o.max_pages, 256) : HibBioMaxPages(engine.limits());
+  flush_pages_ = o.plug_flush_pages != 0 ? o.plug_flush_pages : max_pages_;
 }
 
 RequestBatcher::~RequestBatcher() {
-  if (cur_ || !closed_.empty()) (void)Wait();
+  if (cur_ || !closed_.empty() || in_flight_) (void)Wait();
+}
+
+Result<std::unique_ptr<CopyArena>> CopyArena::Make(uint64_t pages) {
+  if (pages == 0) return Status(-EINVAL, "copy arena: 0 pages");
+  void* m = std::aligned_alloc(kPageSize, pages * kPageSize);
+  if (m == nullptr)
+    return Status(-ENOMEM, "copy arena: cannot allocate " + std::to_string(pages) + " pages");
+  std::memset(m, 0, pages * kPageSize);  // touched now, not inside the write
+  return std::unique_ptr<CopyArena>(new CopyArena(static_cast<std::byte*>(m), pages));
+}
+
+CopyArena::~CopyArena() { std::free(base_); }
+
+// Copy pages are handed out in order (arena, then heap) and all become
+// free at once when Wait has completed every queued bio.
+std::byte* RequestBatcher::TakeCopyPage() {
+  if (o_.arena != nullptr && arena_used_ < o_.arena->pages()) return o_.arena->page(arena_used_++);
+  if (heap_used_ == heap_.size()) heap_.push_back(std::make_unique<AlignedPage>());
+  return heap_[heap_used_++]->data();
+}
+
+std::byte* RequestBatcher::CopyBuffer() {
+  if (next_ == nullptr) next_ = TakeCopyPage();
+  return next_;
 }
 
 void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
-  copies_.push_back(std::make_unique<AlignedPage>());
-  std::memcpy(copies_.back()->data(), page, kPageSize);
-  Queue(true, dblock, copies_.back()->data());
+  if (o_.model_only) {
+    if (!scratch_) scratch_ = std::make_unique<AlignedPage>();
+    Queue(true, dblock, scratch_->data());
+    return;
+  }
+  std::byte* copy = next_;
+  if (copy != nullptr && page == copy) {
+    next_ = nullptr;  // filled in place
+  } else {
+    if (copy == nullptr) copy = TakeCopyPage();
+    else next_ = nullptr;  // CopyBuffer's page was not used: take it as the copy
+    std::memcpy(copy, page, kPageSize);  // write_page's copy (§4.3)
+  }
+  ++copies_;
+  Queue(true, dblock, copy);
 }
 
 void RequestBatcher::QueueRead(uint64_t dblock, std::byte* dest) { Queue(false, dblock, dest); }
@@ -73,9 +111,23 @@ void RequestBatcher::Close() {
   rq.write = cur_->write;
   rq.page = cur_->start;
   rq.bufs = std::move(cur_->pages);
-  rq.tag = closed_.size();
+  rq.tag = next_tag_++;
   closed_.push_back(std::move(rq));
   cur_.reset();
+  closed_pages_ += n;
+  if (closed_pages_ >= flush_pages_) {
+    Status st = SubmitClosed();
+    if (!st.ok() && deferred_.ok()) deferred_ = st;
+  }
+}
+
+Status RequestBatcher::SubmitClosed() {
+  closed_pages_ = 0;
+  if (closed_.empty()) return Status::Ok();
+  Status st = engine_.Submit(closed_);
+  closed_.clear();
+  in_flight_ = true;
+  return st;
 }
 
 // Mirrors the RFC's hib_submit_io_async() (patch 7, §6.2); per-page mode is
@@ -98,20 +150,28 @@ void RequestBatcher::Queue(bool write, uint64_t dblock, std::byte* buf) {
   cur_ = Bio{write, dblock, BioCapacity(nr_pages_, o_.capacity), {buf}};
 }
 
+// submit_bio() of every closed bio, and of the current one (patch 7).
+Status RequestBatcher::Flush() {
+  if (cur_) Close();
+  return SubmitClosed();
+}
+
 // Mirrors hib_wait_io() (+ patch 7: submit the current bio first).
 Status RequestBatcher::Wait() {
-  if (cur_) Close();
-  Status st;
-  if (!closed_.empty()) {
+  Status st = deferred_;
+  deferred_ = Status::Ok();
+  if (Status fl = Flush(); st.ok()) st = fl;
+  if (in_flight_) {
     ++stats_.drains;
-    st = engine_.Submit(closed_);
-    if (st.ok()) {
-      std::vector<area::IoCompletion> done;
-      st = engine_.Wait(&done);
-    }
+    std::vector<area::IoCompletion> done;
+    Status w = engine_.Wait(&done);
+    if (st.ok()) st = w;
   }
-  closed_.clear();
-  copies_.clear();
+  in_flight_ = false;
+  copies_ = 0;  // the copy pages are free again
+  heap_used_ = 0;
+  arena_used_ = 0;
+  next_ = nullptr;
   return st;
 }
 

@@ -61,6 +61,7 @@ struct IoStats {
   uint64_t pages_read = 0, pages_written = 0;
   uint64_t errors = 0;
   uint64_t modelled_ns = 0;  // simulated engine only: modelled device time
+  uint64_t fixed_requests = 0;  // io_uring: requests issued on the registered buffer
 };
 
 class IoEngine {
@@ -83,6 +84,13 @@ class IoEngine {
   virtual Status Discard(uint64_t page, uint64_t n) = 0;
   virtual IoStats stats() const = 0;
   virtual const DeviceLimits& limits() const = 0;
+  // Registers [base, base + bytes) (4096-aligned, pinned once): requests
+  // whose pages lie contiguously inside it skip the per-I/O page pinning
+  // (io_uring fixed buffers). Replaces an earlier registration. Returns
+  // whether the engine uses it; engines without the notion ignore it.
+  // The memory must stay valid until UnregisterBuffer or destruction.
+  virtual bool RegisterBuffer(std::byte* /*base*/, size_t /*bytes*/) { return false; }
+  virtual void UnregisterBuffer() {}
 };
 
 // Engines take `limits` as given (for the plug); they do not read sysfs.

@@ -28,10 +28,44 @@ Result<CapacityMode> ParseCapacityMode(std::string_view s); // "exact" | "slab"
 const char* Name(BatchMode m);
 const char* Name(CapacityMode m);
 
+// Memory for write copies made before the write (the kernel's free pages
+// exist before swsusp_write; ours would otherwise be faulted in during it):
+// pages touched once, handed out in order so consecutive copies are
+// contiguous, and registrable with the engine as one buffer.
+class CopyArena {
+ public:
+  // -EINVAL for 0 pages, -ENOMEM if the memory cannot be had.
+  static Result<std::unique_ptr<CopyArena>> Make(uint64_t pages);
+  ~CopyArena();
+  CopyArena(const CopyArena&) = delete;
+  CopyArena& operator=(const CopyArena&) = delete;
+  uint64_t pages() const { return pages_; }
+  std::byte* base() const { return base_; }
+  std::byte* page(uint64_t i) const { return base_ + i * kPageSize; }
+
+ private:
+  CopyArena(std::byte* base, uint64_t pages) : base_(base), pages_(pages) {}
+  std::byte* base_;
+  uint64_t pages_;
+};
+
 struct BatchOptions {
   BatchMode mode = BatchMode::kPerRun;
   CapacityMode capacity = CapacityMode::kExact;
   uint32_t max_pages = 0;  // P; 0: from the engine's limits (HibBioMaxPages)
+  // Model only: writes keep no private copy; every write bio carries one
+  // shared scratch page. For counting runs and bios at scale on an engine
+  // that ignores the data (the simulated device without checksums).
+  bool model_only = false;
+  // The plug's flush (§6.1, §12 U7: blk_add_rq_to_plug dispatches the
+  // plugged requests when a new request is added behind one of at least
+  // BLK_PLUG_FLUSH_SIZE = 128 KiB, or at 32 requests): closed bios go to
+  // the engine once they hold this many pages, so I/O overlaps with the
+  // caller's work. 0: P (one full request). Bio counts do not depend on it.
+  uint32_t plug_flush_pages = 0;
+  // Write copies come from here first (in order; all free again after each
+  // Wait), then from the heap. Not owned; must outlive the batcher.
+  CopyArena* arena = nullptr;
 };
 
 // Mirrors the RFC's hib_bio_max_pages(): min(256, max(1, min(max_sectors_kb/4, max_segments))).
@@ -63,17 +97,25 @@ class RequestBatcher {
 
   uint32_t max_pages() const { return max_pages_; }  // P
   // Queues a write of a private copy of `page` (the caller may reuse it).
+  // A page from CopyBuffer() is adopted as the copy instead (no memcpy).
   void QueueWrite(uint64_t dblock, const std::byte* page);
+  // A page the caller may fill and then pass to QueueWrite, which then
+  // takes it as the write copy (the kernel's copy page, filled in place).
+  // Valid until the next QueueWrite or Wait.
+  std::byte* CopyBuffer();
   // Queues a read into `dest` (4096-aligned, valid until Wait returns).
   void QueueRead(uint64_t dblock, std::byte* dest);
   // hib_wait_io: submits the current bio, hands every queued bio to the
   // engine at once (the plug), waits; returns the first error.
   Status Wait();
+  // Submits the current bio and hands every closed bio to the engine
+  // without waiting (the RFC's submit at a round end, §6.3, §6.4).
+  Status Flush();
   Status SyncWrite(uint64_t dblock, const std::byte* page);
   Status SyncRead(uint64_t dblock, std::byte* dest);
   const BatchStats& stats() const { return stats_; }
   // Private write copies not yet completed (the kernel's copy pages).
-  uint64_t queued_copies() const { return copies_.size(); }
+  uint64_t queued_copies() const { return copies_; }
 
  private:
   struct Bio {
@@ -90,7 +132,18 @@ class RequestBatcher {
   uint32_t nr_pages_ = 1;
   std::optional<Bio> cur_;
   std::vector<area::IoRequest> closed_;
-  std::vector<std::unique_ptr<AlignedPage>> copies_;  // write copies until completion
+  Status SubmitClosed();
+  bool in_flight_ = false;  // bios handed to the engine since the last Wait
+  uint64_t closed_pages_ = 0, flush_pages_ = 0;
+  Status deferred_;  // a submit error met while queueing, returned by Wait
+  uint64_t next_tag_ = 0;
+  std::unique_ptr<AlignedPage> scratch_;  // model_only
+  uint64_t copies_ = 0;                              // write copies until completion
+  std::vector<std::unique_ptr<AlignedPage>> heap_;   // every heap copy page
+  size_t heap_used_ = 0;                             // heap_[0, heap_used_) in use
+  uint64_t arena_used_ = 0;                          // arena pages in use
+  std::byte* next_ = nullptr;                        // handed out by CopyBuffer
+  std::byte* TakeCopyPage();
   BatchStats stats_;
 };
 

@@ -6,6 +6,7 @@
 #include <liburing.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,29 @@ class UringEngine final : public PluggedEngine {
   }
 
   Status Discard(uint64_t page, uint64_t n) override { return file_->Discard(page, n); }
+
+  // io_uring_register_buffers in chunks of at most 1 GiB (the kernel's
+  // limit per registered buffer).
+  bool RegisterBuffer(std::byte* base, size_t bytes) override {
+    UnregisterBuffer();
+    if (!ring_ok_ || base == nullptr || bytes == 0 || bytes % kPage != 0 ||
+        reinterpret_cast<uintptr_t>(base) % kPage != 0)
+      return false;
+    std::vector<iovec> iov;
+    for (size_t off = 0; off < bytes; off += kFixedChunk)
+      iov.push_back(iovec{base + off, std::min(kFixedChunk, bytes - off)});
+    if (io_uring_register_buffers(&ring_, iov.data(), static_cast<unsigned>(iov.size())) != 0) return false;
+    fixed_base_ = base;
+    fixed_bytes_ = bytes;
+    return true;
+  }
+  void UnregisterBuffer() override {
+    if (fixed_base_ == nullptr) return;
+    if (in_flight_ > 0) (void)Reap(/*wait=*/true, /*drain=*/true);
+    (void)io_uring_unregister_buffers(&ring_);
+    fixed_base_ = nullptr;
+    fixed_bytes_ = 0;
+  }
 
  protected:
   void Kick() override {
@@ -107,7 +131,15 @@ class UringEngine final : public PluggedEngine {
     v[k].iov_len -= skip;
     const uint64_t off = s.req.page * kPage + s.bytes_done;
     const unsigned n = static_cast<unsigned>(v.size() - k);
-    if (n == 1) {
+    if (const int bi = FixedIndex(v, k); bi >= 0) {  // one contiguous registered stretch
+      auto* addr = v[k].iov_base;
+      const auto len = static_cast<unsigned>(s.req.bufs.size() * kPage - s.bytes_done);
+      ++stats_.fixed_requests;
+      if (s.req.write)
+        io_uring_prep_write_fixed(sqe, file_->fd(), addr, len, off, bi);
+      else
+        io_uring_prep_read_fixed(sqe, file_->fd(), addr, len, off, bi);
+    } else if (n == 1) {
       if (s.req.write)
         io_uring_prep_write(sqe, file_->fd(), v[k].iov_base, static_cast<unsigned>(v[k].iov_len),
                             off);
@@ -120,6 +152,24 @@ class UringEngine final : public PluggedEngine {
       io_uring_prep_readv(sqe, file_->fd(), &v[k], n, off);
     }
     io_uring_sqe_set_data64(sqe, idx);
+  }
+
+  // The registered buffer index holding iovecs k… as one contiguous
+  // stretch inside one chunk, or −1.
+  int FixedIndex(const std::vector<iovec>& v, size_t k) const {
+    if (fixed_base_ == nullptr) return -1;
+    const auto* first = static_cast<const std::byte*>(v[k].iov_base);
+    if (first < fixed_base_) return -1;
+    const size_t start = static_cast<size_t>(first - fixed_base_);
+    const std::byte* expect = first;
+    size_t len = 0;
+    for (size_t i = k; i < v.size(); ++i) {
+      if (static_cast<const std::byte*>(v[i].iov_base) != expect) return -1;
+      expect += v[i].iov_len;
+      len += v[i].iov_len;
+    }
+    if (start + len > fixed_bytes_ || start / kFixedChunk != (start + len - 1) / kFixedChunk) return -1;
+    return static_cast<int>(start / kFixedChunk);
   }
 
   // Handles every CQE that is ready (waits for one first if `wait`). With
@@ -182,6 +232,9 @@ class UringEngine final : public PluggedEngine {
     --in_flight_;
   }
 
+  static constexpr size_t kFixedChunk = size_t{1} << 30;
+  std::byte* fixed_base_ = nullptr;  // registered buffer (RegisterBuffer)
+  size_t fixed_bytes_ = 0;
   std::unique_ptr<FileTarget> file_;
   io_uring ring_{};
   bool ring_ok_ = false;
