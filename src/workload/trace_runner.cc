@@ -32,6 +32,13 @@ bool Range(const TraceRecord& r, size_t nr_pages, uint64_t* first, uint64_t* cou
 
 }  // namespace
 
+alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
+  auto it = folios_.find(folio);
+  if (it == folios_.end() || page >= it->second.pages.size()) return {};
+  const Page& p = it->second.pages[page];
+  return p.refs != 0 && !p.in_memory ? p.slot : SwapEntry{};
+}
+
 // A folio whose pages hold nothing any more is forgotten (its id may be
 // used again).
 void TraceRunner::ForgetIfDone(uint64_t id) {
