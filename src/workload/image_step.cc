@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "swaplab/area/swap_header.h"
@@ -14,27 +15,32 @@ namespace swaplab::workload {
 
 namespace {
 
-// The simulated device keeps checksums, not data; the swap header page
-// (page 0) must read back as written (mark_swapfiles reads it, resume
-// restores it), so this wrapper keeps that one page whole. All requests
-// still reach the simulated device, so the modelled time is unchanged.
-class HeaderKeepingEngine final : public area::IoEngine {
+// The simulated device keeps a checksum per page, not the data. This
+// wrapper makes it readable for resume: page 0 (the swap header) is kept
+// whole; after a write, SetLayout tells it which stream page or map page
+// each dblock holds, and a read of such a page is answered with that page
+// regenerated from the snapshot, but only if its checksum equals the one
+// the device kept for what was written (so the read-back still proves the
+// write). All requests reach the simulated device: modelled time is its.
+class SnapshotBackedEngine final : public area::IoEngine {
  public:
-  explicit HeaderKeepingEngine(std::unique_ptr<area::IoEngine> inner) : inner_(std::move(inner)) {}
+  explicit SnapshotBackedEngine(std::unique_ptr<area::IoEngine> inner) : inner_(std::move(inner)) {}
   std::string name() const override { return inner_->name(); }
   Status Submit(std::span<area::IoRequest> batch) override {
     Status st = inner_->Submit(batch);
     if (!st.ok()) return st;
     for (const auto& r : batch) {
-      if (r.page != 0 || r.bufs.empty()) continue;
-      if (r.write) std::memcpy(header_.data(), r.bufs[0], header_.size());
-      else pending_reads_.push_back(r.bufs[0]);
+      for (size_t k = 0; k < r.bufs.size(); ++k) {
+        const uint64_t page = r.page + k;
+        if (r.write && page == 0) std::memcpy(header_.data(), r.bufs[k], header_.size());
+        if (!r.write) pending_reads_.emplace_back(page, r.bufs[k]);
+      }
     }
     return st;
   }
   Status Wait(std::vector<area::IoCompletion>* done) override {
     Status st = inner_->Wait(done);
-    for (std::byte* b : pending_reads_) std::memcpy(b, header_.data(), header_.size());
+    for (auto [page, buf] : pending_reads_) Fill(page, buf);
     pending_reads_.clear();
     return st;
   }
@@ -42,11 +48,44 @@ class HeaderKeepingEngine final : public area::IoEngine {
   area::IoStats stats() const override { return inner_->stats(); }
   const area::DeviceLimits& limits() const override { return inner_->limits(); }
   std::array<std::byte, area::kPageSize>& header() { return header_; }
+  // What each dblock of the image holds (writer's placement, §4.2).
+  void SetLayout(const hibernate::SyntheticSnapshot* snap, const hibernate::WriteReport& w) {
+    snap_ = snap;
+    stream_ = w.stream_dblocks;
+    map_ = w.map_dblocks;
+    what_.clear();
+    for (size_t i = 0; i < stream_.size(); ++i) what_[stream_[i]] = static_cast<int64_t>(i);
+    for (size_t j = 0; j < map_.size(); ++j) what_[map_[j]] = -static_cast<int64_t>(j) - 1;
+  }
 
  private:
+  void Fill(uint64_t page, std::byte* buf) {
+    if (page == 0) {
+      std::memcpy(buf, header_.data(), header_.size());
+      return;
+    }
+    auto it = what_.find(page);
+    if (snap_ == nullptr || it == what_.end()) return;
+    alignas(8) std::array<std::byte, area::kPageSize> p{};
+    if (it->second >= 0) {
+      snap_->StreamPage(static_cast<uint64_t>(it->second), p.data());
+    } else {  // map page j: 511 stream dblocks, then the next map page
+      const uint64_t j = static_cast<uint64_t>(-it->second - 1);
+      for (uint64_t k = 0; k < hibernate::kMapEntries && j * hibernate::kMapEntries + k < stream_.size(); ++k)
+        hibernate::StoreU64(p.data() + 8 * k, stream_[j * hibernate::kMapEntries + k]);
+      hibernate::StoreU64(p.data() + 8 * hibernate::kMapEntries, j + 1 < map_.size() ? map_[j + 1] : 0);
+    }
+    // The device returned {magic, page, checksum of what was written}.
+    if (hibernate::LoadU64(buf) == area::kSimChecksumPageMagic && hibernate::LoadU64(buf + 8) == page &&
+        hibernate::LoadU64(buf + 16) == area::SimPageChecksum(p.data()))
+      std::memcpy(buf, p.data(), p.size());
+  }
   std::unique_ptr<area::IoEngine> inner_;
   std::array<std::byte, area::kPageSize> header_{};
-  std::vector<std::byte*> pending_reads_;
+  std::vector<std::pair<uint64_t, std::byte*>> pending_reads_;
+  const hibernate::SyntheticSnapshot* snap_ = nullptr;
+  std::vector<uint64_t> stream_, map_;
+  std::unordered_map<uint64_t, int64_t> what_;
 };
 
 }  // namespace
@@ -56,7 +95,7 @@ std::unique_ptr<area::IoEngine> MakeSimulatedSwapDevice(uint64_t pages) {
   m.pages = pages;
   m.store_checksums = true;
   area::EngineOptions eo;
-  auto e = std::make_unique<HeaderKeepingEngine>(area::MakeSimulatedEngine(m, eo));
+  auto e = std::make_unique<SnapshotBackedEngine>(area::MakeSimulatedEngine(m, eo));
   area::SwapHeaderV1 h;
   h.last_page = static_cast<uint32_t>(pages - 1);
   e->header() = area::EncodeHeader(h);
@@ -84,6 +123,8 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
     hibernate::WriterOptions wo;
     wo.batch = spec.batch;
     wo.memory_budget_pages = 262144;  // bound the write copies (1 GiB), as `image write`
+    auto* backed = dynamic_cast<SnapshotBackedEngine*>(&engine);
+    wo.record_placement = backed != nullptr;
     const double t0 = clock();
     const uint64_t req0 = engine.stats().requests;
     auto rep = hibernate::WriteImage(session, engine, *snap, wo);
@@ -91,6 +132,7 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
     res.write_s = clock() - t0;
     res.write_requests = engine.stats().requests - req0;
     w = *rep;
+    if (backed) backed->SetLayout(&*snap, w);
     // The image's slots stay allocated (the session ends; the image owns
     // them until resume), so the device is as the writer left it.
   }

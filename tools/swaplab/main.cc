@@ -5,6 +5,7 @@
 #include "demo.h"
 #include "image.h"
 #include "replay.h"
+#include "scenario_cmds.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"swaplab — the Linux swap slot allocator and hibernation image path, in user space"};
@@ -17,6 +18,9 @@ int main(int argc, char** argv) {
   const swaplab::tools::ImageCommands image_cmds = swaplab::tools::AddImage(app, image);
   swaplab::tools::ReplayOptions replay;
   CLI::App* replay_cmd = swaplab::tools::AddReplay(app, replay);
+  swaplab::tools::ScenarioCmdOptions run_opts, repro_opts;
+  CLI::App* run_cmd = swaplab::tools::AddRun(app, run_opts);
+  CLI::App* repro_cmd = swaplab::tools::AddReproduce(app, repro_opts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -27,6 +31,8 @@ int main(int argc, char** argv) {
   if (area_cmds.area->parsed()) return swaplab::tools::RunArea(area_cmds, area);
   if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
   if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
+  if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);
+  if (repro_cmd->parsed()) return swaplab::tools::RunReproduce(repro_opts);
   if (app.get_subcommands().empty() || demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
   return 0;
 }

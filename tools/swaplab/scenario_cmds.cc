@@ -1,0 +1,136 @@
+// `swaplab run` and `swaplab reproduce` (scenario_cmds.h).
+#include "scenario_cmds.h"
+
+#include <fmt/core.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "swaplab/report/report.h"
+#include "swaplab/workload/scenario_runner.h"
+#include "swaplab/workload/shipped.h"
+
+namespace swaplab::tools {
+
+CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
+  CLI::App* c = app.add_subcommand("run", "run scenario files (schema: scenarios/README.md)");
+  c->add_option("scenario", o.files, "scenario JSON file(s)")->required();
+  c->add_flag("--json", o.json, "one JSON document on stdout");
+  c->add_flag("--csv", o.csv, "CSV on stdout");
+  c->add_option("--scale", o.scale, "multiply the scenario's sizes by this factor")->check(CLI::Range(1e-4, 16.0));
+  c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
+  return c;
+}
+
+CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
+  CLI::App* c = app.add_subcommand("reproduce", "the seeds' experiments, side by side with what they reported (default: all)");
+  c->add_option("name", o.name, "a scenario or group name (see --list)");
+  c->add_flag("--json", o.json, "one JSON document on stdout");
+  c->add_flag("--csv", o.csv, "CSV on stdout");
+  c->add_option("--out", o.out_dir, "also write report.txt, report.json, report.csv here");
+  c->add_option("--scale", o.scale, "multiply every scenario's sizes by this factor (1: the seeds' scale)")
+      ->check(CLI::Range(1e-4, 16.0));
+  c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
+  c->add_flag("--list", o.list, "list the shipped scenarios and exit");
+  return c;
+}
+
+namespace {
+
+void Progress(const std::string& line) {
+  if (::isatty(2)) fmt::print(stderr, "\r\033[K{}", line);
+}
+
+int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmdOptions& o, double wall) {
+  nlohmann::ordered_json j;
+  j["wall_seconds"] = wall;
+  j["scale"] = o.scale;
+  j["scenarios"] = nlohmann::ordered_json::array();
+  std::string text, csv = report::CsvHeader();
+  for (const auto& r : results) {
+    j["scenarios"].push_back(report::RenderJson(r));
+    text += report::RenderText(r);
+    csv += report::RenderCsv(r);
+  }
+  text += fmt::format("total: {} scenario(s), {:.1f} s wall\n", results.size(), wall);
+  if (o.json) fmt::print("{}\n", j.dump(2));
+  else if (o.csv) fmt::print("{}", csv);
+  else fmt::print("{}", text);
+  if (!o.out_dir.empty()) {
+    ::mkdir(o.out_dir.c_str(), 0755);
+    for (auto [name, content] : {std::pair<const char*, std::string>{"report.txt", text},
+                                 {"report.json", j.dump(2) + "\n"}, {"report.csv", csv}}) {
+      std::ofstream f(o.out_dir + "/" + name);
+      f << content;
+      if (!f) {
+        fmt::print(stderr, "swaplab: cannot write {}/{}\n", o.out_dir, name);
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<workload::ScenarioResult> results;
+  workload::RunOptions ro;
+  ro.jobs = o.jobs;
+  ro.progress = Progress;
+  for (auto& sc : scenarios) {
+    if (o.scale != 1.0) workload::ScaleScenario(sc, o.scale);
+    if (::isatty(2)) fmt::print(stderr, "\r\033[K{}: seed {}\n", sc.name, sc.seed);
+    auto r = workload::RunScenario(sc, ro);
+    if (!r.ok()) {
+      fmt::print(stderr, "\nswaplab: {}\n", r.status().ToString());
+      return 1;
+    }
+    results.push_back(*r);
+  }
+  if (::isatty(2)) fmt::print(stderr, "\r\033[K");
+  return Emit(results, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+}  // namespace
+
+int RunRun(const ScenarioCmdOptions& o) {
+  std::vector<workload::Scenario> scenarios;
+  for (const auto& f : o.files) {
+    auto sc = workload::LoadScenario(f);
+    if (!sc.ok()) {
+      fmt::print(stderr, "swaplab run: {}\n", sc.status().message());
+      return 2;
+    }
+    scenarios.push_back(*sc);
+  }
+  return RunAll(scenarios, o);
+}
+
+int RunReproduce(const ScenarioCmdOptions& o) {
+  std::vector<workload::Scenario> all;
+  for (const auto& s : workload::ShippedScenarios()) {
+    auto sc = workload::ParseScenario(s.json, s.file);
+    if (!sc.ok()) {  // a shipped file is part of the program: a bug
+      fmt::print(stderr, "swaplab reproduce: {}\n", sc.status().message());
+      return 1;
+    }
+    all.push_back(*sc);
+  }
+  if (o.list) {
+    for (const auto& sc : all) fmt::print("{:<28} {:<24} {}\n", sc.name, sc.group, sc.title);
+    return 0;
+  }
+  std::vector<workload::Scenario> chosen;
+  for (const auto& sc : all)
+    if (o.name.empty() || sc.name == o.name || sc.group == o.name) chosen.push_back(sc);
+  if (chosen.empty()) {
+    fmt::print(stderr, "swaplab reproduce: no shipped scenario or group '{}' (see --list)\n", o.name);
+    return 2;
+  }
+  return RunAll(chosen, o);
+}
+
+}  // namespace swaplab::tools
