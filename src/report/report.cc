@@ -91,6 +91,8 @@ std::string RenderText(const ScenarioResult& r) {
   const workload::Scenario& sc = *r.scenario;
   std::string out = fmt::format("== {} — {}\n\nSetup\n", sc.name, sc.title);
   for (const auto& s : sc.setup) out += "  - " + s + "\n";
+  if (sc.scale != 1.0)
+    out += fmt::format("  - run at scale {:g}: every size above (devices, regions, image) times {:g}\n", sc.scale, sc.scale);
   out += fmt::format("  - seed {} (repetition k uses seed {}+k), {} repetition{}{}, {} CPUs modelled\n", sc.seed,
                      sc.seed, sc.repetitions, sc.repetitions > 1 ? "s" : "",
                      sc.repetitions > 1 ? " (medians)" : "", sc.cpus);
@@ -117,7 +119,10 @@ std::string RenderText(const ScenarioResult& r) {
     for (const auto& s : ref.setup) out += "    " + s + "\n";
     std::vector<std::string> rl;
     std::vector<std::vector<std::string>> rc;
-    for (const auto& row : rows) {
+    std::vector<std::string> ref_rows = rows;  // ours first, then rows only the seed has
+    for (const auto& [row, unused] : ref.cells)
+      if (std::find(ref_rows.begin(), ref_rows.end(), row) == ref_rows.end()) ref_rows.push_back(row);
+    for (const auto& row : ref_rows) {
       auto it = ref.cells.find(row);
       if (it == ref.cells.end()) continue;
       rl.push_back(row);
@@ -145,6 +150,7 @@ nlohmann::ordered_json RenderJson(const ScenarioResult& r) {
   j["seed"] = sc.seed;
   j["repetitions"] = sc.repetitions;
   j["cpus"] = sc.cpus;
+  j["scale"] = sc.scale;
   j["wall_seconds"] = r.wall_seconds;
   nlohmann::ordered_json vars = nlohmann::ordered_json::array();
   for (const auto& v : r.variants) {

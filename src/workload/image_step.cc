@@ -107,6 +107,10 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
   hibernate::SnapshotOptions so;
   so.saveable_pages = spec.pages;
   so.zero_share = 0;  // every saved page is a data page: T = 1 + M + N
+  // Pattern pages are the cheapest to generate and check; an uncompressed
+  // image writes them exactly like random pages (content does not change
+  // slots, bios or modelled time).
+  so.compressible_share = 1.0;
   so.seed = spec.seed;
   auto snap = hibernate::SyntheticSnapshot::Make(so);
   if (!snap.ok()) return snap.status();

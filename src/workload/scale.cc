@@ -18,6 +18,7 @@ uint64_t Scaled(uint64_t v, double f, uint64_t unit) {
 
 void ScaleScenario(Scenario& sc, double f) {
   constexpr uint64_t kCluster = 512;
+  sc.scale *= f;
   for (auto& d : sc.devices) d.pages = Scaled(d.pages, f, kCluster);
   auto scale = [&](Step& s) {
     if (auto* x = std::get_if<FillFreeSpec>(&s)) {

@@ -331,7 +331,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   sc.file = file;
   SL_TRY(r.Keys(j, "$", {"name", "group", "title", "setup", "seed", "repetitions", "cpus", "parallel", "policy",
                          "devices", "aging", "measured", "variants", "rows", "pct_rows", "seed_reported", "answers",
-                         "$comment"}));
+                         "reproduce_scale", "$comment"}));
   SL_TRY(r.Str(j, "$", "name", &sc.name, true));
   sc.group = sc.name;
   SL_TRY(r.Str(j, "$", "group", &sc.group));
@@ -342,6 +342,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   SL_TRY(r.Int(j, "$", "repetitions", &sc.repetitions, 1, 100));
   SL_TRY(r.Int(j, "$", "cpus", &sc.cpus, 1, 64));
   SL_TRY(r.Bool(j, "$", "parallel", &sc.parallel));
+  SL_TRY(r.Num(j, "$", "reproduce_scale", &sc.reproduce_scale, 1e-4, 1));
   alloc::Policy base = *alloc::Policy::Preset("mm-new");
   if (j.contains("policy")) SL_TRY(PolicyOf(r, j["policy"], "$.policy", &base));
   if (!j.contains("devices") || !j["devices"].is_array() || j["devices"].empty())

@@ -99,6 +99,9 @@ class Job {
     o.blkdev = d.blkdev;
     o.discard = d.discard ? alloc::DiscardMode::kBoth : alloc::DiscardMode::kNone;
     o.prio = d.prio;
+    // A block device id of its own (the reservation and the hibernation
+    // lookups need one); slot s is block s (§10.1 "the area is a partition").
+    o.bdev = 0x800 + i;
     if (i == 0 && v_.source == hibernate::SlotSourceKind::kReserve) {
       for (const Step& s : sc_.measured) {
         if (auto* im = std::get_if<ImageStepSpec>(&s)) o.hibernation_reserve_pages = im->pages + im->pages / 511 + 2;

@@ -16,6 +16,7 @@ struct ScenarioCmdOptions {
   double scale = 1.0;
   int jobs = 2;
   bool list = false;
+  bool full = false;  // reproduce: the seeds' sizes, ignoring reproduce_scale
 };
 
 CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);

@@ -73,6 +73,10 @@ struct Scenario {
   int repetitions = 1;
   int cpus = 4;
   bool parallel = true;  // variants may run at once (off for throughput)
+  // `swaplab reproduce` runs the scenario at this share of its sizes
+  // (1: as written); `scale` is the factor actually applied.
+  double reproduce_scale = 1.0;
+  double scale = 1.0;
   std::vector<DeviceSpec> devices;
   std::vector<Step> aging, measured;
   std::vector<VariantSpec> variants;
