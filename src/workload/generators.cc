@@ -211,18 +211,19 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
   };
   std::deque<Proc> live;
   ChurnResult res;
-  auto exit_oldest = [&]() -> Status {
-    for (auto [f, n] : live.front().folios) {
+  auto exit_one = [&](bool random) -> Status {
+    const size_t k = random ? w.rng().Below(live.size()) : 0;
+    for (auto [f, n] : live[k].folios) {
       (void)n;
       if (!w.runner().Live(f)) continue;  // every page was zapped already
       if (Status st = w.FreeAll(f); !st.ok()) return st;
     }
-    live.pop_front();
+    live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
     return Status::Ok();
   };
   for (uint64_t p = 0; p < s.processes; ++p) {
     if (live.size() >= s.concurrent) {
-      if (Status st = exit_oldest(); !st.ok()) return st;
+      if (Status st = exit_one(s.random_exit); !st.ok()) return st;
     }
     Proc proc;
     const int cpu = static_cast<int>(p % s.cpus);
@@ -250,7 +251,7 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
     ++res.processes;
   }
   while (!live.empty()) {
-    if (Status st = exit_oldest(); !st.ok()) return st;
+    if (Status st = exit_one(false); !st.ok()) return st;
   }
   return res;
 }

@@ -1,6 +1,7 @@
 // The hibernation image step (image_step.h).
 #include "swaplab/workload/image_step.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <unordered_map>
@@ -90,6 +91,21 @@ class SnapshotBackedEngine final : public area::IoEngine {
 
 }  // namespace
 
+uint64_t RunsInAllocationOrder(const std::vector<uint64_t>& stream, const std::vector<uint64_t>& map) {
+  // The writer's slot requests (§10.2): map page j, then the stream pages
+  // it lists, then map page j + 1.
+  std::vector<uint64_t> order;
+  order.reserve(stream.size() + map.size());
+  for (size_t j = 0; j < map.size(); ++j) {
+    order.push_back(map[j]);
+    for (size_t k = j * hibernate::kMapEntries; k < std::min(stream.size(), (j + 1) * hibernate::kMapEntries); ++k)
+      order.push_back(stream[k]);
+  }
+  uint64_t runs = order.empty() ? 0 : 1;
+  for (size_t i = 1; i < order.size(); ++i) runs += order[i] != order[i - 1] + 1;
+  return runs;
+}
+
 std::unique_ptr<area::IoEngine> MakeSimulatedSwapDevice(uint64_t pages) {
   area::SimModel m;
   m.pages = pages;
@@ -128,7 +144,7 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
     wo.batch = spec.batch;
     wo.memory_budget_pages = 262144;  // bound the write copies (1 GiB), as `image write`
     auto* backed = dynamic_cast<SnapshotBackedEngine*>(&engine);
-    wo.record_placement = backed != nullptr;
+    wo.record_placement = true;
     const double t0 = clock();
     const uint64_t req0 = engine.stats().requests;
     auto rep = hibernate::WriteImage(session, engine, *snap, wo);
@@ -143,6 +159,7 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
   res.stream_pages = w.T;
   res.slots = w.slots;
   res.runs = w.device_runs;
+  res.runs_alloc_order = RunsInAllocationOrder(w.stream_dblocks, w.map_dblocks);
   res.write_bios = w.batch.bios;
   res.fallback_slots = w.session.fallback_slots;
   if (spec.read_back) {

@@ -28,6 +28,8 @@ void ScaleScenario(Scenario& sc, double f) {
     } else if (auto* m = std::get_if<MthpSpec>(&s)) {
       m->total_pages = Scaled(m->total_pages, f, 1);
     } else if (auto* c = std::get_if<ChurnSpec>(&s)) {
+      // Fewer processes of the same size (a smaller machine): the share of
+      // the device alive stays; process sizes keep their folio mix.
       c->processes = Scaled(c->processes, f, 1);
       c->concurrent = Scaled(c->concurrent, f, 1);
     } else if (auto* u = std::get_if<UsememStepSpec>(&s)) {

@@ -1,6 +1,7 @@
 // Scenario parsing and checking (scenario.h; schema in scenarios/README.md).
 #include "swaplab/workload/scenario.h"
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -203,7 +204,7 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
   }
   if (gen == "build-churn") {
     ChurnSpec s;
-    SL_TRY(r.Keys(j, path, {"generator", "processes", "concurrent", "min", "max", "sizes", "partial_free", "cpus"}));
+    SL_TRY(r.Keys(j, path, {"generator", "processes", "concurrent", "min", "max", "sizes", "partial_free", "cpus", "exit"}));
     SL_TRY(r.Int(j, path, "processes", &s.processes, 1, int64_t{1} << 32, true));
     SL_TRY(r.Int(j, path, "concurrent", &s.concurrent, 1, int64_t{1} << 20, true));
     SL_TRY(r.Pages(j, path, "min", &s.min_pages, true));
@@ -212,6 +213,10 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     SL_TRY(Mix(r, j, path, &s.mix));
     SL_TRY(r.Num(j, path, "partial_free", &s.partial_free_share, 0, 1));
     SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
+    std::string exit = "oldest";
+    SL_TRY(r.Str(j, path, "exit", &exit));
+    if (exit != "oldest" && exit != "random") return r.Error(path + ".exit", "'" + exit + "' is neither \"oldest\" nor \"random\"");
+    s.random_exit = exit == "random";
     return Step(s);
   }
   if (gen == "usemem") {
@@ -314,9 +319,10 @@ Result<uint64_t> ParseBytes(const std::string& s) {
   else if (suffix == "G" || suffix == "g" || suffix == "GiB") mul = 1024.0 * 1024 * 1024;
   else if (!suffix.empty()) return Status(-EINVAL, "'" + s + "': unknown suffix '" + suffix + "' (K, M, G)");
   if (!(v >= 0) || v * mul > 1e15) return Status(-EINVAL, "'" + s + "' is not a plausible size");
-  // Round to whole pages: "5.4G" is not a page multiple in bytes.
+  // A fractional size ("5.4G") is rounded to whole pages; a whole one
+  // ("6K") is taken as written (and refused later if not page-sized).
   const uint64_t bytes = static_cast<uint64_t>(v * mul + 0.5);
-  return mul > 1 ? (bytes + kPage / 2) / kPage * kPage : bytes;
+  return v != std::floor(v) ? (bytes + kPage / 2) / kPage * kPage : bytes;
 }
 
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {

@@ -65,7 +65,10 @@ struct TempSwapFile {
 
 class Job {
  public:
-  Job(const Scenario& sc, const VariantSpec& v, int rep) : sc_(sc), v_(v), rep_(rep) {}
+  // `file`: the scenario's real swap file for device 0 (formatted once by
+  // RunScenario; the reader restores its signature after every image).
+  Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file)
+      : sc_(sc), v_(v), rep_(rep), file_(file) {}
 
   Result<Sample> Run() {
     alloc::SystemOptions so;
@@ -109,16 +112,10 @@ class Job {
     }
     if (i == 0) {
       if (d.real_file) {
-        file_.path = d.dir + "/swaplab-" + sc_.name + "-" + std::to_string(::getpid()) + "-" + v_.label + "-" +
-                     std::to_string(rep_) + ".swap";
-        for (char& c : file_.path) c = c == ' ' || c == '+' ? '_' : c;
-        area::FormatOptions fo;
-        fo.size_bytes = d.pages * 4096;
-        if (Status st = area::FormatArea(file_.path, fo); !st.ok()) return st;
         area::EngineOptions eo;
-        auto lim = area::ReadDeviceLimits(file_.path);
+        auto lim = area::ReadDeviceLimits(file_);
         if (lim.ok()) eo.limits = *lim;
-        auto e = area::OpenUringEngine(file_.path, eo);
+        auto e = area::OpenUringEngine(file_, eo);
         if (!e.ok()) return e.status();
         engine_ = std::move(e).value();
       } else {
@@ -222,6 +219,7 @@ class Job {
         out->Add("write, s", r->write_s, sec);
         if (im->read) out->Add("read, s", r->read_s, sec);
         out->Add("runs", static_cast<double>(r->runs), MetricKind::kCount);
+        out->Add("runs, write order", static_cast<double>(r->runs_alloc_order), MetricKind::kCount);
         out->Add("bios", static_cast<double>(r->write_bios), MetricKind::kCount);
         if (im->read) out->Add("read bios", static_cast<double>(r->read_bios), MetricKind::kCount);
         out->Add("single-slot fallbacks", static_cast<double>(r->fallback_slots), MetricKind::kCount);
@@ -236,7 +234,7 @@ class Job {
   int rep_;
   std::unique_ptr<alloc::SwapSystem> sys_;
   std::unique_ptr<area::IoEngine> engine_;
-  TempSwapFile file_;
+  const std::string& file_;
   int type0_ = -1;
 };
 
@@ -253,6 +251,14 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
   std::vector<Slot> jobs;
   for (int r = 0; r < sc.repetitions; ++r)  // interleaved: rep-major
     for (size_t v = 0; v < sc.variants.size(); ++v) jobs.push_back(Slot{v, r, Status(-EINTR, "not run"), Sample{}});
+  TempSwapFile file;
+  if (sc.devices[0].real_file) {
+    file.path = sc.devices[0].dir + "/swaplab-" + sc.name + "-" + std::to_string(::getpid()) + ".swap";
+    area::FormatOptions fo;
+    fo.size_bytes = sc.devices[0].pages * 4096;
+    if (Status st = area::FormatArea(file.path, fo); !st.ok())
+      return Status(st.code(), sc.file + ": $.devices[0]: " + st.message());
+  }
   std::atomic<size_t> next{0};
   std::mutex mu;
   auto worker = [&] {
@@ -263,12 +269,13 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
         o.progress(sc.name + ": " + sc.variants[s.variant].label + " rep " + std::to_string(s.rep + 1) + "/" +
                    std::to_string(sc.repetitions));
       }
-      auto r = Job(sc, sc.variants[s.variant], s.rep).Run();
+      auto r = Job(sc, sc.variants[s.variant], s.rep, file.path).Run();
       s.status = r.status();
       if (r.ok()) s.sample = std::move(r).value();
     }
   };
-  const int n = sc.parallel ? std::max(1, std::min<int>(o.jobs, static_cast<int>(jobs.size()))) : 1;
+  // One real swap file is shared by the jobs: never two at once.
+  const int n = sc.parallel && !sc.devices[0].real_file ? std::max(1, std::min<int>(o.jobs, static_cast<int>(jobs.size()))) : 1;
   std::vector<std::thread> th;
   for (int t = 1; t < n; ++t) th.emplace_back(worker);
   worker();

@@ -131,7 +131,8 @@ Result<MthpResult> MthpMix(Workload& w, const MthpSpec& s);
 // alive. Each swaps out between min_pages and max_pages (folios from
 // `mix`, its own CPU), then zaps `partial_free_share` of its 4 KiB pages
 // at random; the oldest exits (frees the rest) when a new one would exceed
-// `concurrent`. Seed 003's "make -j96" under a memory limit, on swap.
+// `concurrent` (or a random one, random_exit). Seed 003's "make -j96"
+// under a memory limit, on swap.
 struct ChurnSpec {
   uint64_t processes = 0;
   uint64_t concurrent = 1;
@@ -139,6 +140,9 @@ struct ChurnSpec {
   std::vector<SizeWeight> mix;
   double partial_free_share = 0.0;
   int cpus = 1;
+  // Which process exits when one must: the oldest (a batch, make's jobs
+  // finishing in order) or a random one (jobs of random length).
+  bool random_exit = false;
 };
 struct ChurnResult {
   uint64_t processes = 0;

@@ -17,8 +17,9 @@ struct ShippedScenario {
 const std::vector<ShippedScenario>& ShippedScenarios();
 
 // Multiplies every size that sets the scale of a scenario by `f` (device
-// sizes, regions, image sizes, swap-out totals, process counts, usemem
-// sizes and limits, rotation allocations), keeping folio and hole sizes;
+// sizes, regions, image sizes, swap-out totals, churn process counts (not
+// their sizes), usemem sizes and limits, rotation allocations), keeping
+// folio and hole sizes;
 // sizes stay whole clusters (devices) or whole folios (regions).
 void ScaleScenario(Scenario& sc, double f);
 
