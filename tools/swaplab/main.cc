@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
   if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);
   if (repro_cmd->parsed()) return swaplab::tools::RunReproduce(repro_opts);
-  if (app.get_subcommands().empty() || demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
+  if (demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
+  // No subcommand: the main job, on its built-in default.
+  if (app.get_subcommands().empty()) return swaplab::tools::RunReproduce(repro_opts);
   return 0;
 }
