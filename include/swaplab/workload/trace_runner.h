@@ -74,6 +74,7 @@ class TraceRunner {
   std::map<uint64_t, int> devs_;
   std::unordered_map<uint64_t, TFolio> folios_;
   std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
+  std::vector<alloc::Folio*> spare_;  // order-0 folios of pool_ never put in the swap cache
 };
 
 }  // namespace swaplab::workload
