@@ -250,7 +250,7 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
     live.push_back(std::move(proc));
     ++res.processes;
   }
-  while (!live.empty()) {
+  while (s.exit_at_end && !live.empty()) {
     if (Status st = exit_one(false); !st.ok()) return st;
   }
   return res;

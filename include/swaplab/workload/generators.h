@@ -143,6 +143,9 @@ struct ChurnSpec {
   // Which process exits when one must: the oldest (a batch, make's jobs
   // finishing in order) or a random one (jobs of random length).
   bool random_exit = false;
+  // At the end every process exits (a finished build); false leaves the
+  // live ones swapped out (an aged device).
+  bool exit_at_end = true;
 };
 struct ChurnResult {
   uint64_t processes = 0;
