@@ -6,19 +6,6 @@
 
 namespace swaplab::hibernate {
 
-uint64_t LoadU64(const std::byte* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-uint32_t LoadU32(const std::byte* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-void StoreU64(std::byte* p, uint64_t v) { std::memcpy(p, &v, 8); }
-void StoreU32(std::byte* p, uint32_t v) { std::memcpy(p, &v, 4); }
-
 bool HasSignature(std::span<const std::byte, kPageSize> page0, const std::array<char, 10>& sig) {
   return std::memcmp(page0.data() + kHdrSig, sig.data(), sig.size()) == 0;
 }

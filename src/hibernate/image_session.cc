@@ -147,6 +147,8 @@ uint64_t ImageSession::AllocSlot() {
     return 0;
   }
   ++stats_.slots;
+  if (stats_.slots == 1 || slot != last_slot_ + 1) ++stats_.alloc_runs;
+  last_slot_ = slot;
   return slot;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 
 namespace swaplab::hibernate {
@@ -70,6 +71,8 @@ class SwapWriter {
 
   // The tail of swap_writer_finish() after mark_swapfiles: flush_swap_writer,
   // whose error is ignored (§4.3, §12 U9).
+  uint64_t pages_written() const { return k_total_; }
+
   void FlushLast() {
     if (record_) rep_.map_dblocks.push_back(cur_swap_);
     (void)b_.SyncWrite(cur_swap_, cur_.data());
@@ -94,14 +97,107 @@ class SwapWriter {
   uint64_t cur_swap_ = 0, k_ = 0, k_total_ = 0;
 };
 
+// save_image() (§4.5): stream pages 1 … T−1, one async page each. A
+// materialised snapshot is the kernel's case: snapshot_read_next points
+// into memory and write_page copies each page into a fresh page (§4.3),
+// which QueueWrite does. Otherwise the page is generated straight into the
+// write copy (no second copy).
+Status SaveImage(SwapWriter& w, RequestBatcher& batch, const SyntheticSnapshot& snap, WriteReport& rep) {
+  for (uint64_t p = 1; p < rep.T; ++p) {
+    const std::byte* page = snap.PageInMemory(p);
+    if (page == nullptr) {
+      std::byte* copy = batch.CopyBuffer();
+      snap.StreamPage(p, copy);
+      page = copy;
+    }
+    Status st = w.WritePage(page, /*async=*/true);
+    if (!st.ok()) {
+      (void)batch.Wait();  // let queued writes finish before the slots go back
+      return st;
+    }
+  }
+  return Status::Ok();
+}
+
+// One worker's buffers (§7.2): the uncompressed unit and the output with
+// its 8-byte length header.
+struct CmpUnit {
+  std::unique_ptr<AlignedPage[]> unc{new AlignedPage[kUncPages]};
+  std::unique_ptr<AlignedPage[]> cmp{new AlignedPage[kCmpPages]};
+  size_t unc_len = 0, cmp_len = 0;
+  Status st;
+  std::byte* unc_data() { return unc[0].data(); }
+  std::byte* cmp_data() { return cmp[0].data(); }
+};
+
+// save_compressed_image() (§7.3): rounds of up to `nr` units; the workers
+// compress while the CRC thread folds the uncompressed bytes; outputs are
+// written in worker order; the current bio is submitted at the round end
+// (RFC patch 7, §6.3), then the CRC thread is waited for.
+Status SaveCompressed(SwapWriter& w, RequestBatcher& batch, const SyntheticSnapshot& snap,
+                      const WriterOptions& o, WriteReport& rep) {
+  std::vector<CmpUnit> units(o.threads != 0 ? o.threads : DefaultCompressionThreads());
+  ImageThreads th(static_cast<unsigned>(units.size()));
+  const unsigned nr = th.nr();
+  uint32_t crc = 0;
+  const Compressor c = o.compress;
+  Status st;
+  for (uint64_t next = 1;;) {
+    unsigned filled = 0;
+    for (; filled < nr && next < rep.T; ++filled) {  // fill
+      CmpUnit& u = units[filled];
+      const uint64_t n = std::min<uint64_t>(kUncPages, rep.T - next);
+      for (uint64_t i = 0; i < n; ++i) snap.StreamPage(next + i, u.unc[i].data());
+      next += n;
+      u.unc_len = n * kPageSize;
+      th.workers[filled]->Go([&u, c] {
+        auto l = CompressBlock(c, {u.unc_data(), u.unc_len}, {u.cmp_data() + kCmpHeader, kCmpSize - kCmpHeader});
+        u.st = l.status();
+        u.cmp_len = l.ok() ? *l : 0;
+      });
+    }
+    if (filled == 0) break;
+    th.crc.Go([&units, &crc, filled] {
+      for (unsigned i = 0; i < filled; ++i) crc = Crc32Le(crc, units[i].unc_data(), units[i].unc_len);
+    });
+    for (unsigned i = 0; i < filled; ++i) {  // collect, in worker order
+      th.workers[i]->Wait();
+      if (!st.ok()) continue;
+      CmpUnit& u = units[i];
+      if (!u.st.ok()) {
+        st = u.st;
+      } else if (u.cmp_len == 0 || u.cmp_len > WorstCompress(u.unc_len)) {
+        st = Status(-EINVAL, "compressed unit " + std::to_string(rep.units) + ": length " + std::to_string(u.cmp_len) +
+                                 " outside (0, worst case]");
+      } else {
+        StoreU64(u.cmp_data(), u.cmp_len);
+        for (size_t off = 0; off < kCmpHeader + u.cmp_len && st.ok(); off += kPageSize)
+          st = w.WritePage(u.cmp_data() + off, /*async=*/true);
+        ++rep.units;
+        rep.compressed_bytes += u.cmp_len;
+      }
+    }
+    Status fl = batch.Flush();  // §6.3
+    th.crc.Wait();
+    if (st.ok()) st = fl;
+    if (!st.ok()) {
+      (void)batch.Wait();
+      return st;
+    }
+  }
+  rep.crc32 = crc;
+  return Status::Ok();
+}
+
 Status WriteBody(ImageSession& session, RequestBatcher& batch,
                  const SyntheticSnapshot& snap, const WriterOptions& o, WriteReport& rep) {
   SwapWriter w(session, batch, rep, o.record_placement, o.memory_budget_pages);
   Status st = w.Start();
   if (!st.ok()) return st;
-  // enough_swap() (§4.7): after map page 0 is allocated, before any write.
+  // enough_swap() (§4.7): uncompressed only, after map page 0 is
+  // allocated, before any write.
   const uint64_t free_slots = session.FreeSlots();
-  if (free_slots <= kPagesForIo + rep.T)
+  if (o.compress == Compressor::kNone && free_slots <= kPagesForIo + rep.T)
     return Status(-ENOSPC, "enough_swap: image of " + std::to_string(rep.T) + " pages needs more than " +
                                std::to_string(kPagesForIo + rep.T) + " free slots, device has " +
                                std::to_string(free_slots));
@@ -109,21 +205,16 @@ Status WriteBody(ImageSession& session, RequestBatcher& batch,
   snap.StreamPage(0, page.data());
   st = w.WritePage(page.data(), /*async=*/false);  // swsusp_info, sync
   if (!st.ok()) return st;
-  for (uint64_t p = 1; p < rep.T; ++p) {  // save_image()
-    snap.StreamPage(p, page.data());
-    st = w.WritePage(page.data(), /*async=*/true);
-    if (!st.ok()) {
-      (void)batch.Wait();  // let queued writes finish before the slots go back
-      return st;
-    }
-  }
+  st = o.compress == Compressor::kNone ? SaveImage(w, batch, snap, rep) : SaveCompressed(w, batch, snap, o, rep);
+  if (!st.ok()) return st;
   st = batch.Wait();
   if (!st.ok()) return st;
+  rep.stream_pages = w.pages_written();
   // mark_swapfiles() (§1.4).
   AlignedPage hdr;
   st = batch.SyncRead(rep.resume_block, hdr.data());
   if (!st.ok()) return st;
-  st = MarkSwapHeader(hdr.b, rep.image, o.flags, o.hw_sig, 0);
+  st = MarkSwapHeader(hdr.b, rep.image, rep.flags, o.hw_sig, rep.crc32);
   if (!st.ok()) return st;
   st = batch.SyncWrite(rep.resume_block, hdr.data());
   if (!st.ok()) return st;
@@ -136,15 +227,16 @@ Status WriteBody(ImageSession& session, RequestBatcher& batch,
 Result<WriteReport> WriteImage(ImageSession& session, area::IoEngine& engine,
                                const SyntheticSnapshot& snap, const WriterOptions& o) {
   if (o.flags & (kSfCrc32Mode | kSfCompressionAlgLz4))
-    return Status(-EINVAL, "image writer: compression flags given, but this writer is the uncompressed path");
+    return Status(-EINVAL, "image writer: compression flags are set from WriterOptions::compress, not given");
+  if (o.compress != Compressor::kNone && o.threads > 64)
+    return Status(-EINVAL, "image writer: " + std::to_string(o.threads) + " compressor threads (at most 64)");
   Status st = session.Begin();
   if (!st.ok()) return st;
   WriteReport rep;
   rep.T = snap.image_pages();
   rep.M = snap.nr_meta_pages();
   rep.N = snap.nr_copy_pages();
-  rep.Q = rep.T / kMapEntries;
-  rep.r = rep.T - kMapEntries * rep.Q;
+  rep.flags = o.compress == Compressor::kNone ? o.flags : (o.flags & ~kSfNocompressMode) | FlagsFor(o.compress);
   rep.resume_block = session.Dblock(0);
   {
     RequestBatcher batch(engine, o.batch);
@@ -158,11 +250,14 @@ Result<WriteReport> WriteImage(ImageSession& session, area::IoEngine& engine,
     session.End();
     return st;
   }
+  rep.Q = rep.stream_pages / kMapEntries;
+  rep.r = rep.stream_pages - kMapEntries * rep.Q;
   rep.slots = session.stats().slots;
   std::vector<uint64_t> all;
   for (const auto& [a, b] : session.extents().ranges())
     for (uint64_t s = a; s <= b; ++s) all.push_back(session.Dblock(s));
   rep.device_runs = CountRuns(std::move(all));
+  rep.extents = session.extents().ranges().size();
   session.End();
   return rep;
 }

@@ -50,15 +50,37 @@ uint64_t BiosSimpleFormula(uint64_t T, uint64_t C) {
 
 RequestBatcher::RequestBatcher(area::IoEngine& engine, BatchOptions o) : engine_(engine), o_(o) {
   max_pages_ = o.max_pages != 0 ? std::min<uint32_t>(o.max_pages, 256) : HibBioMaxPages(engine.limits());
+  flush_pages_ = o.plug_flush_pages != 0 ? o.plug_flush_pages : max_pages_;
 }
 
 RequestBatcher::~RequestBatcher() {
-  if (cur_ || !closed_.empty()) (void)Wait();
+  if (cur_ || !closed_.empty() || in_flight_) (void)Wait();
+}
+
+std::unique_ptr<AlignedPage> RequestBatcher::TakeCopyPage() {
+  if (pool_.empty()) return std::make_unique<AlignedPage>();
+  auto p = std::move(pool_.back());
+  pool_.pop_back();
+  return p;
+}
+
+std::byte* RequestBatcher::CopyBuffer() {
+  if (!next_) next_ = TakeCopyPage();
+  return next_->data();
 }
 
 void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
-  copies_.push_back(std::make_unique<AlignedPage>());
-  std::memcpy(copies_.back()->data(), page, kPageSize);
+  if (o_.model_only) {
+    if (!scratch_) scratch_ = std::make_unique<AlignedPage>();
+    Queue(true, dblock, scratch_->data());
+    return;
+  }
+  if (next_ && page == next_->data()) {
+    copies_.push_back(std::move(next_));  // filled in place
+  } else {
+    copies_.push_back(TakeCopyPage());
+    std::memcpy(copies_.back()->data(), page, kPageSize);
+  }
   Queue(true, dblock, copies_.back()->data());
 }
 
@@ -73,9 +95,23 @@ void RequestBatcher::Close() {
   rq.write = cur_->write;
   rq.page = cur_->start;
   rq.bufs = std::move(cur_->pages);
-  rq.tag = closed_.size();
+  rq.tag = next_tag_++;
   closed_.push_back(std::move(rq));
   cur_.reset();
+  closed_pages_ += n;
+  if (closed_pages_ >= flush_pages_) {
+    Status st = SubmitClosed();
+    if (!st.ok() && deferred_.ok()) deferred_ = st;
+  }
+}
+
+Status RequestBatcher::SubmitClosed() {
+  closed_pages_ = 0;
+  if (closed_.empty()) return Status::Ok();
+  Status st = engine_.Submit(closed_);
+  closed_.clear();
+  in_flight_ = true;
+  return st;
 }
 
 // Mirrors the RFC's hib_submit_io_async() (patch 7, §6.2); per-page mode is
@@ -98,19 +134,25 @@ void RequestBatcher::Queue(bool write, uint64_t dblock, std::byte* buf) {
   cur_ = Bio{write, dblock, BioCapacity(nr_pages_, o_.capacity), {buf}};
 }
 
+// submit_bio() of every closed bio, and of the current one (patch 7).
+Status RequestBatcher::Flush() {
+  if (cur_) Close();
+  return SubmitClosed();
+}
+
 // Mirrors hib_wait_io() (+ patch 7: submit the current bio first).
 Status RequestBatcher::Wait() {
-  if (cur_) Close();
-  Status st;
-  if (!closed_.empty()) {
+  Status st = deferred_;
+  deferred_ = Status::Ok();
+  if (Status fl = Flush(); st.ok()) st = fl;
+  if (in_flight_) {
     ++stats_.drains;
-    st = engine_.Submit(closed_);
-    if (st.ok()) {
-      std::vector<area::IoCompletion> done;
-      st = engine_.Wait(&done);
-    }
+    std::vector<area::IoCompletion> done;
+    Status w = engine_.Wait(&done);
+    if (st.ok()) st = w;
   }
-  closed_.clear();
+  in_flight_ = false;
+  for (auto& c : copies_) pool_.push_back(std::move(c));  // the copy pages are free again
   copies_.clear();
   return st;
 }

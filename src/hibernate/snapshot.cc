@@ -1,7 +1,9 @@
 // Synthetic snapshot stream (spec §3.2-§3.4).
 #include "swaplab/hibernate/snapshot.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace swaplab::hibernate {
 namespace {
@@ -10,6 +12,7 @@ constexpr uint64_t kZeroFlag = uint64_t{1} << 63;
 constexpr uint64_t kEndOfMap = ~uint64_t{0};
 constexpr char kTag[] = "swaplab-synthetic-1";
 constexpr size_t kTagOptions = 64;  // options live in uts after the tag
+constexpr size_t kNoiseWords = 32768;  // 256 KiB
 
 uint64_t Mix(uint64_t x) {  // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ULL;
@@ -36,6 +39,8 @@ Result<SyntheticSnapshot> SyntheticSnapshot::Make(const SnapshotOptions& o) {
 
 SyntheticSnapshot::SyntheticSnapshot(const SnapshotOptions& o) : o_(o) {
   meta_ = (o.saveable_pages + 511) / 512;
+  noise_.resize(kNoiseWords);
+  for (size_t i = 0; i < kNoiseWords; ++i) noise_[i] = Mix(o.seed * 0x2545f4914f6cdd1dULL + i);
   pfns_.reserve(o.saveable_pages);
   uint64_t pfn = o.first_pfn;
   for (uint64_t i = 0; i < o.saveable_pages; ++i) {
@@ -60,13 +65,41 @@ void SyntheticSnapshot::DataPage(uint64_t pfn, std::byte* out) const {
     uint64_t pat[8];
     for (int i = 0; i < 8; ++i) pat[i] = Mix(k + static_cast<uint64_t>(i)) & 0x0f0f0f0f0f0f0f0fULL;
     for (size_t off = 16; off < kPageSize; off += 8) StoreU64(out + off, pat[(off / 8) % 8]);
-  } else {
-    uint64_t x = k;
-    for (size_t off = 16; off < kPageSize; off += 8) StoreU64(out + off, x = Mix(x));
+  } else {  // a slice of the noise, XORed with a key of the page's own: no
+            // repeats inside the page and none between pages (different
+            // keys), so LZO / LZ4 find nothing; about memcpy speed
+    const uint64_t key = Mix(k ^ 0x5bd1e9955bd1e995ULL) | 1;
+    const uint64_t* src = noise_.data() + (k % (kNoiseWords - kPageSize / 8));
+    for (size_t i = 2; i < kPageSize / 8; ++i) StoreU64(out + 8 * i, src[i] ^ key);
   }
 }
 
 void SyntheticSnapshot::StreamPage(uint64_t p, std::byte* out) const {
+  if (mem_) {
+    std::memcpy(out, mem_.get() + p * kPageSize, kPageSize);
+    return;
+  }
+  Generate(p, out);
+}
+
+Status SyntheticSnapshot::Materialize() {
+  if (mem_) return Status::Ok();
+  const uint64_t bytes = image_pages() * kPageSize;
+  void* m = std::aligned_alloc(kPageSize, bytes);
+  if (m == nullptr)
+    return Status(-ENOMEM, "snapshot: cannot materialise " + std::to_string(image_pages()) + " pages (" +
+                               std::to_string(bytes >> 20) + " MiB)");
+  std::shared_ptr<std::byte[]> mem(static_cast<std::byte*>(m), [](std::byte* q) { std::free(q); });
+  for (uint64_t p = 0; p < image_pages(); ++p) Generate(p, mem.get() + p * kPageSize);
+  mem_ = std::move(mem);
+  return Status::Ok();
+}
+
+void SyntheticSnapshot::Generate(uint64_t p, std::byte* out) const {
+  if (p > meta_) {  // a data page fills every byte
+    DataPage(data_pfns_[p - meta_ - 1], out);
+    return;
+  }
   std::memset(out, 0, kPageSize);
   if (p == 0) {  // swsusp_info (§3.3); uts is a free-form tag for swaplab
     std::memcpy(out, kTag, sizeof kTag);
@@ -92,9 +125,7 @@ void SyntheticSnapshot::StreamPage(uint64_t p, std::byte* out) const {
         break;
       }
     }
-    return;
   }
-  DataPage(data_pfns_[p - meta_ - 1], out);
 }
 
 Result<SyntheticSnapshot> SyntheticSnapshot::FromInfoPage(const std::byte* info) {

@@ -66,7 +66,9 @@ class MemEngine : public area::IoEngine {
         if (first.ok()) first = Status(error, "mem engine: injected failure at page " + std::to_string(r.page));
       } else {
         for (uint32_t k = 0; k < n; ++k) {
-          if (r.write) {
+          if (r.write && r.page + k >= keep_pages) {
+            ++stats_.pages_written;  // counted, not kept
+          } else if (r.write) {
             std::memcpy(data_[r.page + k].data(), r.bufs[k], kPageSize);
             ++stats_.pages_written;
           } else {
@@ -92,6 +94,7 @@ class MemEngine : public area::IoEngine {
 
   uint64_t fail_request = UINT64_MAX;
   int error = -EIO;
+  uint64_t keep_pages = UINT64_MAX;  // writes at or above this page are dropped (scale tests)
   std::map<uint64_t, Page> data_;
   std::vector<LoggedRequest> log_;
   uint64_t submitted() const { return submitted_; }

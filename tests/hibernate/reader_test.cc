@@ -280,5 +280,40 @@ TEST(SwapFile, ExtentsMapSlotsToBlocksAndTheImageReadsBack) {
   EXPECT_TRUE(HasSignature(r.engine->data_[10000], kSwapSpace2Sig));
 }
 
+// A snapshot built in memory before the write (the kernel's case, §3.2)
+// gives the same stream pages and writes the same image, byte for byte, as
+// one generated while writing.
+TEST(Snapshot, MaterializedWritesTheSameImage) {
+  const auto gen = Snap(1300, 5);
+  auto mat = Snap(1300, 5);
+  EXPECT_FALSE(mat.materialized());
+  EXPECT_EQ(mat.PageInMemory(1), nullptr);
+  ASSERT_TRUE(mat.Materialize().ok());
+  ASSERT_TRUE(mat.materialized());
+  AlignedPage a, b;
+  for (uint64_t p = 0; p < gen.image_pages(); ++p) {
+    gen.StreamPage(p, a.data());
+    mat.StreamPage(p, b.data());
+    ASSERT_EQ(std::memcmp(a.data(), b.data(), kPageSize), 0) << "stream page " << p;
+    ASSERT_EQ(std::memcmp(a.data(), mat.PageInMemory(p), kPageSize), 0) << "stream page " << p;
+  }
+  for (BatchMode m : {BatchMode::kPerPage, BatchMode::kPerRun}) {
+    Rig r1 = MakeRig(4096), r2 = MakeRig(4096);
+    BatchOptions bo;
+    bo.mode = m;
+    WriteOk(r1, SlotSourceKind::kFreeClustersSorted, gen, bo);
+    WriteOk(r2, SlotSourceKind::kFreeClustersSorted, mat, bo);
+    ASSERT_EQ(r1.engine->data_.size(), r2.engine->data_.size());
+    for (const auto& [pg, bytes] : r1.engine->data_) {
+      auto it = r2.engine->data_.find(pg);
+      ASSERT_NE(it, r2.engine->data_.end()) << "page " << pg;
+      EXPECT_EQ(bytes, it->second) << "page " << pg;
+    }
+    auto rd = ReadImage(*r2.engine, 0, Opts(r2, bo));
+    ASSERT_TRUE(rd.ok()) << rd.status().ToString();
+    EXPECT_EQ(rd->pages_verified, gen.image_pages());
+  }
+}
+
 }  // namespace
 }  // namespace swaplab::hibernate

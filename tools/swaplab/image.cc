@@ -5,15 +5,18 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/area/io_engine.h"
 #include "swaplab/area/swap_area.h"
+#include "swaplab/hibernate/compress.h"
 #include "swaplab/hibernate/image_reader.h"
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/hibernate/image_writer.h"
 #include "swaplab/hibernate/request_batcher.h"
+#include "swaplab/hibernate/rfc_layouts.h"
 #include "swaplab/hibernate/snapshot.h"
 
 namespace swaplab::tools {
@@ -33,32 +36,42 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
     s->add_option("--max-pages", o.max_pages, "pages per bio (0: from the device limits)");
     s->add_option("--bio-capacity", o.bio_capacity, "exact | slab (§10.5)");
     s->add_flag("--json", o.json, "one JSON document on stdout");
+    s->add_option("--threads", o.threads, "compression threads (0: clamp(CPUs - 1, 1, 3) as the kernel)")
+        ->check(CLI::Range(0u, 64u));
   }
   c.write->add_option("--size", o.size, "image size (K, M, G suffixes)");
   c.write->add_option("--source", o.source, "base | free-clusters | free-clusters-sorted | reserve | pmd");
-  c.write->add_option("--compress", o.compress, "none (lzo and lz4: not yet)");
+  c.write->add_option("--compress", o.compress, "none | lzo | lz4 (read and inspect take it from the header)");
   c.write->add_option("--policy", o.policy, "allocator preset");
+  c.write->add_option("--layout", o.layout,
+                      "allocator state before the write: fresh | shuffled (90% swapped out in 2 MiB files, "
+                      "removed in random order) | holes (a third swapped out, every other 64 KiB freed); seed 001");
   c.write->add_option("--seed", o.seed, "snapshot seed");
+  c.write->add_option("--memory-budget", o.memory_budget,
+                      "free memory for write copies (K, M, G): once per map page the writer drains when half is used (§6.1)");
+  c.write->add_option("--snapshot-memory", o.snapshot_memory,
+                      "a snapshot of at most this size (K, M, G; 0: never) is built in memory before the "
+                      "timed write, as the kernel's is before swsusp_write; larger ones are generated while writing");
   c.write->add_option("--zero-share", o.zero_share, "share of zero pages in the snapshot")->check(CLI::Range(0.0, 1.0));
   return c;
 }
 
 namespace {
 
-Result<uint64_t> ParseSize(const std::string& s) {
+Result<uint64_t> ParseSize(const std::string& s, const std::string& opt) {
   size_t pos = 0;
   uint64_t v = 0;
   try {
     v = std::stoull(s, &pos);
   } catch (...) {
-    return Status(-EINVAL, "--size '" + s + "' is not a size");
+    return Status(-EINVAL, opt + " '" + s + "' is not a size");
   }
   const std::string suffix = s.substr(pos);
   uint64_t mul = 1;
   if (suffix == "K" || suffix == "k") mul = 1024;
   else if (suffix == "M" || suffix == "m") mul = 1024 * 1024;
   else if (suffix == "G" || suffix == "g") mul = uint64_t{1} << 30;
-  else if (!suffix.empty()) return Status(-EINVAL, "--size '" + s + "': unknown suffix '" + suffix + "'");
+  else if (!suffix.empty()) return Status(-EINVAL, opt + " '" + s + "': unknown suffix '" + suffix + "'");
   return v * mul;
 }
 
@@ -127,8 +140,16 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   eo.writable = !c.inspect->parsed();
   auto engine = area::OpenUringEngine(o.area, eo);
   if (!engine.ok()) return Fail(engine.status(), "open");
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  // CPU time of the process (every thread, user + system, the kernel's
+  // io_uring work charged to us included), to tell CPU-bound from I/O-bound.
+  auto cpu_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
+  double cpu0 = cpu_now();
   ordered_json j;
   j["area"] = o.area;
   j["batch"] = o.batch;
@@ -136,14 +157,21 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   j["max_pages"] = o.max_pages ? o.max_pages : hibernate::HibBioMaxPages(info.limits);
 
   if (c.write->parsed()) {
-    if (o.compress != "none")
-      return Fail(Status(-EINVAL, "--compress " + o.compress + " is not implemented yet (none only)"), "write");
+    auto compress = hibernate::ParseCompressor(o.compress);
+    if (!compress.ok()) return Fail(compress.status(), "write");
     auto source = hibernate::ParseSlotSource(o.source);
-    auto size = ParseSize(o.size);
+    auto size = ParseSize(o.size, "--size");
     auto policy = alloc::Policy::Preset(o.policy);
     if (!source.ok()) return Fail(source.status(), "write");
     if (!size.ok()) return Fail(size.status(), "write");
+    auto budget = ParseSize(o.memory_budget, "--memory-budget");
+    if (!budget.ok()) return Fail(budget.status(), "write");
+    auto snap_mem = ParseSize(o.snapshot_memory, "--snapshot-memory");
+    if (!snap_mem.ok()) return Fail(snap_mem.status(), "write");
+    if (*budget < 2 * 4096) return Fail(Status(-EINVAL, "--memory-budget " + o.memory_budget + ": at least 8K"), "write");
     if (!policy.ok()) return Fail(policy.status(), "write");
+    auto layout = hibernate::ParseRfcLayout(o.layout);
+    if (!layout.ok()) return Fail(layout.status(), "write");
     alloc::SystemOptions so;
     so.policy = *policy;
     so.nr_cpus = 1;
@@ -155,6 +183,8 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     if (*source == hibernate::SlotSourceKind::kReserve) sw.hibernation_reserve_pages = *size / 4096;
     auto type = sys.Swapon(sw);
     if (!type.ok()) return Fail(type.status(), "write");
+    auto lay = hibernate::ApplyRfcLayout(sys, *type, *layout, o.seed);
+    if (!lay.ok()) return Fail(lay.status(), "write");
     hibernate::SnapshotOptions sn;
     sn.saveable_pages = std::max<uint64_t>(1, *size / 4096);
     sn.zero_share = o.zero_share;
@@ -164,39 +194,78 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     hibernate::ImageSession session(sys, *type, *source, 0);
     hibernate::WriterOptions wo;
     wo.batch = bo;
-    wo.memory_budget_pages = 262144;  // bound the write copies (1 GiB)
+    wo.memory_budget_pages = *budget / 4096;  // bounds the write copies
+    wo.compress = *compress;
+    wo.threads = o.threads;
+    // The kernel's snapshot is in memory before swsusp_write (§3.2): build
+    // ours outside the clock when it fits, so the seconds cover only what
+    // swsusp_write does (slots, map pages, the copy into each write page, I/O).
+    double fill_secs = 0;
+    if (snap->image_pages() * 4096 <= *snap_mem) {
+      t0 = std::chrono::steady_clock::now();
+      Status st = snap.value().Materialize();
+      if (!st.ok()) return Fail(st, "write");
+      fill_secs = seconds();
+    }
+    t0 = std::chrono::steady_clock::now();  // the write alone, not the layout
+    cpu0 = cpu_now();
     auto rep = hibernate::WriteImage(session, **engine, *snap, wo);
     if (!rep.ok()) return Fail(rep.status(), "write");
     const double secs = seconds();
+    const double cpu_secs = cpu_now() - cpu0;
     j["source"] = o.source;
+    j["layout"] = o.layout;
     j["policy"] = o.policy;
     j["seed"] = o.seed;
-    j["stream_pages"] = rep->T;
+    j["compress"] = o.compress;
+    j["stream_pages"] = rep->stream_pages;
+    j["snapshot_pages"] = rep->T;
     j["map_pages"] = rep->Q + 1;
     j["data_pages"] = rep->N;
     j["meta_pages"] = rep->M;
     j["runs"] = rep->device_runs;
+    j["alloc_runs"] = rep->session.alloc_runs;
+    j["extents"] = rep->extents;
+    if (*compress != hibernate::Compressor::kNone) {
+      j["units"] = rep->units;
+      j["compressed_bytes"] = rep->compressed_bytes;
+      j["crc32"] = rep->crc32;
+    }
     j.update(BatchJson(rep->batch));
-    j["bytes"] = rep->T * 4096;
+    j["bytes"] = rep->stream_pages * 4096;
+    j["snapshot_bytes"] = rep->T * 4096;
     j["write_seconds_measured"] = secs;
+    j["write_cpu_seconds"] = cpu_secs;
+    j["snapshot_materialized"] = snap->materialized();
+    j["snapshot_build_seconds"] = fill_secs;  // outside write_seconds_measured
   } else {
     hibernate::ReaderOptions ro;
     ro.batch = bo;
     ro.device_pages = info.size_bytes / 4096;
+    ro.threads = o.threads;
     area::IoEngine* e = engine->get();
     ReadOnlyEngine ro_engine(**engine);
     if (c.inspect->parsed()) e = &ro_engine;
     auto rep = hibernate::ReadImage(*e, 0, ro);
     if (!rep.ok()) return Fail(rep.status(), c.inspect->parsed() ? "inspect" : "read");
-    j["stream_pages"] = rep->T;
+    j["compress"] = hibernate::Name(rep->compress);
+    j["stream_pages"] = rep->stream_pages;
+    j["snapshot_pages"] = rep->T;
     j["map_pages"] = rep->map_pages;
     j["data_pages"] = rep->N;
     j["meta_pages"] = rep->M;
     j["flags"] = rep->flags;
     j["pages_verified"] = rep->pages_verified;
+    if (rep->compress != hibernate::Compressor::kNone) {
+      j["units"] = rep->units;
+      j["crc32"] = rep->crc32;
+      j["read_ring_pages"] = rep->ring_pages;
+    }
     j.update(BatchJson(rep->batch));
-    j["bytes"] = rep->T * 4096;
+    j["bytes"] = rep->stream_pages * 4096;
+    j["snapshot_bytes"] = rep->T * 4096;
     j[c.inspect->parsed() ? "inspect_seconds_measured" : "read_seconds_measured"] = seconds();
+    j[c.inspect->parsed() ? "inspect_cpu_seconds" : "read_cpu_seconds"] = cpu_now() - cpu0;
   }
   if (o.json) {
     fmt::print("{}\n", j.dump(2));

@@ -17,6 +17,10 @@ struct ImageOptions {
   uint32_t max_pages = 0;
   uint64_t seed = 1;
   double zero_share = 0.1;
+  std::string layout = "fresh";  // the RFC's device states before the write
+  std::string memory_budget = "1G";  // write copies in flight before a drain (§6.1)
+  std::string snapshot_memory = "4G";  // snapshots up to this size are built before the timed write
+  unsigned threads = 0;  // compressor / decompressor threads (0: the kernel's rule)
   bool json = false;
 };
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "swaplab/alloc/status.h"
@@ -44,10 +45,19 @@ struct alignas(4096) AlignedPage {
   const std::byte* data() const { return b.data(); }
 };
 
-uint64_t LoadU64(const std::byte* p);
-uint32_t LoadU32(const std::byte* p);
-void StoreU64(std::byte* p, uint64_t v);
-void StoreU32(std::byte* p, uint32_t v);
+// Native-endian (x86-64: little-endian, as the kernel's structures).
+inline uint64_t LoadU64(const std::byte* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline uint32_t LoadU32(const std::byte* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline void StoreU64(std::byte* p, uint64_t v) { std::memcpy(p, &v, 8); }
+inline void StoreU32(std::byte* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
 // Map page (§4.1): entries[0..510] then next_swap at byte 4088.
 inline uint64_t MapEntry(const std::byte* map, uint64_t k) { return LoadU64(map + 8 * k); }

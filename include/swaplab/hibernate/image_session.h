@@ -44,6 +44,9 @@ struct SessionStats {
   uint64_t slots = 0;        // slots handed to the writer
   uint64_t runs_taken = 0;   // runs from the allocator (each single slot counts)
   uint64_t fallback_slots = 0;  // single slots (run length 1)
+  // Stretches of consecutive slots in the order they were handed out (a
+  // new one whenever a slot is not the previous one + 1).
+  uint64_t alloc_runs = 0;
 };
 
 // One image's slot bookkeeping on device `type`. Not thread-safe.
@@ -90,7 +93,7 @@ class ImageSession {
   bool begun_ = false, bound_ = false, was_suspended_ = false;
   uint64_t run_offset_ = 0, run_left_ = 0;  // swsusp_run (§5.5)
   int pmd_order_ = -1;                      // largest order still worth trying
-  uint64_t calls_ = 0, fail_at_ = UINT64_MAX;
+  uint64_t calls_ = 0, fail_at_ = UINT64_MAX, last_slot_ = 0;
   ExtentTree extents_;
   SessionStats stats_;
 };

@@ -32,6 +32,16 @@ struct BatchOptions {
   BatchMode mode = BatchMode::kPerRun;
   CapacityMode capacity = CapacityMode::kExact;
   uint32_t max_pages = 0;  // P; 0: from the engine's limits (HibBioMaxPages)
+  // Model only: writes keep no private copy; every write bio carries one
+  // shared scratch page. For counting runs and bios at scale on an engine
+  // that ignores the data (the simulated device without checksums).
+  bool model_only = false;
+  // The plug's flush (§6.1, §12 U7: blk_add_rq_to_plug dispatches the
+  // plugged requests when a new request is added behind one of at least
+  // BLK_PLUG_FLUSH_SIZE = 128 KiB, or at 32 requests): closed bios go to
+  // the engine once they hold this many pages, so I/O overlaps with the
+  // caller's work. 0: P (one full request). Bio counts do not depend on it.
+  uint32_t plug_flush_pages = 0;
 };
 
 // Mirrors the RFC's hib_bio_max_pages(): min(256, max(1, min(max_sectors_kb/4, max_segments))).
@@ -63,12 +73,19 @@ class RequestBatcher {
 
   uint32_t max_pages() const { return max_pages_; }  // P
   // Queues a write of a private copy of `page` (the caller may reuse it).
+  // A page from CopyBuffer() is adopted as the copy instead (no memcpy).
   void QueueWrite(uint64_t dblock, const std::byte* page);
+  // A page the caller may fill and then pass to QueueWrite, which then
+  // takes it as the write copy (the kernel's copy page, filled in place).
+  std::byte* CopyBuffer();
   // Queues a read into `dest` (4096-aligned, valid until Wait returns).
   void QueueRead(uint64_t dblock, std::byte* dest);
   // hib_wait_io: submits the current bio, hands every queued bio to the
   // engine at once (the plug), waits; returns the first error.
   Status Wait();
+  // Submits the current bio and hands every closed bio to the engine
+  // without waiting (the RFC's submit at a round end, §6.3, §6.4).
+  Status Flush();
   Status SyncWrite(uint64_t dblock, const std::byte* page);
   Status SyncRead(uint64_t dblock, std::byte* dest);
   const BatchStats& stats() const { return stats_; }
@@ -90,7 +107,16 @@ class RequestBatcher {
   uint32_t nr_pages_ = 1;
   std::optional<Bio> cur_;
   std::vector<area::IoRequest> closed_;
+  Status SubmitClosed();
+  bool in_flight_ = false;  // bios handed to the engine since the last Wait
+  uint64_t closed_pages_ = 0, flush_pages_ = 0;
+  Status deferred_;  // a submit error met while queueing, returned by Wait
+  uint64_t next_tag_ = 0;
+  std::unique_ptr<AlignedPage> scratch_;  // model_only
   std::vector<std::unique_ptr<AlignedPage>> copies_;  // write copies until completion
+  std::vector<std::unique_ptr<AlignedPage>> pool_;    // completed copies, reused
+  std::unique_ptr<AlignedPage> next_;                 // handed out by CopyBuffer
+  std::unique_ptr<AlignedPage> TakeCopyPage();
   BatchStats stats_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "swaplab/alloc/status.h"
@@ -35,8 +36,21 @@ class SyntheticSnapshot {
   uint64_t nr_copy_pages() const { return data_pfns_.size(); }  // N
   uint64_t nr_zero_pages() const { return pfns_.size() - data_pfns_.size(); }
   uint64_t image_pages() const { return 1 + meta_ + nr_copy_pages(); }  // T
-  // Fills `out` (one page) with stream page p, p < image_pages().
+  // Fills `out` (one page) with stream page p, p < image_pages(); a copy
+  // of the page in memory once the snapshot is materialised.
   void StreamPage(uint64_t p, std::byte* out) const;
+
+  // Builds every stream page in memory (T pages, 4096-aligned), as the
+  // kernel's snapshot is in memory before swsusp_write runs (§3.2,
+  // snapshot_read_next hands out pointers into it): the writer then copies
+  // pages out of it instead of generating them inside the timed write.
+  // -ENOMEM if the memory cannot be had. Copies share the pages.
+  Status Materialize();
+  bool materialized() const { return mem_ != nullptr; }
+  // Stream page p in memory; null unless materialised.
+  const std::byte* PageInMemory(uint64_t p) const {
+    return mem_ ? mem_.get() + p * kPageSize : nullptr;
+  }
 
  private:
   explicit SyntheticSnapshot(const SnapshotOptions& o);
@@ -45,6 +59,9 @@ class SyntheticSnapshot {
   uint64_t meta_ = 0;
   std::vector<uint64_t> pfns_;       // with bit 63 for zero pages
   std::vector<uint64_t> data_pfns_;  // non-zero PFNs, ascending
+  std::vector<uint64_t> noise_;      // random words that random pages are cut from
+  std::shared_ptr<std::byte[]> mem_; // T pages once materialised
+  void Generate(uint64_t p, std::byte* out) const;
 };
 
 }  // namespace swaplab::hibernate
