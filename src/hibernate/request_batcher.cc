@@ -72,6 +72,7 @@ std::byte* RequestBatcher::CopyBuffer() {
 void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
   if (o_.model_only) {
     if (!scratch_) scratch_ = std::make_unique<AlignedPage>();
+    ++model_copies_;
     Queue(true, dblock, scratch_->data());
     return;
   }
@@ -154,6 +155,7 @@ Status RequestBatcher::Wait() {
   in_flight_ = false;
   for (auto& c : copies_) pool_.push_back(std::move(c));  // the copy pages are free again
   copies_.clear();
+  model_copies_ = 0;
   return st;
 }
 

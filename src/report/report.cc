@@ -93,6 +93,12 @@ std::string RenderText(const ScenarioResult& r) {
   for (const auto& s : sc.setup) out += "  - " + s + "\n";
   if (sc.scale != 1.0)
     out += fmt::format("  - run at scale {:g}: every size above (devices, regions, image) times {:g}\n", sc.scale, sc.scale);
+  if (r.structural_image)
+    out += "  - image structural: no page data generated, written or checked (runs, bios and modelled seconds\n"
+           "    are those of a data-carrying run); data is checked only in the scaled real-file runs and in\n"
+           "    `swaplab reproduce --check-data`\n";
+  else if (r.has_image)
+    out += "  - image data checked: every page read back is compared with the snapshot\n";
   out += fmt::format("  - seed {} (repetition k uses seed {}+k), {} repetition{}{}, {} CPUs modelled\n", sc.seed,
                      sc.seed, sc.repetitions, sc.repetitions > 1 ? "s" : "",
                      sc.repetitions > 1 ? " (medians)" : "", sc.cpus);
@@ -151,6 +157,7 @@ nlohmann::ordered_json RenderJson(const ScenarioResult& r) {
   j["repetitions"] = sc.repetitions;
   j["cpus"] = sc.cpus;
   j["scale"] = sc.scale;
+  if (r.has_image) j["image_data_checked"] = !r.structural_image;
   j["wall_seconds"] = r.wall_seconds;
   nlohmann::ordered_json vars = nlohmann::ordered_json::array();
   for (const auto& v : r.variants) {

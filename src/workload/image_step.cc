@@ -25,7 +25,9 @@ namespace {
 // write). All requests reach the simulated device: modelled time is its.
 class SnapshotBackedEngine final : public area::IoEngine {
  public:
-  explicit SnapshotBackedEngine(std::unique_ptr<area::IoEngine> inner) : inner_(std::move(inner)) {}
+  SnapshotBackedEngine(std::unique_ptr<area::IoEngine> inner, bool structural)
+      : inner_(std::move(inner)), structural_(structural) {}
+  bool structural() const { return structural_; }
   std::string name() const override { return inner_->name(); }
   Status Submit(std::span<area::IoRequest> batch) override {
     Status st = inner_->Submit(batch);
@@ -67,6 +69,9 @@ class SnapshotBackedEngine final : public area::IoEngine {
     }
     auto it = what_.find(page);
     if (snap_ == nullptr || it == what_.end()) return;
+    // Structural: no checksums; only the pages the reader parses (map
+    // pages, swsusp_info) are answered, from the placement.
+    if (structural_ && it->second > 0) return;
     alignas(8) std::array<std::byte, area::kPageSize> p{};
     if (it->second >= 0) {
       snap_->StreamPage(static_cast<uint64_t>(it->second), p.data());
@@ -77,11 +82,12 @@ class SnapshotBackedEngine final : public area::IoEngine {
       hibernate::StoreU64(p.data() + 8 * hibernate::kMapEntries, j + 1 < map_.size() ? map_[j + 1] : 0);
     }
     // The device returned {magic, page, checksum of what was written}.
-    if (hibernate::LoadU64(buf) == area::kSimChecksumPageMagic && hibernate::LoadU64(buf + 8) == page &&
-        hibernate::LoadU64(buf + 16) == area::SimPageChecksum(p.data()))
+    if (structural_ || (hibernate::LoadU64(buf) == area::kSimChecksumPageMagic && hibernate::LoadU64(buf + 8) == page &&
+        hibernate::LoadU64(buf + 16) == area::SimPageChecksum(p.data())))
       std::memcpy(buf, p.data(), p.size());
   }
   std::unique_ptr<area::IoEngine> inner_;
+  bool structural_ = false;
   std::array<std::byte, area::kPageSize> header_{};
   std::vector<std::pair<uint64_t, std::byte*>> pending_reads_;
   const hibernate::SyntheticSnapshot* snap_ = nullptr;
@@ -106,12 +112,12 @@ uint64_t RunsInAllocationOrder(const std::vector<uint64_t>& stream, const std::v
   return runs;
 }
 
-std::unique_ptr<area::IoEngine> MakeSimulatedSwapDevice(uint64_t pages) {
+std::unique_ptr<area::IoEngine> MakeSimulatedSwapDevice(uint64_t pages, bool structural) {
   area::SimModel m;
   m.pages = pages;
-  m.store_checksums = true;
+  m.store_checksums = !structural;
   area::EngineOptions eo;
-  auto e = std::make_unique<SnapshotBackedEngine>(area::MakeSimulatedEngine(m, eo));
+  auto e = std::make_unique<SnapshotBackedEngine>(area::MakeSimulatedEngine(m, eo), structural);
   area::SwapHeaderV1 h;
   h.last_page = static_cast<uint32_t>(pages - 1);
   e->header() = area::EncodeHeader(h);
@@ -142,8 +148,11 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
     hibernate::ImageSession session(sys, type, spec.source, 0);
     hibernate::WriterOptions wo;
     wo.batch = spec.batch;
-    wo.memory_budget_pages = 262144;  // bound the write copies (1 GiB), as `image write`
+    wo.memory_budget_pages = spec.memory_budget_pages;  // bound the write copies, as `image write`
     auto* backed = dynamic_cast<SnapshotBackedEngine*>(&engine);
+    if (spec.structural && (backed == nullptr || !backed->structural()))
+      return Status(-EINVAL, "structural image step: needs a structural simulated device");
+    wo.batch.model_only = spec.structural;
     wo.record_placement = true;
     const double t0 = clock();
     const uint64_t req0 = engine.stats().requests;
@@ -161,16 +170,21 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
   res.runs = w.device_runs;
   res.runs_alloc_order = RunsInAllocationOrder(w.stream_dblocks, w.map_dblocks);
   res.write_bios = w.batch.bios;
+  res.write_bio_sizes = w.batch.bio_sizes;
   res.fallback_slots = w.session.fallback_slots;
   if (spec.read_back) {
     hibernate::ReaderOptions ro;
     ro.batch = spec.batch;
     ro.expect = &*snap;
+    ro.verify_pages = !spec.structural;
     const double t0 = clock();
     auto rep = hibernate::ReadImage(engine, 0, ro);
     if (!rep.ok()) return rep.status();
     res.read_s = clock() - t0;
     res.read_bios = rep->batch.bios;
+    res.read_bio_sizes = rep->batch.bio_sizes;
+    res.map_pages = rep->map_pages;
+    res.data_checked = rep->pages_verified == rep->T;
   }
   return res;
 }

@@ -67,8 +67,8 @@ class Job {
  public:
   // `file`: the scenario's real swap file for device 0 (formatted once by
   // RunScenario; the reader restores its signature after every image).
-  Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file)
-      : sc_(sc), v_(v), rep_(rep), file_(file) {}
+  Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file, bool structural)
+      : sc_(sc), v_(v), rep_(rep), file_(file), structural_(structural && !sc.devices[0].real_file) {}
 
   Result<Sample> Run() {
     alloc::SystemOptions so;
@@ -119,7 +119,7 @@ class Job {
         if (!e.ok()) return e.status();
         engine_ = std::move(e).value();
       } else {
-        engine_ = MakeSimulatedSwapDevice(d.pages);
+        engine_ = MakeSimulatedSwapDevice(d.pages, structural_);
       }
     }
     auto t = sys_->Swapon(o);
@@ -212,6 +212,7 @@ class Job {
       is.batch.max_pages = im->max_pages;
       is.read_back = im->read;
       is.seed = sc_.seed + static_cast<uint64_t>(rep_);
+      is.structural = structural_;
       auto r = WriteReadImage(*sys_, type0_, *engine_, is);
       st = r.status();
       if (r.ok()) {
@@ -235,6 +236,7 @@ class Job {
   std::unique_ptr<alloc::SwapSystem> sys_;
   std::unique_ptr<area::IoEngine> engine_;
   const std::string& file_;
+  bool structural_ = false;
   int type0_ = -1;
 };
 
@@ -269,7 +271,7 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
         o.progress(sc.name + ": " + sc.variants[s.variant].label + " rep " + std::to_string(s.rep + 1) + "/" +
                    std::to_string(sc.repetitions));
       }
-      auto r = Job(sc, sc.variants[s.variant], s.rep, file.path).Run();
+      auto r = Job(sc, sc.variants[s.variant], s.rep, file.path, o.structural).Run();
       s.status = r.status();
       if (r.ok()) s.sample = std::move(r).value();
     }
@@ -283,6 +285,8 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
 
   ScenarioResult res;
   res.scenario = &sc;
+  for (const Step& st : sc.measured) res.has_image |= std::holds_alternative<ImageStepSpec>(st);
+  res.structural_image = res.has_image && o.structural && !sc.devices[0].real_file;
   for (const auto& v : sc.variants) {
     VariantResult vr;
     vr.label = v.label;

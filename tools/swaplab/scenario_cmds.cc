@@ -24,6 +24,8 @@ CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_flag("--csv", o.csv, "CSV on stdout");
   c->add_option("--scale", o.scale, "multiply the scenario's sizes by this factor")->check(CLI::Range(1e-4, 16.0));
   c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
+  c->add_flag("--structural", o.structural,
+              "image steps on simulated devices make no page data (runs, bios, modelled seconds only)");
   return c;
 }
 
@@ -33,10 +35,15 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_flag("--json", o.json, "one JSON document on stdout");
   c->add_flag("--csv", o.csv, "CSV on stdout");
   c->add_option("--out", o.out_dir, "also write report.txt, report.json, report.csv here");
-  c->add_option("--scale", o.scale, "multiply every scenario's default reproduce scale by this factor")
+  c->add_option("--scale", o.scale, "multiply every scenario's sizes by this factor (default 1: the seeds' sizes)")
       ->check(CLI::Range(1e-4, 16.0));
   c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
-  c->add_flag("--full", o.full, "the seeds' full sizes (slower; default: each scenario's reproduce_scale)");
+  auto* full = c->add_flag("--full", o.full,
+                           "the seeds' sizes with every image page made, written and checked (slow; default: "
+                           "simulated images are structural, no page data)");
+  c->add_flag("--check-data", o.check_data,
+              "page data made and checked, at each scenario's reduced reproduce_scale")
+      ->excludes(full);
   c->add_flag("--list", o.list, "list the shipped scenarios and exit");
   return c;
 }
@@ -88,8 +95,10 @@ int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions&
   workload::RunOptions ro;
   ro.jobs = o.jobs;
   ro.progress = Progress;
+  // reproduce: simulated images structural unless --full / --check-data.
+  ro.structural = reproduce ? !(o.full || o.check_data) : o.structural;
   for (auto& sc : scenarios) {
-    const double f = o.scale * (reproduce && !o.full ? sc.reproduce_scale : 1.0);
+    const double f = o.scale * (reproduce && o.check_data ? sc.reproduce_scale : 1.0);
     if (f != 1.0) workload::ScaleScenario(sc, f);
     if (::isatty(2)) fmt::print(stderr, "\r\033[K{}: seed {}\n", sc.name, sc.seed);
     auto r = workload::RunScenario(sc, ro);

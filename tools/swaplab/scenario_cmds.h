@@ -16,7 +16,11 @@ struct ScenarioCmdOptions {
   double scale = 1.0;
   int jobs = 2;
   bool list = false;
-  bool full = false;  // reproduce: the seeds' sizes, ignoring reproduce_scale
+  bool full = false;  // reproduce: the seeds' sizes with page data made and checked (slow)
+  // reproduce: each scenario's reduced reproduce_scale, page data checked.
+  bool check_data = false;
+  // run: image steps on simulated devices carry no data (reproduce's default).
+  bool structural = false;
 };
 
 CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);

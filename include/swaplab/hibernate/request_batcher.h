@@ -72,6 +72,7 @@ class RequestBatcher {
   RequestBatcher& operator=(const RequestBatcher&) = delete;
 
   uint32_t max_pages() const { return max_pages_; }  // P
+  bool model_only() const { return o_.model_only; }
   // Queues a write of a private copy of `page` (the caller may reuse it).
   // A page from CopyBuffer() is adopted as the copy instead (no memcpy).
   void QueueWrite(uint64_t dblock, const std::byte* page);
@@ -90,7 +91,9 @@ class RequestBatcher {
   Status SyncRead(uint64_t dblock, std::byte* dest);
   const BatchStats& stats() const { return stats_; }
   // Private write copies not yet completed (the kernel's copy pages).
-  uint64_t queued_copies() const { return copies_.size(); }
+  // Model only: the copies the kernel would hold, counted, not kept (so
+  // the writer's low-memory drains fall where they do with data).
+  uint64_t queued_copies() const { return copies_.size() + model_copies_; }
 
  private:
   struct Bio {
@@ -113,6 +116,7 @@ class RequestBatcher {
   Status deferred_;  // a submit error met while queueing, returned by Wait
   uint64_t next_tag_ = 0;
   std::unique_ptr<AlignedPage> scratch_;  // model_only
+  uint64_t model_copies_ = 0;             // model_only: write copies not yet completed
   std::vector<std::unique_ptr<AlignedPage>> copies_;  // write copies until completion
   std::vector<std::unique_ptr<AlignedPage>> pool_;    // completed copies, reused
   std::unique_ptr<AlignedPage> next_;                 // handed out by CopyBuffer

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,13 @@ struct ImageSpec {
   hibernate::BatchOptions batch{};
   bool read_back = true;
   uint64_t seed = 1;   // snapshot contents
+  // Structural: no page data is generated, copied or checked. The writer
+  // batches model_only (every write bio carries one shared scratch page),
+  // the reader counts bios without comparing pages. Runs, bios, bio sizes,
+  // map pages and modelled seconds equal a data-carrying run of the same
+  // size. Needs a device from MakeSimulatedSwapDevice(pages, true).
+  bool structural = false;
+  uint64_t memory_budget_pages = 262144;  // write copies before a drain (WriterOptions, 1 GiB)
 };
 
 struct ImageResult {
@@ -37,13 +45,19 @@ struct ImageResult {
   uint64_t fallback_slots = 0;             // single slots (nonfull / frag)
   double write_s = 0, read_s = 0;          // modelled or measured, see `modelled`
   bool modelled = true;
+  bool data_checked = false;  // every page read back was compared with the snapshot
+  std::map<uint32_t, uint64_t> write_bio_sizes, read_bio_sizes;  // pages per bio -> bios
+  uint64_t map_pages = 0;      // Q + 1, as the reader walked them
 };
 
 // A simulated device of `pages` pages, calibrated on this machine's disk
 // (area::SimModel defaults), with a v1 swap header in page 0. Page 0 is
 // kept in memory whole (the writer and reader read it back); the other
 // pages keep a checksum so the read-back verifies every page.
-std::unique_ptr<area::IoEngine> MakeSimulatedSwapDevice(uint64_t pages);
+// Structural: no checksums are kept (no per-page work); reads of the
+// image's map pages and swsusp_info are answered from the writer's
+// placement, the other pages read back as whatever the device holds.
+std::unique_ptr<area::IoEngine> MakeSimulatedSwapDevice(uint64_t pages, bool structural = false);
 
 // Runs of the slots in the order the writer asked for them (map page j,
 // then its 511 stream pages, then map page j + 1, §10.2).

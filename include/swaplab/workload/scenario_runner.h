@@ -30,10 +30,18 @@ struct ScenarioResult {
   const Scenario* scenario = nullptr;
   std::vector<VariantResult> variants;
   double wall_seconds = 0;
+  // Image steps ran structurally (RunOptions::structural on a simulated
+  // device): runs, bios and modelled seconds, no page data made or checked.
+  bool structural_image = false;
+  bool has_image = false;
 };
 
 struct RunOptions {
   int jobs = 2;  // variants × repetitions run on this many threads (scenario.parallel)
+  // Image steps on simulated devices run structurally (ImageSpec::structural):
+  // full-size images without generating, copying or checking page data.
+  // Real swap files always carry and check data.
+  bool structural = false;
   // Progress lines (the caller shows them only on a TTY).
   std::function<void(const std::string&)> progress;
 };
