@@ -57,7 +57,10 @@ class SnapshotBackedEngine final : public area::IoEngine {
     stream_ = w.stream_dblocks;
     map_ = w.map_dblocks;
     what_.clear();
-    for (size_t i = 0; i < stream_.size(); ++i) what_[stream_[i]] = static_cast<int64_t>(i);
+    // Structural: only swsusp_info and the map pages are answered.
+    const size_t answered = structural_ ? std::min<size_t>(1, stream_.size()) : stream_.size();
+    what_.reserve(answered + map_.size());
+    for (size_t i = 0; i < answered; ++i) what_[stream_[i]] = static_cast<int64_t>(i);
     for (size_t j = 0; j < map_.size(); ++j) what_[map_[j]] = -static_cast<int64_t>(j) - 1;
   }
 
