@@ -2,7 +2,8 @@
 # Wall time of `swaplab run` against device size: the rfc-shuffled layout
 # (90% of the device swapped out in 2M folios, freed in random order) and
 # a 1G image written and read back by base / allocator / allocator + bio,
-# on a simulated device of 6, 12, 48 and 192 GiB. Prints "GiB seconds".
+# on a simulated device of 6, 12, 48 and 192 GiB, structural (no page
+# data, as reproduce's default). Prints "GiB seconds".
 # Usage: bench/reproduce_scaling.sh [SWAPLAB] [SIZES...]
 set -euo pipefail
 bin=${1:-./build/release/swaplab}
@@ -21,7 +22,7 @@ for g in $sizes; do
               {"label": "allocator + bio", "source": "free-clusters-sorted", "batch": "per-run"}]}
 JSON
   start=$(date +%s.%N)
-  "$bin" run "$dir/s$g.json" --json > "$dir/out$g.json"
+  "$bin" run "$dir/s$g.json" --structural --json > "$dir/out$g.json"
   end=$(date +%s.%N)
   echo "$g $(echo "$end - $start" | bc)"
 done
