@@ -107,7 +107,9 @@ Status SaveImage(SwapWriter& w, RequestBatcher& batch, const SyntheticSnapshot& 
     const std::byte* page = snap.PageInMemory(p);
     if (page == nullptr) {
       std::byte* copy = batch.CopyBuffer();
-      snap.StreamPage(p, copy);
+      // Model only: the bio carries the batcher's shared scratch page, so
+      // the page is never generated (structural runs at full scale).
+      if (!batch.model_only()) snap.StreamPage(p, copy);
       page = copy;
     }
     Status st = w.WritePage(page, /*async=*/true);

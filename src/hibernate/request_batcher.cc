@@ -85,6 +85,7 @@ std::byte* RequestBatcher::CopyBuffer() {
 void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
   if (o_.model_only) {
     if (!scratch_) scratch_ = std::make_unique<AlignedPage>();
+    ++copies_;
     Queue(true, dblock, scratch_->data());
     return;
   }

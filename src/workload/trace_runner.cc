@@ -13,6 +13,11 @@ TraceRunner::TraceRunner(alloc::SwapSystem& sys, size_t keep) : sys_(sys), keep_
 TraceRunner::~TraceRunner() = default;
 
 Folio* TraceRunner::NewFolio(int order) {
+  if (order == 0 && !spare_.empty()) {  // a split page that was never used
+    Folio* f = spare_.back();
+    spare_.pop_back();
+    return f;
+  }
   pool_.push_back(std::make_unique<Folio>(order));
   return pool_.back().get();
 }
@@ -31,6 +36,13 @@ bool Range(const TraceRecord& r, size_t nr_pages, uint64_t* first, uint64_t* cou
 }
 
 }  // namespace
+
+alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
+  auto it = folios_.find(folio);
+  if (it == folios_.end() || page >= it->second.pages.size()) return {};
+  const Page& p = it->second.pages[page];
+  return p.refs != 0 && !p.in_memory ? p.slot : SwapEntry{};
+}
 
 // A folio whose pages hold nothing any more is forgotten (its id may be
 // used again).
@@ -155,6 +167,9 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
     if (!out.ok()) return At(where, out.status().ToString(), out.status().code());
     res = *out;
   }
+  // The split pages were only needed if the folio fell back: keep them for
+  // the next alloc (a 2 MiB swap-out would otherwise leave 512 behind).
+  if (!res.split) spare_.insert(spare_.end(), split.begin(), split.end());
   TFolio tf;
   tf.order = r.order;
   tf.pages.resize(size_t{1} << r.order);

@@ -6,6 +6,7 @@
 #include "image.h"
 #include "kernel.h"
 #include "replay.h"
+#include "scenario_cmds.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"swaplab — the Linux swap slot allocator and hibernation image path, in user space"};
@@ -20,6 +21,9 @@ int main(int argc, char** argv) {
   const swaplab::tools::KernelCommands kernel_cmds = swaplab::tools::AddKernel(app, kernel);
   swaplab::tools::ReplayOptions replay;
   CLI::App* replay_cmd = swaplab::tools::AddReplay(app, replay);
+  swaplab::tools::ScenarioCmdOptions run_opts, repro_opts;
+  CLI::App* run_cmd = swaplab::tools::AddRun(app, run_opts);
+  CLI::App* repro_cmd = swaplab::tools::AddReproduce(app, repro_opts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -31,6 +35,10 @@ int main(int argc, char** argv) {
   if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
   if (kernel_cmds.kernel->parsed()) return swaplab::tools::RunKernel(kernel_cmds, kernel);
   if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
-  if (app.get_subcommands().empty() || demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
+  if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);
+  if (repro_cmd->parsed()) return swaplab::tools::RunReproduce(repro_opts);
+  if (demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
+  // No subcommand: the main job, on its built-in default.
+  if (app.get_subcommands().empty()) return swaplab::tools::RunReproduce(repro_opts);
   return 0;
 }

@@ -31,7 +31,8 @@ struct ReaderOptions {
   uint64_t read_ring_pages = 0;
   unsigned threads = 0;  // decompressor threads; 0: DefaultCompressionThreads()
   // Compare every page with the snapshot (names the page that differs).
-  // Off: compressed images rely on the kernel's CRC32 alone.
+  // Off: compressed images rely on the kernel's CRC32 alone; uncompressed
+  // images are only read (bios counted, swsusp_info still checked).
   bool verify_pages = true;
 };
 

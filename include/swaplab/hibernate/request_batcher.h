@@ -96,6 +96,7 @@ class RequestBatcher {
   RequestBatcher& operator=(const RequestBatcher&) = delete;
 
   uint32_t max_pages() const { return max_pages_; }  // P
+  bool model_only() const { return o_.model_only; }
   // Queues a write of a private copy of `page` (the caller may reuse it).
   // A page from CopyBuffer() is adopted as the copy instead (no memcpy).
   void QueueWrite(uint64_t dblock, const std::byte* page);
@@ -115,6 +116,8 @@ class RequestBatcher {
   Status SyncRead(uint64_t dblock, std::byte* dest);
   const BatchStats& stats() const { return stats_; }
   // Private write copies not yet completed (the kernel's copy pages).
+  // Counted in model_only mode too (no page is kept), so the writer's
+  // low-memory drains fall where they do with data.
   uint64_t queued_copies() const { return copies_; }
 
  private:

@@ -41,6 +41,11 @@ class TraceRunner {
   // Applies one record; errors name the trace line (FILE:LINE: ...).
   Status Apply(const TraceRecord& r, const std::string& trace_name = "trace");
   const ReplaySummary& summary() const { return sum_; }
+  // The slot of page `page` of a live folio; invalid (offset 0) when the
+  // folio is unknown or the page is not in swap.
+  alloc::SwapEntry SlotOf(uint64_t folio, uint64_t page) const;
+  // Whether folio `id` is live (allocated and not yet forgotten).
+  bool Live(uint64_t id) const { return folios_.count(id) != 0; }
   // Trace device id → device type.
   const std::map<uint64_t, int>& devices() const { return devs_; }
 
@@ -70,6 +75,7 @@ class TraceRunner {
   std::map<uint64_t, int> devs_;
   std::unordered_map<uint64_t, TFolio> folios_;
   std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
+  std::vector<alloc::Folio*> spare_;  // order-0 folios of pool_ never put in the swap cache
 };
 
 }  // namespace swaplab::workload

@@ -1,0 +1,31 @@
+// Turning scenario results into what an mm developer posts: text tables in
+// the seed's shape (rows as there, one column per variant, "% vs the first
+// column" in parentheses), with the setup header and, under each table,
+// what the seed reported for the same cells; and the same numbers as JSON
+// and CSV (design.md "report/").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "swaplab/workload/scenario_runner.h"
+
+namespace swaplab::report {
+
+// "1.30M", "12.7K", "3560", "10.60": counts as the seed prints them
+// (3 significant digits past 10K), seconds with two decimals.
+std::string FormatValue(double v, workload::MetricKind k);
+
+// The rows a scenario shows: its `rows` list, else every metric in order.
+std::vector<std::string> Rows(const workload::ScenarioResult& r);
+
+std::string RenderText(const workload::ScenarioResult& r);
+nlohmann::ordered_json RenderJson(const workload::ScenarioResult& r);
+// Header line and one line per (row, variant): scenario,row,variant,value,
+// kind,pct_vs_first,seed_reported,repetitions.
+std::string CsvHeader();
+std::string RenderCsv(const workload::ScenarioResult& r);
+
+}  // namespace swaplab::report

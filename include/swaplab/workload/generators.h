@@ -1,0 +1,188 @@
+// Generators that age a swap device the way the seeds' experiments did
+// (design.md "workload/"): fill then free in shuffled order, holes, mTHP
+// swap-out mixes, a usemem-like anonymous hammer, a build-like churn, and
+// two equal-priority devices for the rotation of seed 004.
+//
+// Every generator drives the SwapSystem through a TraceRunner, so swap-out
+// has the caller fallback of allocator spec §2.10 (split, swpout_fallback,
+// order-0 pages) exactly as `swaplab replay` has it. Every random choice
+// comes from the Workload's Rng, seeded by the caller.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "swaplab/alloc/status.h"
+#include "swaplab/alloc/swap_system.h"
+#include "swaplab/workload/trace_runner.h"
+
+namespace swaplab::workload {
+
+// SplitMix64: one seeded generator type, passed explicitly (conventions).
+// The same seed gives the same sequence on every platform.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t Next();
+  uint64_t Below(uint64_t n);  // uniform in [0, n), n > 0
+  double Unit();               // uniform in [0, 1)
+  uint64_t seed_state() const { return s_; }
+
+ private:
+  uint64_t s_;
+};
+
+// A permutation of 0..n-1 (Fisher-Yates with `rng`).
+std::vector<uint64_t> ShuffledOrder(uint64_t n, Rng& rng);
+
+// One private anonymous "process": the folios a generator swapped out.
+// Drives one TraceRunner; not thread-safe (one Workload per thread).
+class Workload {
+ public:
+  Workload(alloc::SwapSystem& sys, uint64_t seed);
+  alloc::SwapSystem& sys() { return sys_; }
+  TraceRunner& runner() { return runner_; }
+  Rng& rng() { return rng_; }
+  uint64_t seed() const { return seed_; }
+  // A folio id never used before in this workload.
+  uint64_t NewFolio() { return next_folio_++; }
+  // The trace operations (design.md semantics), errors named
+  // "generator:N" with N the operation's number.
+  Status Alloc(uint64_t folio, int order, int cpu);
+  Status Free(uint64_t folio, uint64_t page, uint64_t n);
+  Status FreeAll(uint64_t folio);
+  Status DropCache(uint64_t folio);
+  // The slot of one page of a folio; invalid when not in swap.
+  alloc::SwapEntry SlotOf(uint64_t folio, uint64_t page) const;
+  uint64_t ops() const { return line_; }
+
+ private:
+  Status Apply(TraceRecord& r);
+  alloc::SwapSystem& sys_;
+  TraceRunner runner_;
+  Rng rng_;
+  uint64_t seed_;
+  uint64_t next_folio_ = 1;
+  uint64_t line_ = 0;
+};
+
+// Folio sizes are given in pages (4 KiB each); the order is log2.
+int OrderOfPages(uint64_t pages);  // -1 if not a power of two
+
+// fill-free: swap out `region_pages` in folios of 2^order pages (page 0 of
+// the region first; CPU i % cpus for folio i), drop them from the swap
+// cache (writeback done), then free `free_share` of the folios, in shuffled
+// order or in fill order. Seed 001's "5.4G of 2M tmpfs files swapped out,
+// then all removed in random order".
+struct FillFreeSpec {
+  uint64_t region_pages = 0;
+  int order = 0;
+  double free_share = 1.0;
+  bool shuffled = true;
+  int cpus = 1;
+};
+struct FillFreeResult {
+  std::vector<uint64_t> folios;      // fill order
+  std::vector<uint64_t> freed;       // indices into folios, in free order
+};
+Result<FillFreeResult> FillFree(Workload& w, const FillFreeSpec& s);
+
+// holes: swap out `region_pages` (folios of 2^order pages, one CPU),
+// drop the cache, then free every other `hole_pages` of the region,
+// starting with the second stretch: [h, 2h), [3h, 4h), ... Seed 001's "one
+// 4G file swapped out, every other 64K of it freed". hole_pages must be a
+// multiple of the folio size.
+struct HolesSpec {
+  uint64_t region_pages = 0;
+  int order = 0;
+  uint64_t hole_pages = 16;
+  int cpus = 1;
+};
+struct HolesResult {
+  std::vector<uint64_t> folios;  // fill order; region page p is in folio p >> order
+  uint64_t freed_pages = 0;
+};
+Result<HolesResult> Holes(Workload& w, const HolesSpec& s);
+
+// An mTHP size with a weight (sizes 4 KiB..2 MiB).
+struct SizeWeight {
+  uint64_t pages = 1;
+  double weight = 1;
+};
+// Picks a size by weight.
+uint64_t PickSize(const std::vector<SizeWeight>& mix, Rng& rng);
+
+// mthp-mix: swap out `total_pages` in folios drawn from `mix` on CPUs
+// round robin; each folio is written back (dropped from the swap cache).
+// A size that cannot be placed falls back to order 0 (§2.10, counted in
+// swpout_fallback) and the pages that find no slot stay in memory.
+struct MthpSpec {
+  uint64_t total_pages = 0;
+  std::vector<SizeWeight> mix;
+  int cpus = 1;
+};
+struct MthpResult {
+  std::vector<uint64_t> folios;
+};
+Result<MthpResult> MthpMix(Workload& w, const MthpSpec& s);
+
+// build-churn: `processes` short-lived processes, at most `concurrent`
+// alive. Each swaps out between min_pages and max_pages (folios from
+// `mix`, its own CPU), then zaps `partial_free_share` of its 4 KiB pages
+// at random; the oldest exits (frees the rest) when a new one would exceed
+// `concurrent` (or a random one, random_exit). Seed 003's "make -j96"
+// under a memory limit, on swap.
+struct ChurnSpec {
+  uint64_t processes = 0;
+  uint64_t concurrent = 1;
+  uint64_t min_pages = 1, max_pages = 1;
+  std::vector<SizeWeight> mix;
+  double partial_free_share = 0.0;
+  int cpus = 1;
+  // Which process exits when one must: the oldest (a batch, make's jobs
+  // finishing in order) or a random one (jobs of random length).
+  bool random_exit = false;
+  // At the end every process exits (a finished build); false leaves the
+  // live ones swapped out (an aged device).
+  bool exit_at_end = true;
+};
+struct ChurnResult {
+  uint64_t processes = 0;
+  uint64_t pages_swapped = 0, pages_zapped = 0;
+};
+Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s);
+
+// usemem: like vm-scalability's usemem under a memory cgroup limit: each
+// of `processes` touches its `pages_per_process` (in folios of 2^order
+// pages) `passes` times, sequentially or at random; at most `limit_pages`
+// are resident, the least recently faulted folio is swapped out (alloc +
+// writeback) to make room, and a touch of a swapped-out folio swaps it in
+// (its slots freed: exclusive swap-in). Every swap-out and swap-in is one
+// allocator operation.
+struct UsememSpec {
+  uint64_t processes = 1;
+  uint64_t pages_per_process = 0;
+  int order = 0;
+  bool random = true;
+  uint64_t passes = 1;
+  uint64_t limit_pages = 0;
+  int cpu = 0;  // the CPU this hammer runs on
+};
+struct UsememResult {
+  uint64_t swapouts = 0, swapins = 0, touches = 0;
+};
+Result<UsememResult> Usemem(Workload& w, const UsememSpec& s);
+
+// rotation: `allocations` order-0 swap-outs on CPUs round robin over
+// devices of equal priority; for each CPU, the stretches of consecutive
+// allocations on one device. Seed 004: "the only behavior change is the
+// swap device allocation rotation".
+struct RotationResult {
+  std::vector<uint64_t> per_device;   // allocations per device type
+  double mean_stretch = 0;            // allocations per device switch, per CPU
+  uint64_t switches = 0;
+};
+Result<RotationResult> Rotation(Workload& w, uint64_t allocations, int cpus);
+
+}  // namespace swaplab::workload

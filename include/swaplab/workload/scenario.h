@@ -1,0 +1,97 @@
+// Scenario files (scenarios/README.md has the schema): devices, a policy
+// preset and knobs, an aging phase of generators, a measured phase, the
+// variants compared side by side, seeds and repetitions, and what the seed
+// document reported for the same cells. Parsing checks everything before
+// anything runs; an error names the JSON path ("$.aging[1].hole").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "swaplab/alloc/policy.h"
+#include "swaplab/alloc/status.h"
+#include "swaplab/hibernate/image_session.h"
+#include "swaplab/hibernate/request_batcher.h"
+#include "swaplab/workload/generators.h"
+
+namespace swaplab::workload {
+
+struct DeviceSpec {
+  std::string name;
+  uint64_t pages = 0;  // whole area, header included
+  bool ssd = true, blkdev = true, discard = false;
+  std::optional<int> prio;
+  bool real_file = false;        // "backing": "file" (else "simulated")
+  std::string dir = "/var/tmp";  // where a real file is created
+};
+
+struct ImageStepSpec {
+  uint64_t pages = 0;
+  std::optional<hibernate::SlotSourceKind> source;  // else the variant's
+  std::optional<hibernate::BatchMode> batch;
+  hibernate::CapacityMode capacity = hibernate::CapacityMode::kExact;
+  uint32_t max_pages = 0;
+  bool read = true;
+};
+struct UsememStepSpec {
+  UsememSpec spec;  // cpu is set per thread
+};
+struct RotationStepSpec {
+  uint64_t allocations = 0;
+  int cpus = 1;
+};
+// One generator with its parameters, checked.
+using Step = std::variant<FillFreeSpec, HolesSpec, MthpSpec, ChurnSpec, UsememStepSpec, RotationStepSpec,
+                          ImageStepSpec>;
+const char* GeneratorName(const Step& s);
+
+// What a variant overrides (the columns of a table).
+struct VariantSpec {
+  std::string label;
+  alloc::Policy policy;
+  hibernate::SlotSourceKind source = hibernate::SlotSourceKind::kBase;
+  hibernate::BatchMode batch = hibernate::BatchMode::kPerPage;
+  int threads = 1;  // usemem: hammers running at once, one per CPU
+};
+
+// The numbers the seed reported: row -> column -> text as printed there.
+struct SeedReported {
+  std::string source;  // "seed 001, Results, shuffled free list"
+  std::vector<std::string> setup;
+  std::map<std::string, std::map<std::string, std::string>> cells;
+};
+
+struct Scenario {
+  std::string file;  // where it came from, for messages
+  std::string name, group, title;
+  std::vector<std::string> setup;  // the setup header, as an mm developer writes it
+  uint64_t seed = 1;
+  int repetitions = 1;
+  int cpus = 4;
+  bool parallel = true;  // variants may run at once (off for throughput)
+  // `swaplab reproduce` runs the scenario at this share of its sizes
+  // (1: as written); `scale` is the factor actually applied.
+  double reproduce_scale = 1.0;
+  double scale = 1.0;
+  std::vector<DeviceSpec> devices;
+  std::vector<Step> aging, measured;
+  std::vector<VariantSpec> variants;
+  std::vector<std::string> rows;      // metrics shown, in order (empty: all)
+  std::vector<std::string> pct_rows;  // rows with "% vs the first column"
+  SeedReported seed_reported;
+  std::string answers;                // what the table answers (free text)
+};
+
+// Parses and checks a scenario. `file` names it in messages. Errors are
+// -EINVAL "FILE: $.path: what was wrong".
+Result<Scenario> ParseScenario(const std::string& text, const std::string& file);
+Result<Scenario> LoadScenario(const std::string& path);
+
+// "6G", "64K", "2M", "4096" (bytes) → bytes; -EINVAL otherwise.
+Result<uint64_t> ParseBytes(const std::string& s);
+
+}  // namespace swaplab::workload

@@ -1,0 +1,52 @@
+// Runs a scenario: for every variant and repetition, a fresh SwapSystem
+// with the scenario's devices, the aging phase, then the measured phase,
+// whose metrics are collected (the report layer prints them). Repetition r
+// uses seed + r for every variant, so the variants age identically.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "swaplab/workload/scenario.h"
+
+namespace swaplab::workload {
+
+// How a number was obtained (design.md: never mixed in one column).
+enum class MetricKind { kCount, kModelledSeconds, kMeasuredSeconds, kMeasuredRate, kPercent };
+const char* Name(MetricKind k);
+
+struct VariantResult {
+  std::string label;
+  std::string policy;                                // preset name
+  std::vector<std::string> order;                    // metric names, first seen first
+  std::map<std::string, std::vector<double>> samples;  // one per repetition
+  std::map<std::string, MetricKind> kinds;
+  double Median(const std::string& metric) const;    // NaN if absent
+};
+
+struct ScenarioResult {
+  const Scenario* scenario = nullptr;
+  std::vector<VariantResult> variants;
+  double wall_seconds = 0;
+  // Image steps ran structurally (RunOptions::structural on a simulated
+  // device): runs, bios and modelled seconds, no page data made or checked.
+  bool structural_image = false;
+  bool has_image = false;
+};
+
+struct RunOptions {
+  int jobs = 2;  // variants × repetitions run on this many threads (scenario.parallel)
+  // Image steps on simulated devices run structurally (ImageSpec::structural):
+  // full-size images without generating, copying or checking page data.
+  // Real swap files always carry and check data.
+  bool structural = false;
+  // Progress lines (the caller shows them only on a TTY).
+  std::function<void(const std::string&)> progress;
+};
+
+// Errors: the first generator or I/O error, with the variant and step.
+Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o);
+
+}  // namespace swaplab::workload

@@ -1,0 +1,333 @@
+// The aging generators (generators.h). Each one is a sequence of trace
+// operations applied through TraceRunner, so swap-out, zap and writeback
+// behave exactly as in a replayed trace (design.md semantics, allocator
+// spec §2.10 and §3).
+#include "swaplab/workload/generators.h"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+
+namespace swaplab::workload {
+
+uint64_t Rng::Next() {
+  // SplitMix64 (Steele, Lea, Flood 2014).
+  uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t Rng::Below(uint64_t n) {
+  // Lemire's multiply-shift; the tiny bias is irrelevant for workloads.
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >> 64);
+}
+
+double Rng::Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+
+std::vector<uint64_t> ShuffledOrder(uint64_t n, Rng& rng) {
+  std::vector<uint64_t> v(n);
+  for (uint64_t i = 0; i < n; ++i) v[i] = i;
+  for (uint64_t i = n; i > 1; --i) std::swap(v[i - 1], v[rng.Below(i)]);
+  return v;
+}
+
+int OrderOfPages(uint64_t pages) {
+  if (pages == 0 || (pages & (pages - 1)) != 0) return -1;
+  int o = 0;
+  while ((uint64_t{1} << o) < pages) ++o;
+  return o;
+}
+
+Workload::Workload(alloc::SwapSystem& sys, uint64_t seed)
+    : sys_(sys), runner_(sys, 0), rng_(seed), seed_(seed) {}
+
+Status Workload::Apply(TraceRecord& r) {
+  r.line = ++line_;
+  return runner_.Apply(r, "generator");
+}
+
+namespace {
+TraceRecord Record(TraceOp op, uint64_t folio) {
+  TraceRecord r;
+  r.op = op;
+  r.folio = folio;
+  return r;
+}
+}  // namespace
+
+Status Workload::Alloc(uint64_t folio, int order, int cpu) {
+  TraceRecord r = Record(TraceOp::kAlloc, folio);
+  r.order = order;
+  r.cpu = cpu;
+  return Apply(r);
+}
+
+Status Workload::Free(uint64_t folio, uint64_t page, uint64_t n) {
+  TraceRecord r = Record(TraceOp::kFree, folio);
+  r.page = page;
+  r.n = n;
+  return Apply(r);
+}
+
+Status Workload::FreeAll(uint64_t folio) {
+  TraceRecord r = Record(TraceOp::kFree, folio);
+  return Apply(r);
+}
+
+Status Workload::DropCache(uint64_t folio) {
+  TraceRecord r = Record(TraceOp::kDropCache, folio);
+  return Apply(r);
+}
+
+alloc::SwapEntry Workload::SlotOf(uint64_t folio, uint64_t page) const {
+  return runner_.SlotOf(folio, page);
+}
+
+namespace {
+
+Status Bad(const std::string& gen, const std::string& what) {
+  return Status(-EINVAL, gen + ": " + what);
+}
+
+// Swaps out one folio and completes its writeback (it leaves the swap
+// cache, as reclaim does after the write).
+Status SwapOut(Workload& w, uint64_t folio, int order, int cpu) {
+  if (Status st = w.Alloc(folio, order, cpu); !st.ok()) return st;
+  return w.DropCache(folio);
+}
+
+// Fills `pages` in folios of 2^order, CPU i % cpus for folio i.
+Result<std::vector<uint64_t>> Fill(Workload& w, uint64_t pages, int order, int cpus) {
+  std::vector<uint64_t> folios;
+  folios.reserve(pages >> order);
+  for (uint64_t i = 0; i < (pages >> order); ++i) {
+    const uint64_t f = w.NewFolio();
+    if (Status st = SwapOut(w, f, order, static_cast<int>(i % cpus)); !st.ok()) return st;
+    folios.push_back(f);
+  }
+  return folios;
+}
+
+Status CheckCommon(const std::string& gen, uint64_t pages, int order, int cpus, const alloc::SwapSystem& sys) {
+  if (order < 0 || order > 9) return Bad(gen, "folio order " + std::to_string(order) + " is outside 0..9");
+  if (pages == 0 || pages % (uint64_t{1} << order) != 0)
+    return Bad(gen, "region of " + std::to_string(pages) + " pages is not a positive multiple of the folio (" +
+                        std::to_string(uint64_t{1} << order) + " pages)");
+  if (cpus < 1 || cpus > sys.options().nr_cpus)
+    return Bad(gen, "cpus " + std::to_string(cpus) + " is outside 1.." + std::to_string(sys.options().nr_cpus));
+  return Status::Ok();
+}
+
+Status CheckMix(const std::string& gen, const std::vector<SizeWeight>& mix) {
+  if (mix.empty()) return Bad(gen, "the size mix is empty");
+  double total = 0;
+  for (const auto& s : mix) {
+    const int o = OrderOfPages(s.pages);
+    if (o < 0 || o > 9) return Bad(gen, "size of " + std::to_string(s.pages) + " pages is not 4 KiB..2 MiB, a power of two");
+    if (!(s.weight >= 0)) return Bad(gen, "a weight is negative");
+    total += s.weight;
+  }
+  if (!(total > 0)) return Bad(gen, "the weights sum to 0");
+  return Status::Ok();
+}
+
+}  // namespace
+
+uint64_t PickSize(const std::vector<SizeWeight>& mix, Rng& rng) {
+  double total = 0;
+  for (const auto& s : mix) total += s.weight;
+  double x = rng.Unit() * total;
+  for (const auto& s : mix) {
+    if (x < s.weight) return s.pages;
+    x -= s.weight;
+  }
+  return mix.back().pages;
+}
+
+Result<FillFreeResult> FillFree(Workload& w, const FillFreeSpec& s) {
+  if (Status st = CheckCommon("fill-free", s.region_pages, s.order, s.cpus, w.sys()); !st.ok()) return st;
+  if (!(s.free_share >= 0 && s.free_share <= 1)) return Bad("fill-free", "free share outside 0..1");
+  auto folios = Fill(w, s.region_pages, s.order, s.cpus);
+  if (!folios.ok()) return folios.status();
+  FillFreeResult res;
+  res.folios = *folios;
+  const uint64_t n = res.folios.size();
+  std::vector<uint64_t> order(n);
+  for (uint64_t i = 0; i < n; ++i) order[i] = i;
+  if (s.shuffled) order = ShuffledOrder(n, w.rng());
+  order.resize(static_cast<uint64_t>(static_cast<double>(n) * s.free_share + 0.5));
+  for (uint64_t i : order) {
+    if (Status st = w.FreeAll(res.folios[i]); !st.ok()) return st;
+  }
+  res.freed = std::move(order);
+  return res;
+}
+
+Result<HolesResult> Holes(Workload& w, const HolesSpec& s) {
+  if (Status st = CheckCommon("holes", s.region_pages, s.order, s.cpus, w.sys()); !st.ok()) return st;
+  const uint64_t fp = uint64_t{1} << s.order;
+  if (s.hole_pages == 0 || s.hole_pages % fp != 0)
+    return Bad("holes", "hole of " + std::to_string(s.hole_pages) + " pages is not a multiple of the folio (" +
+                            std::to_string(fp) + " pages)");
+  auto folios = Fill(w, s.region_pages, s.order, s.cpus);
+  if (!folios.ok()) return folios.status();
+  HolesResult res;
+  res.folios = *folios;
+  for (uint64_t start = s.hole_pages; start < s.region_pages; start += 2 * s.hole_pages) {
+    const uint64_t end = std::min(s.region_pages, start + s.hole_pages);
+    for (uint64_t p = start; p < end; p += fp) {
+      if (Status st = w.FreeAll(res.folios[p >> s.order]); !st.ok()) return st;
+    }
+    res.freed_pages += end - start;
+  }
+  return res;
+}
+
+Result<MthpResult> MthpMix(Workload& w, const MthpSpec& s) {
+  if (Status st = CheckMix("mthp-mix", s.mix); !st.ok()) return st;
+  if (Status st = CheckCommon("mthp-mix", 1, 0, s.cpus, w.sys()); !st.ok()) return st;
+  MthpResult res;
+  uint64_t done = 0;
+  for (uint64_t i = 0; done < s.total_pages; ++i) {
+    const uint64_t pages = PickSize(s.mix, w.rng());
+    const uint64_t f = w.NewFolio();
+    if (Status st = SwapOut(w, f, OrderOfPages(pages), static_cast<int>(i % s.cpus)); !st.ok()) return st;
+    res.folios.push_back(f);
+    done += pages;
+  }
+  return res;
+}
+
+Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
+  if (Status st = CheckMix("build-churn", s.mix); !st.ok()) return st;
+  if (Status st = CheckCommon("build-churn", 1, 0, s.cpus, w.sys()); !st.ok()) return st;
+  if (s.concurrent == 0 || s.min_pages == 0 || s.max_pages < s.min_pages)
+    return Bad("build-churn", "needs concurrent ≥ 1 and 1 ≤ min_pages ≤ max_pages");
+  if (!(s.partial_free_share >= 0 && s.partial_free_share <= 1))
+    return Bad("build-churn", "partial free share outside 0..1");
+  struct Proc {
+    std::vector<std::pair<uint64_t, uint64_t>> folios;  // (id, pages)
+  };
+  std::deque<Proc> live;
+  ChurnResult res;
+  auto exit_one = [&](bool random) -> Status {
+    const size_t k = random ? w.rng().Below(live.size()) : 0;
+    for (auto [f, n] : live[k].folios) {
+      (void)n;
+      if (!w.runner().Live(f)) continue;  // every page was zapped already
+      if (Status st = w.FreeAll(f); !st.ok()) return st;
+    }
+    live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+    return Status::Ok();
+  };
+  for (uint64_t p = 0; p < s.processes; ++p) {
+    if (live.size() >= s.concurrent) {
+      if (Status st = exit_one(s.random_exit); !st.ok()) return st;
+    }
+    Proc proc;
+    const int cpu = static_cast<int>(p % s.cpus);
+    const uint64_t target = s.min_pages + w.rng().Below(s.max_pages - s.min_pages + 1);
+    uint64_t pages = 0;
+    while (pages < target) {
+      const uint64_t n = PickSize(s.mix, w.rng());
+      const uint64_t f = w.NewFolio();
+      if (Status st = SwapOut(w, f, OrderOfPages(n), cpu); !st.ok()) return st;
+      proc.folios.emplace_back(f, n);
+      pages += n;
+    }
+    res.pages_swapped += pages;
+    // Zap single 4 KiB pages (MADV_DONTNEED, exit of a child sharing
+    // nothing): the holes that fragment clusters (seed 003).
+    const uint64_t zaps = static_cast<uint64_t>(static_cast<double>(pages) * s.partial_free_share);
+    for (uint64_t z = 0; z < zaps; ++z) {
+      const auto& [f, n] = proc.folios[w.rng().Below(proc.folios.size())];
+      const uint64_t page = w.rng().Below(n);
+      if (!w.SlotOf(f, page).valid()) continue;  // already zapped or in memory
+      if (Status st = w.Free(f, page, 1); !st.ok()) return st;
+      ++res.pages_zapped;
+    }
+    live.push_back(std::move(proc));
+    ++res.processes;
+  }
+  while (s.exit_at_end && !live.empty()) {
+    if (Status st = exit_one(false); !st.ok()) return st;
+  }
+  return res;
+}
+
+Result<UsememResult> Usemem(Workload& w, const UsememSpec& s) {
+  if (Status st = CheckCommon("usemem", s.pages_per_process, s.order, 1, w.sys()); !st.ok()) return st;
+  if (s.cpu < 0 || s.cpu >= w.sys().options().nr_cpus) return Bad("usemem", "cpu out of range");
+  const uint64_t fp = uint64_t{1} << s.order;
+  const uint64_t units = s.processes * (s.pages_per_process / fp);
+  const uint64_t limit = s.limit_pages / fp;
+  if (s.processes == 0 || limit == 0) return Bad("usemem", "needs ≥ 1 process and a limit of ≥ 1 folio");
+  // Per unit (folio-sized piece of a process): its current folio id while
+  // swapped out (0: resident or never touched).
+  std::vector<uint64_t> swapped(units, 0);
+  std::vector<uint8_t> resident(units, 0);
+  std::deque<uint64_t> lru;  // resident units, oldest first
+  UsememResult res;
+  auto touch = [&](uint64_t u) -> Status {
+    ++res.touches;
+    if (resident[u]) return Status::Ok();
+    if (swapped[u] != 0) {  // swap-in: the exclusive page's slots are freed
+      if (Status st = w.FreeAll(swapped[u]); !st.ok()) return st;
+      swapped[u] = 0;
+      ++res.swapins;
+    }
+    resident[u] = 1;
+    lru.push_back(u);
+    while (lru.size() > limit) {
+      const uint64_t v = lru.front();
+      lru.pop_front();
+      const uint64_t f = w.NewFolio();
+      if (Status st = SwapOut(w, f, s.order, s.cpu); !st.ok()) return st;
+      resident[v] = 0;
+      // A folio that found no slot stays in memory (counted, then dropped).
+      if (w.SlotOf(f, 0).valid()) {
+        swapped[v] = f;
+      } else {
+        if (Status st = w.FreeAll(f); !st.ok()) return st;
+      }
+      ++res.swapouts;
+    }
+    return Status::Ok();
+  };
+  for (uint64_t pass = 0; pass < s.passes; ++pass) {
+    for (uint64_t i = 0; i < units; ++i) {
+      if (Status st = touch(s.random ? w.rng().Below(units) : i); !st.ok()) return st;
+    }
+  }
+  return res;
+}
+
+Result<RotationResult> Rotation(Workload& w, uint64_t allocations, int cpus) {
+  if (Status st = CheckCommon("rotation", 1, 0, cpus, w.sys()); !st.ok()) return st;
+  RotationResult res;
+  std::vector<int> last(cpus, -1);
+  std::vector<uint64_t> stretches(cpus, 0);
+  for (uint64_t i = 0; i < allocations; ++i) {
+    const int cpu = static_cast<int>(i % cpus);
+    const uint64_t f = w.NewFolio();
+    if (Status st = w.Alloc(f, 0, cpu); !st.ok()) return st;
+    const alloc::SwapEntry e = w.SlotOf(f, 0);
+    if (!e.valid()) continue;
+    if (res.per_device.size() <= static_cast<size_t>(e.type)) res.per_device.resize(e.type + 1, 0);
+    ++res.per_device[e.type];
+    if (last[cpu] != e.type) {
+      if (last[cpu] != -1) ++res.switches;
+      ++stretches[cpu];
+      last[cpu] = e.type;
+    }
+  }
+  uint64_t n = 0;
+  for (uint64_t s : stretches) n += s;
+  uint64_t placed = 0;
+  for (uint64_t d : res.per_device) placed += d;
+  res.mean_stretch = n ? static_cast<double>(placed) / static_cast<double>(n) : 0;
+  return res;
+}
+
+}  // namespace swaplab::workload

@@ -1,0 +1,447 @@
+// Scenario parsing and checking (scenario.h; schema in scenarios/README.md).
+#include "swaplab/workload/scenario.h"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace swaplab::workload {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+// Carries the file name and the JSON path of the value being read; the
+// first error wins and stops the parse.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  Status Error(const std::string& path, const std::string& what) const {
+    return Status(-EINVAL, file_ + ": " + path + ": " + what);
+  }
+  // Refuses keys outside `known`.
+  Status Keys(const json& j, const std::string& path, std::initializer_list<const char*> known) const {
+    if (!j.is_object()) return Error(path, "expected an object, got " + std::string(j.type_name()));
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      bool ok = false;
+      std::string list;
+      for (const char* k : known) {
+        ok |= it.key() == k;
+        list += (list.empty() ? "" : ", ") + std::string(k);
+      }
+      if (!ok) return Error(path + "." + it.key(), "unknown key (known here: " + list + ")");
+    }
+    return Status::Ok();
+  }
+  Status Str(const json& j, const std::string& path, const char* key, std::string* out, bool required = false) const {
+    if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
+    if (!j[key].is_string()) return Error(path + "." + key, "expected a string, got " + std::string(j[key].type_name()));
+    *out = j[key].get<std::string>();
+    return Status::Ok();
+  }
+  Status Bool(const json& j, const std::string& path, const char* key, bool* out) const {
+    if (!j.contains(key)) return Status::Ok();
+    if (!j[key].is_boolean()) return Error(path + "." + key, "expected true or false, got " + std::string(j[key].type_name()));
+    *out = j[key].get<bool>();
+    return Status::Ok();
+  }
+  template <class T>
+  Status Int(const json& j, const std::string& path, const char* key, T* out, int64_t lo, int64_t hi,
+             bool required = false) const {
+    if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
+    const json& v = j[key];
+    if (!v.is_number_integer()) return Error(path + "." + key, "expected an integer, got " + std::string(v.type_name()));
+    const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
+                          ? INT64_MAX : v.get<int64_t>();
+    if (x < lo || x > hi)
+      return Error(path + "." + key, std::to_string(x) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    *out = static_cast<T>(x);
+    return Status::Ok();
+  }
+  Status Num(const json& j, const std::string& path, const char* key, double* out, double lo, double hi) const {
+    if (!j.contains(key)) return Status::Ok();
+    if (!j[key].is_number()) return Error(path + "." + key, "expected a number, got " + std::string(j[key].type_name()));
+    const double x = j[key].get<double>();
+    if (!(x >= lo && x <= hi)) return Error(path + "." + key, "outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    *out = x;
+    return Status::Ok();
+  }
+  // A size ("64K", "6G", or bytes as an integer), a whole number of pages.
+  Status Pages(const json& j, const std::string& path, const char* key, uint64_t* out, bool required = false) const {
+    if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
+    const json& v = j[key];
+    Result<uint64_t> b = Status(-EINVAL, "");
+    if (v.is_string()) b = ParseBytes(v.get<std::string>());
+    else if (v.is_number_unsigned()) b = v.get<uint64_t>();
+    else return Error(path + "." + key, "expected a size such as \"64K\" or \"6G\", got " + std::string(v.type_name()));
+    if (!b.ok()) return Error(path + "." + key, b.status().message());
+    if (*b == 0 || *b % kPage != 0) return Error(path + "." + key, "size " + std::to_string(*b) + " is not a positive multiple of 4 KiB");
+    *out = *b / kPage;
+    return Status::Ok();
+  }
+  Status StrList(const json& j, const std::string& path, const char* key, std::vector<std::string>* out) const {
+    if (!j.contains(key)) return Status::Ok();
+    if (!j[key].is_array()) return Error(path + "." + key, "expected an array of strings");
+    for (size_t i = 0; i < j[key].size(); ++i) {
+      if (!j[key][i].is_string()) return Error(path + "." + key + "[" + std::to_string(i) + "]", "expected a string");
+      out->push_back(j[key][i].get<std::string>());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::string file_;
+};
+
+#define SL_TRY(expr)              \
+  do {                            \
+    Status st_ = (expr);          \
+    if (!st_.ok()) return st_;    \
+  } while (0)
+
+Status FolioOrder(const Reader& r, const json& j, const std::string& path, int* order) {
+  uint64_t pages = 1;
+  SL_TRY(r.Pages(j, path, "folio", &pages));
+  *order = OrderOfPages(pages);
+  if (*order < 0 || *order > 9) return r.Error(path + ".folio", "a folio is 4K..2M, a power of two");
+  return Status::Ok();
+}
+
+Status Mix(const Reader& r, const json& j, const std::string& path, std::vector<SizeWeight>* mix) {
+  if (!j.contains("sizes")) return r.Error(path + ".sizes", "required");
+  if (!j["sizes"].is_array() || j["sizes"].empty()) return r.Error(path + ".sizes", "expected a non-empty array");
+  for (size_t i = 0; i < j["sizes"].size(); ++i) {
+    const std::string p = path + ".sizes[" + std::to_string(i) + "]";
+    const json& e = j["sizes"][i];
+    SL_TRY(r.Keys(e, p, {"size", "weight"}));
+    SizeWeight sw;
+    SL_TRY(r.Pages(e, p, "size", &sw.pages, true));
+    const int o = OrderOfPages(sw.pages);
+    if (o < 0 || o > 9) return r.Error(p + ".size", "an mTHP size is 4K..2M, a power of two");
+    SL_TRY(r.Num(e, p, "weight", &sw.weight, 0, 1e9));
+    mix->push_back(sw);
+  }
+  return Status::Ok();
+}
+
+Status PolicyOf(const Reader& r, const json& j, const std::string& path, alloc::Policy* p) {
+  SL_TRY(r.Keys(j, path, {"preset", "knobs"}));
+  std::string preset;
+  SL_TRY(r.Str(j, path, "preset", &preset));
+  if (!preset.empty()) {
+    auto pr = alloc::Policy::Preset(preset);
+    if (!pr.ok()) return r.Error(path + ".preset", pr.status().message());
+    *p = *pr;
+  }
+  if (!j.contains("knobs")) return Status::Ok();
+  const json& k = j["knobs"];
+  const std::string kp = path + ".knobs";
+  SL_TRY(r.Keys(k, kp, {"search", "slot_cache", "percpu_hint_per_device", "nonssd_global_cluster",
+                        "sync_discard_retry", "hibernation_percpu_hint", "hibernation_hib_entry", "name"}));
+  SL_TRY(r.Bool(k, kp, "slot_cache", &p->slot_cache));
+  SL_TRY(r.Bool(k, kp, "percpu_hint_per_device", &p->percpu_hint_per_device));
+  SL_TRY(r.Bool(k, kp, "nonssd_global_cluster", &p->nonssd_global_cluster));
+  SL_TRY(r.Bool(k, kp, "sync_discard_retry", &p->sync_discard_retry));
+  SL_TRY(r.Bool(k, kp, "hibernation_percpu_hint", &p->hibernation_percpu_hint));
+  SL_TRY(r.Bool(k, kp, "hibernation_hib_entry", &p->hibernation_hib_entry));
+  SL_TRY(r.Str(k, kp, "name", &p->name));
+  std::vector<std::string> steps;
+  SL_TRY(r.StrList(k, kp, "search", &steps));
+  if (!steps.empty()) {
+    p->search.clear();
+    for (size_t i = 0; i < steps.size(); ++i) {
+      bool found = false;
+      for (int s = 0; s < alloc::kNumSearchSteps; ++s) {
+        if (alloc::Name(static_cast<alloc::SearchStep>(s)) == steps[i]) {
+          p->search.push_back(static_cast<alloc::SearchStep>(s));
+          found = true;
+        }
+      }
+      if (!found) return r.Error(kp + ".search[" + std::to_string(i) + "]", "unknown search step '" + steps[i] + "'");
+    }
+  }
+  if (Status st = p->Validate(); !st.ok()) return r.Error(path, st.message());
+  return Status::Ok();
+}
+
+Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, int cpus) {
+  if (!j.is_object()) return r.Error(path, "expected an object with a \"generator\"");
+  std::string gen;
+  SL_TRY(r.Str(j, path, "generator", &gen, true));
+  if (gen == "fill-free") {
+    FillFreeSpec s;
+    SL_TRY(r.Keys(j, path, {"generator", "region", "folio", "free_share", "shuffled", "cpus"}));
+    SL_TRY(r.Pages(j, path, "region", &s.region_pages, true));
+    SL_TRY(FolioOrder(r, j, path, &s.order));
+    SL_TRY(r.Num(j, path, "free_share", &s.free_share, 0, 1));
+    SL_TRY(r.Bool(j, path, "shuffled", &s.shuffled));
+    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
+    if (s.region_pages % (uint64_t{1} << s.order)) return r.Error(path + ".region", "not a multiple of the folio");
+    return Step(s);
+  }
+  if (gen == "holes") {
+    HolesSpec s;
+    SL_TRY(r.Keys(j, path, {"generator", "region", "folio", "hole", "cpus"}));
+    SL_TRY(r.Pages(j, path, "region", &s.region_pages, true));
+    SL_TRY(FolioOrder(r, j, path, &s.order));
+    SL_TRY(r.Pages(j, path, "hole", &s.hole_pages, true));
+    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
+    if (s.hole_pages % (uint64_t{1} << s.order)) return r.Error(path + ".hole", "not a multiple of the folio");
+    if (s.region_pages % (uint64_t{1} << s.order)) return r.Error(path + ".region", "not a multiple of the folio");
+    return Step(s);
+  }
+  if (gen == "mthp-mix") {
+    MthpSpec s;
+    SL_TRY(r.Keys(j, path, {"generator", "total", "sizes", "cpus"}));
+    SL_TRY(r.Pages(j, path, "total", &s.total_pages, true));
+    SL_TRY(Mix(r, j, path, &s.mix));
+    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
+    return Step(s);
+  }
+  if (gen == "build-churn") {
+    ChurnSpec s;
+    SL_TRY(r.Keys(j, path, {"generator", "processes", "concurrent", "min", "max", "sizes", "partial_free", "cpus", "exit", "exit_at_end"}));
+    SL_TRY(r.Int(j, path, "processes", &s.processes, 1, int64_t{1} << 32, true));
+    SL_TRY(r.Int(j, path, "concurrent", &s.concurrent, 1, int64_t{1} << 20, true));
+    SL_TRY(r.Pages(j, path, "min", &s.min_pages, true));
+    SL_TRY(r.Pages(j, path, "max", &s.max_pages, true));
+    if (s.max_pages < s.min_pages) return r.Error(path + ".max", "smaller than min");
+    SL_TRY(Mix(r, j, path, &s.mix));
+    SL_TRY(r.Num(j, path, "partial_free", &s.partial_free_share, 0, 1));
+    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
+    std::string exit = "oldest";
+    SL_TRY(r.Str(j, path, "exit", &exit));
+    if (exit != "oldest" && exit != "random") return r.Error(path + ".exit", "'" + exit + "' is neither \"oldest\" nor \"random\"");
+    s.random_exit = exit == "random";
+    SL_TRY(r.Bool(j, path, "exit_at_end", &s.exit_at_end));
+    return Step(s);
+  }
+  if (gen == "usemem") {
+    UsememStepSpec s;
+    SL_TRY(r.Keys(j, path, {"generator", "processes", "size", "folio", "random", "passes", "limit"}));
+    SL_TRY(r.Int(j, path, "processes", &s.spec.processes, 1, 1 << 16, true));
+    SL_TRY(r.Pages(j, path, "size", &s.spec.pages_per_process, true));
+    SL_TRY(FolioOrder(r, j, path, &s.spec.order));
+    SL_TRY(r.Bool(j, path, "random", &s.spec.random));
+    SL_TRY(r.Int(j, path, "passes", &s.spec.passes, 1, 1 << 20));
+    SL_TRY(r.Pages(j, path, "limit", &s.spec.limit_pages, true));
+    if (s.spec.pages_per_process % (uint64_t{1} << s.spec.order)) return r.Error(path + ".size", "not a multiple of the folio");
+    return Step(s);
+  }
+  if (gen == "rotation") {
+    RotationStepSpec s;
+    SL_TRY(r.Keys(j, path, {"generator", "allocations", "cpus"}));
+    SL_TRY(r.Int(j, path, "allocations", &s.allocations, 1, int64_t{1} << 32, true));
+    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
+    return Step(s);
+  }
+  if (gen == "image") {
+    ImageStepSpec s;
+    SL_TRY(r.Keys(j, path, {"generator", "size", "source", "batch", "capacity", "max_pages", "read"}));
+    SL_TRY(r.Pages(j, path, "size", &s.pages, true));
+    std::string v;
+    SL_TRY(r.Str(j, path, "source", &v));
+    if (!v.empty()) {
+      auto k = hibernate::ParseSlotSource(v);
+      if (!k.ok()) return r.Error(path + ".source", k.status().message());
+      s.source = *k;
+    }
+    v.clear();
+    SL_TRY(r.Str(j, path, "batch", &v));
+    if (!v.empty()) {
+      auto b = hibernate::ParseBatchMode(v);
+      if (!b.ok()) return r.Error(path + ".batch", b.status().message());
+      s.batch = *b;
+    }
+    v = "exact";
+    SL_TRY(r.Str(j, path, "capacity", &v));
+    auto c = hibernate::ParseCapacityMode(v);
+    if (!c.ok()) return r.Error(path + ".capacity", c.status().message());
+    s.capacity = *c;
+    SL_TRY(r.Int(j, path, "max_pages", &s.max_pages, 0, 4096));
+    SL_TRY(r.Bool(j, path, "read", &s.read));
+    return Step(s);
+  }
+  return r.Error(path + ".generator",
+                 "unknown generator '" + gen + "' (known: fill-free, holes, mthp-mix, build-churn, usemem, rotation, image)");
+}
+
+// Pages a step leaves swapped out at most (for the size checks).
+uint64_t PagesNeeded(const Step& s) {
+  if (auto* f = std::get_if<FillFreeSpec>(&s)) return f->region_pages;
+  if (auto* h = std::get_if<HolesSpec>(&s)) return h->region_pages;
+  if (auto* i = std::get_if<ImageStepSpec>(&s)) return i->pages + i->pages / 511 + 2;
+  return 0;
+}
+
+Status ParseSteps(const Reader& r, const json& j, const char* key, int cpus, uint64_t dev_pages,
+                  std::vector<Step>* out) {
+  if (!j.contains(key)) return Status::Ok();
+  const std::string path = std::string("$.") + key;
+  if (!j[key].is_array()) return r.Error(path, "expected an array of generator steps");
+  for (size_t i = 0; i < j[key].size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    auto st = ParseStep(r, j[key][i], p, cpus);
+    if (!st.ok()) return st.status();
+    const uint64_t need = PagesNeeded(*st);
+    if (need > dev_pages - 1) {
+      const char* what = std::holds_alternative<ImageStepSpec>(*st) ? ".size" : ".region";
+      return r.Error(p + what, "needs " + std::to_string(need) + " pages but the device ($.devices[0]) has " +
+                                   std::to_string(dev_pages - 1) + " usable pages");
+    }
+    out->push_back(*st);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* GeneratorName(const Step& s) {
+  static const char* const kNames[] = {"fill-free", "holes", "mthp-mix", "build-churn", "usemem", "rotation", "image"};
+  return kNames[s.index()];
+}
+
+Result<uint64_t> ParseBytes(const std::string& s) {
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (...) {
+    return Status(-EINVAL, "'" + s + "' is not a size (e.g. 64K, 6G)");
+  }
+  const std::string suffix = s.substr(pos);
+  double mul = 1;
+  if (suffix == "K" || suffix == "k" || suffix == "KiB") mul = 1024;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB") mul = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB") mul = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty()) return Status(-EINVAL, "'" + s + "': unknown suffix '" + suffix + "' (K, M, G)");
+  if (!(v >= 0) || v * mul > 1e15) return Status(-EINVAL, "'" + s + "' is not a plausible size");
+  // A fractional size ("5.4G") is rounded to whole pages; a whole one
+  // ("6K") is taken as written (and refused later if not page-sized).
+  const uint64_t bytes = static_cast<uint64_t>(v * mul + 0.5);
+  return v != std::floor(v) ? (bytes + kPage / 2) / kPage * kPage : bytes;
+}
+
+Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
+  Reader r(file);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return r.Error("$", std::string("not JSON: ") + e.what());
+  }
+  Scenario sc;
+  sc.file = file;
+  SL_TRY(r.Keys(j, "$", {"name", "group", "title", "setup", "seed", "repetitions", "cpus", "parallel", "policy",
+                         "devices", "aging", "measured", "variants", "rows", "pct_rows", "seed_reported", "answers",
+                         "reproduce_scale", "$comment"}));
+  SL_TRY(r.Str(j, "$", "name", &sc.name, true));
+  sc.group = sc.name;
+  SL_TRY(r.Str(j, "$", "group", &sc.group));
+  SL_TRY(r.Str(j, "$", "title", &sc.title));
+  SL_TRY(r.Str(j, "$", "answers", &sc.answers));
+  SL_TRY(r.StrList(j, "$", "setup", &sc.setup));
+  SL_TRY(r.Int(j, "$", "seed", &sc.seed, 0, INT64_MAX));
+  SL_TRY(r.Int(j, "$", "repetitions", &sc.repetitions, 1, 100));
+  SL_TRY(r.Int(j, "$", "cpus", &sc.cpus, 1, 64));
+  SL_TRY(r.Bool(j, "$", "parallel", &sc.parallel));
+  SL_TRY(r.Num(j, "$", "reproduce_scale", &sc.reproduce_scale, 1e-4, 1));
+  alloc::Policy base = *alloc::Policy::Preset("mm-new");
+  if (j.contains("policy")) SL_TRY(PolicyOf(r, j["policy"], "$.policy", &base));
+  if (!j.contains("devices") || !j["devices"].is_array() || j["devices"].empty())
+    return r.Error("$.devices", "required: a non-empty array of devices");
+  std::set<std::string> names;
+  for (size_t i = 0; i < j["devices"].size(); ++i) {
+    const std::string p = "$.devices[" + std::to_string(i) + "]";
+    const json& d = j["devices"][i];
+    SL_TRY(r.Keys(d, p, {"name", "size", "ssd", "blkdev", "discard", "prio", "backing", "dir"}));
+    DeviceSpec ds;
+    ds.name = "swap" + std::to_string(i);
+    SL_TRY(r.Str(d, p, "name", &ds.name));
+    SL_TRY(r.Pages(d, p, "size", &ds.pages, true));
+    if (ds.pages < 10) return r.Error(p + ".size", "a swap area needs at least 10 pages (mkswap)");
+    if (ds.pages > (uint64_t{1} << 32)) return r.Error(p + ".size", "larger than the largest swap area (2^32 pages)");
+    SL_TRY(r.Bool(d, p, "ssd", &ds.ssd));
+    SL_TRY(r.Bool(d, p, "blkdev", &ds.blkdev));
+    SL_TRY(r.Bool(d, p, "discard", &ds.discard));
+    if (d.contains("prio")) {
+      int prio = 0;
+      SL_TRY(r.Int(d, p, "prio", &prio, 0, 32767));
+      ds.prio = prio;
+    }
+    std::string backing = "simulated";
+    SL_TRY(r.Str(d, p, "backing", &backing));
+    if (backing != "simulated" && backing != "file")
+      return r.Error(p + ".backing", "'" + backing + "' is neither \"simulated\" nor \"file\"");
+    ds.real_file = backing == "file";
+    SL_TRY(r.Str(d, p, "dir", &ds.dir));
+    if (!names.insert(ds.name).second) return r.Error(p + ".name", "device name '" + ds.name + "' used twice");
+    sc.devices.push_back(ds);
+  }
+  SL_TRY(ParseSteps(r, j, "aging", sc.cpus, sc.devices[0].pages, &sc.aging));
+  SL_TRY(ParseSteps(r, j, "measured", sc.cpus, sc.devices[0].pages, &sc.measured));
+  if (sc.measured.empty()) return r.Error("$.measured", "required: at least one generator step to measure");
+  if (!j.contains("variants")) {
+    sc.variants.push_back(VariantSpec{"result", base});
+  } else {
+    if (!j["variants"].is_array() || j["variants"].empty()) return r.Error("$.variants", "expected a non-empty array");
+    for (size_t i = 0; i < j["variants"].size(); ++i) {
+      const std::string p = "$.variants[" + std::to_string(i) + "]";
+      const json& v = j["variants"][i];
+      SL_TRY(r.Keys(v, p, {"label", "policy", "source", "batch", "threads"}));
+      VariantSpec vs{"", base};
+      SL_TRY(r.Str(v, p, "label", &vs.label, true));
+      if (v.contains("policy")) SL_TRY(PolicyOf(r, v["policy"], p + ".policy", &vs.policy));
+      std::string s;
+      SL_TRY(r.Str(v, p, "source", &s));
+      if (!s.empty()) {
+        auto k = hibernate::ParseSlotSource(s);
+        if (!k.ok()) return r.Error(p + ".source", k.status().message());
+        vs.source = *k;
+      }
+      s.clear();
+      SL_TRY(r.Str(v, p, "batch", &s));
+      if (!s.empty()) {
+        auto b = hibernate::ParseBatchMode(s);
+        if (!b.ok()) return r.Error(p + ".batch", b.status().message());
+        vs.batch = *b;
+      }
+      SL_TRY(r.Int(v, p, "threads", &vs.threads, 1, sc.cpus));
+      sc.variants.push_back(vs);
+    }
+  }
+  SL_TRY(r.StrList(j, "$", "rows", &sc.rows));
+  SL_TRY(r.StrList(j, "$", "pct_rows", &sc.pct_rows));
+  if (j.contains("seed_reported")) {
+    const json& s = j["seed_reported"];
+    SL_TRY(r.Keys(s, "$.seed_reported", {"source", "setup", "cells"}));
+    SL_TRY(r.Str(s, "$.seed_reported", "source", &sc.seed_reported.source));
+    SL_TRY(r.StrList(s, "$.seed_reported", "setup", &sc.seed_reported.setup));
+    if (s.contains("cells")) {
+      if (!s["cells"].is_object()) return r.Error("$.seed_reported.cells", "expected an object row -> column -> text");
+      for (auto row = s["cells"].begin(); row != s["cells"].end(); ++row) {
+        const std::string p = "$.seed_reported.cells." + row.key();
+        if (!row->is_object()) return r.Error(p, "expected an object column -> text");
+        for (auto col = row->begin(); col != row->end(); ++col) {
+          if (!col->is_string()) return r.Error(p + "." + col.key(), "expected a string (as the seed printed it)");
+          sc.seed_reported.cells[row.key()][col.key()] = col->get<std::string>();
+        }
+      }
+    }
+  }
+  return sc;
+}
+
+Result<Scenario> LoadScenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(-ENOENT, path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseScenario(ss.str(), path);
+}
+
+}  // namespace swaplab::workload

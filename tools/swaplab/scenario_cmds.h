@@ -1,0 +1,31 @@
+// `swaplab run SCENARIO.json` and `swaplab reproduce [NAME]`: scenarios
+// (workload/scenario.h) printed by the report layer.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace swaplab::tools {
+
+struct ScenarioCmdOptions {
+  std::vector<std::string> files;  // run
+  std::string name;                // reproduce: one group or scenario
+  bool json = false, csv = false;
+  std::string out_dir;             // reproduce: also write files here
+  double scale = 1.0;
+  int jobs = 2;
+  bool list = false;
+  bool full = false;  // reproduce: the seeds' sizes with page data made and checked (slow)
+  // reproduce: each scenario's reduced reproduce_scale, page data checked.
+  bool check_data = false;
+  // run: image steps on simulated devices carry no data (reproduce's default).
+  bool structural = false;
+};
+
+CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);
+CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o);
+int RunRun(const ScenarioCmdOptions& o);
+int RunReproduce(const ScenarioCmdOptions& o);
+
+}  // namespace swaplab::tools
