@@ -173,7 +173,14 @@ TEST(Reproduce, RfcStructureAtReducedScale) {
 }
 
 // Seed 003's direction: nonfull-first falls back less than free-first.
-TEST(Reproduce, NonfullFirstFallsBackLessOn8G) {
+// DISABLED (open in issue 5, docs/results.md "nonfull-vs-free"): in the
+// build-like churn scenario the direction is not robust. It held at this
+// scale while split pages were placed in page order; with the kernel's
+// measured order (page 0, then the tails last-first, Policy::
+// split_tails_last_first) it reverses here (46,122 vs 45,050 fallbacks), and
+// at the seeds' full size both give 0. The direction itself is tested on a
+// controlled fragmented device in tests/alloc/nonfull_vs_free_test.cc.
+TEST(Reproduce, DISABLED_NonfullFirstFallsBackLessOn8G) {
   const json j = ReproduceJson("nonfull-vs-free-8g", 0.05);
   ASSERT_FALSE(j.is_null());
   const double before = Metric(j, "Before", "64kB swpout_fallback");
