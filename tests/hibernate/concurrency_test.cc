@@ -6,7 +6,11 @@
 // them too. Small images on the in-memory engine: fast under sanitizers.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "hibernate/hib_test_util.h"
 #include "swaplab/hibernate/compress.h"
@@ -101,6 +105,74 @@ INSTANTIATE_TEST_SUITE_P(Compressors, CompressedThreads,
                          [](const auto& info) {
                            return std::string(Name(info.param.c)) + "_t" + std::to_string(info.param.threads);
                          });
+
+// Issue 4 / seed 001: other users keep allocating while the image is
+// written (the RFC names DAMON pageout and memcg high work). A
+// free-clusters-sorted session takes whole free clusters while another CPU
+// keeps swapping order-0 folios out and in; those are served from nonfull /
+// frag clusters (the free list is claimed), the image is still one run and
+// reads back whole, and no slot is lost or shared (CheckInvariants, inuse).
+TEST(ImageSessionConcurrency, AnotherCpuAllocatesDuringTheWrite) {
+  alloc::SystemOptions so;
+  so.nr_cpus = 2;
+  Rig r = MakeRig(8192, 0, {}, so);  // 16 clusters
+  constexpr alloc::CpuId kOther = 1;
+  // Aging on the other CPU: 3 clusters of order-0 folios, every other one
+  // dropped, so nonfull clusters exist for it during the write.
+  std::vector<std::unique_ptr<alloc::Folio>> aged;
+  for (int i = 0; i < 1536; ++i) {
+    aged.push_back(std::make_unique<alloc::Folio>());
+    alloc::FolioLockGuard g(*aged.back());
+    ASSERT_TRUE(r.sys->FolioAllocSwap(kOther, *aged.back()).ok());
+  }
+  for (size_t i = 0; i < aged.size(); i += 2) {
+    alloc::FolioLockGuard g(*aged[i]);
+    ASSERT_TRUE(r.sys->SwapCacheDelFolio(*aged[i]).ok());
+  }
+  const uint64_t inuse_aged = Inuse(r);
+
+  // The other CPU: a ring of 256 folios swapped out and dropped again.
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> placed{0};
+  std::vector<alloc::Folio> ring(256);
+  std::thread other([&] {
+    for (size_t i = 0; !stop.load(std::memory_order_relaxed); i = (i + 1) % ring.size()) {
+      alloc::FolioLockGuard g(ring[i]);
+      if (ring[i].in_swap_cache()) (void)r.sys->SwapCacheDelFolio(ring[i]);  // refused while suspended
+      if (!ring[i].in_swap_cache() && r.sys->FolioAllocSwap(kOther, ring[i]).ok())
+        placed.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  SnapshotOptions o;
+  o.saveable_pages = 2600;
+  o.seed = 5;
+  const auto snap = *SyntheticSnapshot::Make(o);
+  ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
+  WriterOptions wo;
+  wo.batch.mode = BatchMode::kPerRun;
+  auto w = WriteImage(session, *r.engine, snap, wo);
+  stop.store(true);
+  other.join();
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->device_runs, 1u) << "the image left its claimed clusters";
+  EXPECT_GT(placed.load(), 0u) << "the other CPU never allocated";
+  EXPECT_TRUE(r.sys->CheckInvariants().ok()) << r.sys->CheckInvariants().ToString();
+  auto rd = ReadImage(*r.engine, 0, ReaderOptions{});
+  ASSERT_TRUE(rd.ok()) << rd.status().ToString();
+  EXPECT_EQ(rd->pages_verified, snap.image_pages());
+  // Every slot accounted for: free_all_swap_pages (§5.3) gives back the
+  // image and its run's unused tail, the ring drops its folios, and the
+  // aged folios are what is left.
+  ASSERT_TRUE(session.FreeAll().ok());
+  for (alloc::Folio& f : ring) {
+    alloc::FolioLockGuard g(f);
+    if (f.in_swap_cache()) {
+      ASSERT_TRUE(r.sys->SwapCacheDelFolio(f).ok());
+    }
+  }
+  EXPECT_EQ(Inuse(r), inuse_aged);
+  EXPECT_TRUE(r.sys->CheckInvariants().ok()) << r.sys->CheckInvariants().ToString();
+}
 
 }  // namespace
 }  // namespace swaplab::hibernate
