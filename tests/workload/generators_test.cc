@@ -182,15 +182,9 @@ TEST(BuildChurn, SwappedLimitBoundsUsage) {
   auto peak = [](uint64_t limit) {
     Dev d(512 * 16);
     Workload w(*d.sys, 4);
-    ChurnSpec s;
-    s.processes = 40;
-    s.concurrent = 40;
-    s.min_pages = 200;
-    s.max_pages = 400;
-    s.mix = {{1, 4}, {16, 1}};
-    s.partial_free_share = 0.1;
-    s.exit_at_end = false;
-    s.swapped_pages = limit;
+    const ChurnSpec s{.processes = 40, .concurrent = 40, .min_pages = 200, .max_pages = 400,
+                      .mix = {{1, 4}, {16, 1}}, .partial_free_share = 0.1, .exit_at_end = false,
+                      .swapped_pages = limit};
     auto r = BuildChurn(w, s);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_TRUE(d.sys->CheckInvariants().ok());
