@@ -95,6 +95,24 @@ TEST(Scenario, ImpossibleSizesAreRefused) {
   ExpectRefused(j, "$.devices[0].size", "10 pages");
 }
 
+// build-churn's `swapped` (seed 003's memcg limit): a size in pages,
+// scaled with the devices, refused with its path when not whole pages.
+TEST(Scenario, ChurnSwappedLimit) {
+  json j;
+  for (const ShippedScenario& s : ShippedScenarios())
+    if (std::string(s.file) == "scenarios/nonfull-vs-free-8g.json") j = json::parse(s.json);
+  ASSERT_FALSE(j.is_null());
+  j["measured"][0]["swapped"] = "6G";
+  auto r = ParseScenario(j.dump(), "ok.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(std::get<ChurnSpec>(r->measured[0]).swapped_pages, 6u << 18);
+  Scenario sc = *r;
+  ScaleScenario(sc, 0.5);
+  EXPECT_EQ(std::get<ChurnSpec>(sc.measured[0]).swapped_pages, 3u << 18);
+  j["measured"][0]["swapped"] = "6K";
+  ExpectRefused(j, "$.measured[0].swapped", "multiple of 4 KiB");
+}
+
 TEST(Scenario, UnknownNamesAreRefused) {
   json j = Minimal();
   j["aging"][0]["generator"] = "holez";
