@@ -230,6 +230,12 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
     const uint64_t target = s.min_pages + w.rng().Below(s.max_pages - s.min_pages + 1);
     uint64_t pages = 0;
     while (pages < target) {
+      // The memcg limit (ChurnSpec::swapped_pages): other jobs finish
+      // (exit) while more than the build's share is swapped out.
+      while (s.swapped_pages > 0 && !live.empty() &&
+             static_cast<uint64_t>(w.sys().total_swap_pages() - w.sys().nr_swap_pages()) > s.swapped_pages) {
+        if (Status st = exit_one(s.random_exit); !st.ok()) return st;
+      }
       const uint64_t n = PickSize(s.mix, w.rng());
       const uint64_t f = w.NewFolio();
       if (Status st = SwapOut(w, f, OrderOfPages(n), cpu); !st.ok()) return st;

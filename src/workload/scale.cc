@@ -32,6 +32,7 @@ void ScaleScenario(Scenario& sc, double f) {
       // the device alive stays; process sizes keep their folio mix.
       c->processes = Scaled(c->processes, f, 1);
       c->concurrent = Scaled(c->concurrent, f, 1);
+      if (c->swapped_pages) c->swapped_pages = Scaled(c->swapped_pages, f, 1);
     } else if (auto* u = std::get_if<UsememStepSpec>(&s)) {
       u->spec.pages_per_process = Scaled(u->spec.pages_per_process, f, uint64_t{1} << u->spec.order);
       u->spec.limit_pages = Scaled(u->spec.limit_pages, f, uint64_t{1} << u->spec.order);

@@ -174,6 +174,28 @@ TEST(BuildChurn, LeavesNothingAndZapsPages) {
   EXPECT_TRUE(d.sys->CheckInvariants().ok());
 }
 
+// build-churn with a swap limit (ChurnSpec::swapped_pages, the memcg
+// limit of seed 003's build): processes exit before a swap-out once more
+// than the limit is in use, so in use never exceeds the limit plus one
+// folio; without the limit the same processes end above it.
+TEST(BuildChurn, SwappedLimitBoundsUsage) {
+  auto peak = [](uint64_t limit) {
+    Dev d(512 * 16);
+    Workload w(*d.sys, 4);
+    const ChurnSpec s{.processes = 40, .concurrent = 40, .min_pages = 200, .max_pages = 400,
+                      .mix = {{1, 4}, {16, 1}}, .partial_free_share = 0.1, .exit_at_end = false,
+                      .swapped_pages = limit};
+    auto r = BuildChurn(w, s);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(d.sys->CheckInvariants().ok());
+    return d.sys->Device(d.type)->inuse;  // after the last swap-out
+  };
+  const uint64_t limit = 2000;
+  EXPECT_LE(peak(limit), limit + 16);
+  EXPECT_GT(peak(limit), limit / 2);
+  EXPECT_GT(peak(0), limit + 16);
+}
+
 // usemem: with a limit of half the working set, sequential touching swaps
 // every folio out and in again on the second pass.
 TEST(Usemem, SequentialPassesSwapOutAndIn) {

@@ -146,6 +146,12 @@ struct ChurnSpec {
   // At the end every process exits (a finished build); false leaves the
   // live ones swapped out (an aged device).
   bool exit_at_end = true;
+  // Swap in use (all devices, in pages) the build keeps, 0 for no limit:
+  // before each folio's swap-out, processes exit while more is in use. A
+  // memcg-limited "make -j96" keeps about the same amount swapped out
+  // whatever the device (what exceeds the memory limit), so one build is
+  // near full on seed 003's 8G ZRAM and has room on its 10G one.
+  uint64_t swapped_pages = 0;
 };
 struct ChurnResult {
   uint64_t processes = 0;
