@@ -12,6 +12,7 @@
 
 #include "swaplab/area/swap_area.h"
 #include "swaplab/area/swap_header.h"
+#include "size_arg.h"
 
 namespace swaplab::tools {
 
@@ -40,32 +41,6 @@ int ExitCodeFor(const Status& s) {
 int Fail(const Status& s) {
   fmt::print(stderr, "swaplab area: {}\n", s.ToString());
   return ExitCodeFor(s);
-}
-
-// "4096", "64M", "1GiB", "512k": bytes, with binary multiples.
-Result<uint64_t> ParseSize(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-  if (i == 0 || i > 19) return Status(-EINVAL, "--size: \"" + s + "\" is not a size");
-  const uint64_t n = std::stoull(s.substr(0, i));
-  std::string unit = s.substr(i);
-  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  int shift = 0;
-  if (unit.empty() || unit == "B")
-    shift = 0;
-  else if (unit == "K" || unit == "KB" || unit == "KIB")
-    shift = 10;
-  else if (unit == "M" || unit == "MB" || unit == "MIB")
-    shift = 20;
-  else if (unit == "G" || unit == "GB" || unit == "GIB")
-    shift = 30;
-  else if (unit == "T" || unit == "TB" || unit == "TIB")
-    shift = 40;
-  else
-    return Status(-EINVAL, "--size: unknown unit \"" + s.substr(i) + "\" (K, M, G, T)");
-  if (shift > 0 && n > (UINT64_MAX >> shift))
-    return Status(-EINVAL, "--size: \"" + s + "\" is too large");
-  return n << shift;
 }
 
 // "5,9,100-103" → {5, 9, 100, 101, 102, 103}.
@@ -243,7 +218,7 @@ int RunFormat(const AreaOptions& o) {
   area::FormatOptions f;
   f.label = o.label;
   if (!o.size.empty()) {
-    auto s = ParseSize(o.size);
+    auto s = ParseSize(o.size, "--size");
     if (!s.ok()) return Fail(s.status());
     f.size_bytes = *s;
   }

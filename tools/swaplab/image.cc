@@ -19,6 +19,7 @@
 #include "swaplab/hibernate/request_batcher.h"
 #include "swaplab/hibernate/rfc_layouts.h"
 #include "swaplab/hibernate/snapshot.h"
+#include "size_arg.h"
 
 namespace swaplab::tools {
 
@@ -58,23 +59,6 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
 }
 
 namespace {
-
-Result<uint64_t> ParseSize(const std::string& s, const std::string& opt) {
-  size_t pos = 0;
-  uint64_t v = 0;
-  try {
-    v = std::stoull(s, &pos);
-  } catch (...) {
-    return Status(-EINVAL, opt + " '" + s + "' is not a size");
-  }
-  const std::string suffix = s.substr(pos);
-  uint64_t mul = 1;
-  if (suffix == "K" || suffix == "k") mul = 1024;
-  else if (suffix == "M" || suffix == "m") mul = 1024 * 1024;
-  else if (suffix == "G" || suffix == "g") mul = uint64_t{1} << 30;
-  else if (!suffix.empty()) return Status(-EINVAL, opt + " '" + s + "': unknown suffix '" + suffix + "'");
-  return v * mul;
-}
 
 // A read-only view of an engine: writes are counted and dropped, so the
 // reader's signature restore changes nothing (inspect).

@@ -5,12 +5,14 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/kernel_run.h"
+#include "size_arg.h"
 
 namespace swaplab::tools {
 
@@ -19,23 +21,17 @@ namespace {
 volatile std::sig_atomic_t g_interrupted = 0;
 void OnSignal(int) { g_interrupted = 1; }
 
-// "1000" pages, or bytes with a K/M/G suffix (a whole number of pages).
-bool ParseSize(const std::string& s, uint64_t* pages) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (end == s.c_str()) return false;
-  const std::string suf = end;
-  uint64_t mult = 0;
-  if (suf.empty()) {
-    *pages = v;
+// "1000" pages, or bytes with a unit (a whole number of pages).
+bool ParseSizePages(const std::string& s, uint64_t* pages) {
+  auto bytes = ParseSize(s, "--size");
+  if (!bytes.ok()) return false;
+  const bool unit = !s.empty() && !std::isdigit(static_cast<unsigned char>(s.back()));
+  if (!unit) {
+    *pages = *bytes;
     return true;
   }
-  if (suf == "K" || suf == "k") mult = uint64_t{1} << 10;
-  if (suf == "M" || suf == "m") mult = uint64_t{1} << 20;
-  if (suf == "G" || suf == "g") mult = uint64_t{1} << 30;
-  if (mult == 0 || (v * mult) % 4096 != 0) return false;
-  *pages = v * mult / 4096;
+  if (*bytes % 4096 != 0) return false;
+  *pages = *bytes / 4096;
   return true;
 }
 
@@ -77,7 +73,7 @@ int RunRun(const KernelOptions& o) {
   ro.device = *dev;
   if (!o.size.empty()) {
     uint64_t pages = 0;
-    if (!ParseSize(o.size, &pages)) {
+    if (!ParseSizePages(o.size, &pages)) {
       fmt::print(stderr, "swaplab kernel run: --size '{}': pages, or bytes with K/M/G (a whole number of pages)\n",
                  o.size);
       return 2;
