@@ -39,16 +39,16 @@ SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id, int order)
 
 // Mirrors free_cluster(): to the discard list on a WRITEOK discard device,
 // otherwise straight to the free list without its table.
-void SwapSystem::State::FreeCluster(SwapDevice& d, SwapCluster& c) {
+void SwapSystem::State::FreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed) {
   assert(c.count == 0 && c.extend_users == 0);
   if (d.page_discard && d.writeok.load(std::memory_order_acquire)) {
-    MoveCluster(d, c, ClusterFlag::kDiscard);
+    MoveCluster(d, c, ClusterFlag::kDiscard, freed);
     ScheduleDiscard(d);
     return;
   }
   c.table.reset();
   c.extend.reset();
-  MoveCluster(d, c, ClusterFlag::kFree);  // leaves its list by its old order
+  MoveCluster(d, c, ClusterFlag::kFree, freed);  // leaves its list by its old order
   c.order = 0;
 }
 

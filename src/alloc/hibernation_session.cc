@@ -97,8 +97,9 @@ SwapSystem::HibernationRun SwapSystem::AllocHibernationRun(CpuId cpu) {
         c.hib_whole = true;
         c.order = 0;
         c.count = s.cluster_size;  // no table: never usable by the allocator
-        s.SwapUsageAdd(d, s.cluster_size);
-        s.MoveCluster(d, c, ClusterFlag::kFull);
+        SpinGuard dg(d.lock);
+        s.SwapUsageAddLocked(d, s.cluster_size);
+        s.MoveClusterLocked(d, c, ClusterFlag::kFull);
       }
       return {SwapEntry{type, static_cast<uint64_t>(i) << s.cluster_shift}, s.cluster_size};
     }
@@ -134,9 +135,8 @@ Status SwapSystem::FreeHibernationRun(SwapEntry first, uint64_t nr) {
       if (c.hib_reserved) {
         // patch 10: reserved clusters are left alone
       } else if (!c.table) {
-        s.MoveCluster(*d, c, ClusterFlag::kNone);  // off the full list
         c.count -= static_cast<uint32_t>(end - off);
-        s.SwapUsageSub(*d, end - off);
+        s.MoveCluster(*d, c, ClusterFlag::kNone, end - off);  // off the full list
         if (c.count == 0) {
           c.hib_whole = false;
           s.FreeCluster(*d, c);

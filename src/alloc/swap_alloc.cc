@@ -276,7 +276,7 @@ uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t 
   const uint32_t n = 1u << k;
   const uint64_t start = ClusterStart(d, c);
   const uint64_t last = start + cluster_size - n;
-  uint64_t found = 0, next = 0;
+  uint64_t found = 0, next = 0, added = 0;
   if (c.count + n <= cluster_size) {
     uint64_t o = off;
     while (o <= last) {
@@ -313,12 +313,13 @@ uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t 
         goto finish;
       }
       found = o;
+      added = n;
       if (c.count < cluster_size && o + n <= last) next = o + n;
       break;
     }
   }
 finish:
-  Relocate(d, c);
+  Relocate(d, c, added);  // and inuse += added (swap_range_alloc)
   c.lock.Unlock();
   SetHint(d, rq, next);
   return found;
@@ -333,7 +334,8 @@ finish:
                     " in a cluster of order " + std::to_string(cluster_order));
 }
 
-// Mirrors __swap_cluster_alloc_entries() + swap_range_alloc() (§2.8).
+// Mirrors __swap_cluster_alloc_entries() (§2.8). The usage change of
+// swap_range_alloc() follows in Relocate, in the same cluster-lock section.
 bool SwapSystem::State::Commit(SwapDevice& d, SwapCluster& c, uint64_t start, uint64_t off,
                                const AllocRequest& rq) {
   if (!d.writeok.load(std::memory_order_acquire)) return false;
@@ -354,19 +356,17 @@ bool SwapSystem::State::Commit(SwapDevice& d, SwapCluster& c, uint64_t start, ui
   }
   c.count += n;
   if (rq.folio != nullptr) FolioAccess::SetSwap(*rq.folio, SwapEntry{d.type, off});
-  SwapUsageAdd(d, n);
   return true;
 }
 
 // Mirrors del_from_avail_list(): sets the off-list bit with a recheck.
-void SwapSystem::State::DelFromAvail(SwapDevice& d, bool swapoff) {
+// inuse has no other writer while the device lock is held.
+void SwapSystem::State::DelFromAvailLocked(SwapDevice& d, bool swapoff) {
   SpinGuard g(avail_lock);
-  uint64_t v = d.inuse.load(std::memory_order_acquire);
-  for (;;) {
-    if (v & kOffListBit) return;
-    if (!swapoff && v != d.pages) return;
-    if (d.inuse.compare_exchange_weak(v, v | kOffListBit, std::memory_order_acq_rel)) break;
-  }
+  const uint64_t v = d.inuse.load(std::memory_order_relaxed);
+  if (v & kOffListBit) return;
+  if (!swapoff && v != d.pages) return;
+  d.inuse.store(v | kOffListBit, std::memory_order_release);
   for (size_t i = 0; i < avail.size(); ++i) {
     if (avail[i] == d.type) {
       avail.erase(avail.begin() + static_cast<std::ptrdiff_t>(i));
@@ -377,15 +377,13 @@ void SwapSystem::State::DelFromAvail(SwapDevice& d, bool swapoff) {
 
 // Mirrors add_to_avail_list(): clears the off-list bit unless full again,
 // and inserts after the devices of the same priority.
-void SwapSystem::State::AddToAvail(SwapDevice& d) {
+void SwapSystem::State::AddToAvailLocked(SwapDevice& d) {
   SpinGuard g(avail_lock);
-  uint64_t v = d.inuse.load(std::memory_order_acquire);
-  for (;;) {
-    if (!(v & kOffListBit)) return;
-    if (!d.writeok.load(std::memory_order_acquire)) return;
-    if ((v & ~kOffListBit) == d.pages) return;
-    if (d.inuse.compare_exchange_weak(v, v & ~kOffListBit, std::memory_order_acq_rel)) break;
-  }
+  const uint64_t v = d.inuse.load(std::memory_order_relaxed);
+  if (!(v & kOffListBit)) return;
+  if (!d.writeok.load(std::memory_order_acquire)) return;
+  if ((v & ~kOffListBit) == d.pages) return;
+  d.inuse.store(v & ~kOffListBit, std::memory_order_release);
   size_t pos = 0;
   while (pos < avail.size() && records[avail[pos]]->prio >= d.prio) ++pos;
   avail.insert(avail.begin() + static_cast<std::ptrdiff_t>(pos), d.type);
@@ -471,16 +469,32 @@ Result<SwapOutResult> SwapSystem::SwapOutFolio(CpuId cpu, Folio& folio,
     return Status(-EINVAL, "swap out: an order-" + std::to_string(k) + " folio needs " +
                                std::to_string(1 << k) + " split pages, got " +
                                std::to_string(split_pages.size()));
+  // Validate and lock the split pages in one pass: a page listed twice is
+  // met already locked by this pass, so no sorted copy is needed. On an
+  // error the pages this pass locked are unlocked again: bad input changes
+  // nothing. split_folio_to_list() hands the new folios back locked and
+  // reclaim keeps them locked until each is written, so no placement of
+  // this call can reclaim a page placed earlier in it (TryReclaim only
+  // trylocks); here they are locked from the start, which changes nothing
+  // while the folio is placed whole (split pages are not in the swap cache,
+  // so no reclaim looks at them).
+  struct SplitLocks {
+    std::span<Folio* const> pages;
+    size_t n = 0;
+    ~SplitLocks() {
+      for (size_t i = 0; i < n; ++i) pages[i]->Unlock();
+    }
+  } locks{split_pages};
   for (Folio* p : split_pages) {
-    if (p == nullptr || p->order() != 0 || p->in_swap_cache() || p->locked())
+    if (p == nullptr || p->order() != 0 || p->in_swap_cache() || !p->TryLock()) {
+      if (p != nullptr && std::find(split_pages.begin(), split_pages.begin() +
+                                        static_cast<std::ptrdiff_t>(locks.n), p) !=
+                              split_pages.begin() + static_cast<std::ptrdiff_t>(locks.n))
+        return Status(-EINVAL, "swap out: the same folio is listed twice among the split pages");
       return Status(-EINVAL, "swap out: split pages must be unlocked order-0 folios out of the "
                              "swap cache");
-  }
-  {
-    std::vector<const Folio*> sorted(split_pages.begin(), split_pages.end());
-    std::sort(sorted.begin(), sorted.end());
-    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-      return Status(-EINVAL, "swap out: the same folio is listed twice among the split pages");
+    }
+    ++locks.n;
   }
   Status st = FolioAllocSwap(cpu, folio);
   if (st.ok()) {
@@ -496,9 +510,6 @@ Result<SwapOutResult> SwapSystem::SwapOutFolio(CpuId cpu, Folio& folio,
   // Mirrors shrink_folio_list(): split, count the fallback, retry at order 0.
   if (k == s.pmd_order) s.thp_swpout_fallback.fetch_add(1, std::memory_order_relaxed);
   s.swpout_fallback[k].fetch_add(1, std::memory_order_relaxed);
-  // split_folio_to_list() hands back the new folios locked, and reclaim
-  // keeps them locked until each is written: so no placement of this call
-  // can reclaim a page placed earlier in it (TryReclaim only trylocks).
   SwapOutResult res{true, 0};
   // Page 0 first, then the tails in the order reclaim meets them (policy
   // split_tails_last_first, §2.10).
@@ -507,7 +518,6 @@ Result<SwapOutResult> SwapSystem::SwapOutFolio(CpuId cpu, Folio& folio,
     if (i == 0 || !s.policy.split_tails_last_first) return *split_pages[i];
     return *split_pages[n - i];
   };
-  for (Folio* p : split_pages) p->Lock();
   for (size_t i = 0; i < n; ++i) {
     Folio* p = &page_at(i);
     if (FolioAllocSwap(cpu, *p).ok()) {
@@ -516,8 +526,7 @@ Result<SwapOutResult> SwapSystem::SwapOutFolio(CpuId cpu, Folio& folio,
       ++res.pages_placed;
     }
   }
-  for (Folio* p : split_pages) p->Unlock();
-  return res;
+  return res;  // `locks` unlocks the split pages
 }
 
 }  // namespace swaplab::alloc

@@ -57,11 +57,11 @@ void SwapSystem::State::FreeSlotsLocked(SwapDevice& d, SwapCluster& c, uint64_t 
     for (uint64_t i = 0; i < n; ++i) c.table[base + i] = slot::kEmpty;
   }
   c.count -= static_cast<uint32_t>(n);
-  SwapUsageSub(d, n);
+  // The list move and swap_usage_sub share one device-lock section.
   if (c.count == 0) {
-    FreeCluster(d, c);
+    FreeCluster(d, c, n);
   } else {
-    PartialFreeCluster(d, c);
+    PartialFreeCluster(d, c, n);
   }
 }
 

@@ -185,8 +185,8 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   {
     SpinGuard lg(d.lock);
     d.writeok.store(true, std::memory_order_release);
+    s.AddToAvailLocked(d);
   }
-  s.AddToAvail(d);
   return type;
 }
 
@@ -212,8 +212,8 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     {
       SpinGuard lg(d.lock);
       d.writeok.store(false, std::memory_order_release);
+      s.DelFromAvailLocked(d, true);
     }
-    s.DelFromAvail(d, true);
     s.active.erase(std::find(s.active.begin(), s.active.end(), type));
     d.active = false;
     s.total_swap_pages.fetch_sub(static_cast<int64_t>(d.pages));
@@ -259,8 +259,8 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
       {
         SpinGuard lg(d.lock);
         d.writeok.store(true, std::memory_order_release);
+        s.AddToAvailLocked(d);
       }
-      s.AddToAvail(d);
     }
     // Draining the slot caches and reclaiming above may have scheduled
     // discard or reclaim work; it runs at this call's end (Appendix A).

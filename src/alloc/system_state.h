@@ -102,6 +102,11 @@ struct SwapDevice {
   int prio = -1;         // swap lock + avail lock to change
 
   std::atomic<bool> writeok{false};  // swap lock + device lock to change
+  // Used slots and the off-list bit (kernel: inuse_pages, an atomic_long).
+  // Written only under the device lock, read without it: every list move
+  // takes that lock anyway, so a move and the usage change it goes with
+  // share one lock round trip (docs/fidelity.md, "inuse under the device
+  // lock").
   std::atomic<uint64_t> inuse{kOffListBit};
   std::atomic<int64_t> users{kDeadRef};  // references (kernel: si->users)
 
@@ -239,7 +244,7 @@ struct SwapSystem::State {
     return total_swap_pages.load(std::memory_order_relaxed) - used;
   }
   // `pending`: pages already counted in inuse that the kernel would not yet
-  // have taken off nr_swap_pages at this point (see SwapUsageAdd).
+  // have taken off nr_swap_pages at this point (see SwapUsageAddLocked).
   bool VmSwapFull(int64_t pending = 0) const {
     return 2 * (NrSwapPages() + pending) <
            total_swap_pages.load(std::memory_order_relaxed);
@@ -272,12 +277,18 @@ struct SwapSystem::State {
   ClusterList* ListOfLocked(SwapDevice& d, const SwapCluster& c) REQUIRES(d.lock) {
     return c.flag == ClusterFlag::kNone ? nullptr : &d.lists[ListIndex(c.flag, c.order)];
   }
-  // Every list move: cluster lock held, device lock taken inside (§9).
-  void MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to) {  // c locked
-    SpinGuard g(d.lock);
+  void MoveClusterLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to) REQUIRES(d.lock) {
     if (c.listed) ListRemoveLocked(d, d.lists[ListIndex(c.flag, c.order)], c);
     c.flag = to;
     if (to != ClusterFlag::kNone) ListAppendLocked(d, d.lists[ListIndex(to, c.order)], c);
+  }
+  // Every list move: cluster lock held, device lock taken inside (§9).
+  // `freed` slots of c were just freed: inuse drops by them in the same
+  // device-lock section (swap_range_free's swap_usage_sub).
+  void MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to, uint64_t freed = 0) {  // c locked
+    SpinGuard g(d.lock);
+    MoveClusterLocked(d, c, to);
+    if (freed != 0) SwapUsageSubLocked(d, freed);
   }
   // Mirrors isolate_lock_cluster(): the first cluster of `list` whose lock
   // can be taken, removed from the list, flag NONE, locked, with a table.
@@ -286,24 +297,43 @@ struct SwapSystem::State {
     return d.lists[ListIndex(list, order)];
   }
   void AllocTable(SwapCluster& c);
-  void FreeCluster(SwapDevice& d, SwapCluster& c);         // c locked
-  // Mirrors partial_free_cluster(). c locked.
-  void PartialFreeCluster(SwapDevice& d, SwapCluster& c) {
-    if (c.flag != ClusterFlag::kNonfull) MoveCluster(d, c, ClusterFlag::kNonfull);
-  }
-  // Mirrors relocate_cluster(): after every scan of a cluster (§2.8). c locked.
-  void Relocate(SwapDevice& d, SwapCluster& c) {
-    if (c.flag == ClusterFlag::kDiscard) return;
-    // RFC patch 5: a partly returned whole hibernation cluster stays off
-    // every list until all of it is back.
-    if (!c.table && c.count > 0 && c.count < cluster_size) return;
-    if (c.count == 0) {
-      if (c.flag != ClusterFlag::kFree) FreeCluster(d, c);
-    } else if (c.count < cluster_size) {
-      if (c.flag != ClusterFlag::kFrag) MoveCluster(d, c, ClusterFlag::kFrag);
-    } else if (c.flag != ClusterFlag::kFull) {
-      MoveCluster(d, c, ClusterFlag::kFull);
+  // `freed`: as for MoveCluster. c locked.
+  void FreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed = 0);
+  // Mirrors partial_free_cluster(), with the usage change of the `freed`
+  // slots. c locked.
+  void PartialFreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed) {
+    if (c.flag != ClusterFlag::kNonfull) {
+      MoveCluster(d, c, ClusterFlag::kNonfull, freed);
+    } else {
+      SwapUsageSub(d, freed);
     }
+  }
+  // Mirrors relocate_cluster(): after every scan of a cluster (§2.8), with
+  // the usage change of the `added` slots the scan committed (the kernel's
+  // swap_range_alloc, done here in the move's device-lock section). c locked.
+  void Relocate(SwapDevice& d, SwapCluster& c, uint64_t added = 0) {
+    bool move = false;
+    ClusterFlag to = ClusterFlag::kNone;
+    if (c.flag == ClusterFlag::kDiscard) {
+      // stays where it is
+    } else if (!c.table && c.count > 0 && c.count < cluster_size) {
+      // RFC patch 5: a partly returned whole hibernation cluster stays off
+      // every list until all of it is back.
+    } else if (c.count == 0) {
+      // Nothing was committed (count 0), so there is no usage to add.
+      if (c.flag != ClusterFlag::kFree) FreeCluster(d, c);
+      return;
+    } else if (c.count < cluster_size) {
+      move = c.flag != ClusterFlag::kFrag;
+      to = ClusterFlag::kFrag;
+    } else {
+      move = c.flag != ClusterFlag::kFull;
+      to = ClusterFlag::kFull;
+    }
+    if (!move && added == 0) return;
+    SpinGuard g(d.lock);
+    if (move) MoveClusterLocked(d, c, to);
+    if (added != 0) SwapUsageAddLocked(d, added);
   }
   void ScheduleDiscard(SwapDevice& d);
   void ScheduleReclaim(SwapDevice& d);
@@ -321,23 +351,32 @@ struct SwapSystem::State {
   bool Commit(SwapDevice& d, SwapCluster& c, uint64_t start, uint64_t off,
               const AllocRequest& rq);
   // Mirrors swap_usage_add(): the device leaves the avail list when it is
-  // exactly full (§2.8 step 5).
-  void SwapUsageAdd(SwapDevice& d, uint64_t n) {
-    const uint64_t v = d.inuse.fetch_add(n, std::memory_order_acq_rel) + n;
+  // exactly full (§2.8 step 5). Every writer of inuse holds the device
+  // lock, so the update is a load and a store, not a locked instruction.
+  void SwapUsageAddLocked(SwapDevice& d, uint64_t n) REQUIRES(d.lock) {
+    const uint64_t v = d.inuse.load(std::memory_order_relaxed) + n;
+    d.inuse.store(v, std::memory_order_release);
     if (v == d.pages) [[unlikely]] {
-      DelFromAvail(d, false);
+      DelFromAvailLocked(d, false);
       // swap_range_alloc() asks vm_swap_full() before it lowers
       // nr_swap_pages by these n pages; the derived value already has.
       if (VmSwapFull(static_cast<int64_t>(n))) ScheduleReclaim(d);
     }
   }
   // Mirrors swap_usage_sub(): back on the avail list once not full (§3.5).
-  void SwapUsageSub(SwapDevice& d, uint64_t n) {
-    const uint64_t v = d.inuse.fetch_sub(n, std::memory_order_acq_rel) - n;
-    if (v & kOffListBit) [[unlikely]] AddToAvail(d);
+  void SwapUsageSubLocked(SwapDevice& d, uint64_t n) REQUIRES(d.lock) {
+    const uint64_t v = d.inuse.load(std::memory_order_relaxed) - n;
+    d.inuse.store(v, std::memory_order_release);
+    if (v & kOffListBit) [[unlikely]] AddToAvailLocked(d);
   }
-  void AddToAvail(SwapDevice& d);
-  void DelFromAvail(SwapDevice& d, bool swapoff);
+  void SwapUsageSub(SwapDevice& d, uint64_t n) {
+    SpinGuard g(d.lock);
+    SwapUsageSubLocked(d, n);
+  }
+  // The avail-list lock nests inside the device lock (kernel: si->lock,
+  // then swap_avail_lock).
+  void AddToAvailLocked(SwapDevice& d) REQUIRES(d.lock);
+  void DelFromAvailLocked(SwapDevice& d, bool swapoff) REQUIRES(d.lock);
   void SetHint(SwapDevice& d, const AllocRequest& rq, uint64_t next);
   bool SyncDiscard();
 

@@ -96,6 +96,37 @@ TEST_F(BadInput, SwapOut_2_10_SplitPageListedTwice) {
   ExpectUnchanged();
 }
 
+// The split pages are validated and locked in one pass: an error found at
+// page 3 (listed twice, not next to its first listing) or at the last page
+// (locked by someone else) unlocks the pages locked before it.
+TEST_F(BadInput, SwapOut_2_10_SplitPagesErrorLeavesNoneLocked) {
+  Folio& f = h.NewFolio(2);
+  Folio& p0 = h.NewFolio(0);
+  Folio& p1 = h.NewFolio(0);
+  Folio& p2 = h.NewFolio(0);
+  Folio& p3 = h.NewFolio(0);
+  FolioLockGuard g(f);
+  Folio* const twice[] = {&p0, &p1, &p2, &p1};
+  auto r = h.sys.SwapOutFolio(0, f, twice);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("twice"), std::string::npos) << r.status().ToString();
+  Folio* const last_locked[] = {&p0, &p1, &p2, &p3};
+  p3.Lock();
+  auto r2 = h.sys.SwapOutFolio(0, f, last_locked);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(r2.status().code(), -EINVAL);
+  EXPECT_NE(r2.status().message().find("unlocked"), std::string::npos) << r2.status().ToString();
+  p3.Unlock();
+  for (Folio* p : {&p0, &p1, &p2, &p3}) EXPECT_FALSE(p->locked());
+  EXPECT_FALSE(f.in_swap_cache());
+  ExpectUnchanged();
+  // The same pages, valid: placed whole, every split page unlocked after.
+  auto ok = h.sys.SwapOutFolio(0, f, last_locked);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_TRUE(f.in_swap_cache());
+  for (Folio* p : {&p0, &p1, &p2, &p3}) EXPECT_FALSE(p->locked());
+}
+
 // §3.3: put needs count > 0 — a free slot, and a double free.
 TEST_F(BadInput, Put_3_3_PutOfFreeSlot) {
   EXPECT_ERRNO_IN(h.sys.SwapPutEntriesDirect(SwapEntry{t, 9}), -EINVAL, -ENOENT);
