@@ -99,6 +99,11 @@ std::string RenderText(const ScenarioResult& r) {
            "    `swaplab reproduce --check-data`\n";
   else if (r.has_image)
     out += "  - image data checked: every page read back is compared with the snapshot\n";
+  if (sc.host_cpu)
+    out += fmt::format("  - \"+ host CPU\" rows: the modelled seconds plus {:g} us per write bio, {:g} us per read bio\n"
+                       "    and {:g} us per allocator call ({})\n",
+                       sc.host_cpu->write_bio_us, sc.host_cpu->read_bio_us, sc.host_cpu->alloc_call_us,
+                       sc.host_cpu->label);
   out += fmt::format("  - seed {} (repetition k uses seed {}+k), {} repetition{}{}, {} CPUs modelled\n", sc.seed,
                      sc.seed, sc.repetitions, sc.repetitions > 1 ? "s" : "",
                      sc.repetitions > 1 ? " (medians)" : "", sc.cpus);
@@ -158,6 +163,11 @@ nlohmann::ordered_json RenderJson(const ScenarioResult& r) {
   j["cpus"] = sc.cpus;
   j["scale"] = sc.scale;
   if (r.has_image) j["image_data_checked"] = !r.structural_image;
+  if (sc.host_cpu)
+    j["host_cpu"] = {{"label", sc.host_cpu->label},
+                     {"write_bio_us", sc.host_cpu->write_bio_us},
+                     {"read_bio_us", sc.host_cpu->read_bio_us},
+                     {"alloc_call_us", sc.host_cpu->alloc_call_us}};
   j["wall_seconds"] = r.wall_seconds;
   nlohmann::ordered_json vars = nlohmann::ordered_json::array();
   for (const auto& v : r.variants) {

@@ -175,6 +175,7 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
   res.write_bios = w.batch.bios;
   res.write_bio_sizes = w.batch.bio_sizes;
   res.fallback_slots = w.session.fallback_slots;
+  res.alloc_calls = w.session.runs_taken;
   if (spec.read_back) {
     hibernate::ReaderOptions ro;
     ro.batch = spec.batch;

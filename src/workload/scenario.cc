@@ -339,7 +339,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   sc.file = file;
   SL_TRY(r.Keys(j, "$", {"name", "group", "title", "setup", "seed", "repetitions", "cpus", "parallel", "policy",
                          "devices", "aging", "measured", "variants", "rows", "pct_rows", "seed_reported", "answers",
-                         "reproduce_scale", "$comment"}));
+                         "reproduce_scale", "host_cpu", "$comment"}));
   SL_TRY(r.Str(j, "$", "name", &sc.name, true));
   sc.group = sc.name;
   SL_TRY(r.Str(j, "$", "group", &sc.group));
@@ -414,6 +414,23 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
       SL_TRY(r.Int(v, p, "threads", &vs.threads, 1, sc.cpus));
       sc.variants.push_back(vs);
     }
+  }
+  if (j.contains("host_cpu")) {
+    const json& h = j["host_cpu"];
+    const std::string p = "$.host_cpu";
+    SL_TRY(r.Keys(h, p, {"label", "write_bio_us", "read_bio_us", "alloc_call_us"}));
+    HostCpuCost c;
+    SL_TRY(r.Str(h, p, "label", &c.label, true));
+    SL_TRY(r.Num(h, p, "write_bio_us", &c.write_bio_us, 0, 1e6));
+    SL_TRY(r.Num(h, p, "read_bio_us", &c.read_bio_us, 0, 1e6));
+    SL_TRY(r.Num(h, p, "alloc_call_us", &c.alloc_call_us, 0, 1e6));
+    for (size_t i = 0; i < sc.devices.size(); ++i) {
+      if (sc.devices[i].real_file)
+        return r.Error(p, "device " + sc.devices[i].name +
+                              " is a real file: its measured seconds already include this machine's CPU; "
+                              "host_cpu prices CPU work for simulated devices only");
+    }
+    sc.host_cpu = c;
   }
   SL_TRY(r.StrList(j, "$", "rows", &sc.rows));
   SL_TRY(r.StrList(j, "$", "pct_rows", &sc.pct_rows));

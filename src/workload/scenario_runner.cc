@@ -224,6 +224,11 @@ class Job {
         out->Add("bios", static_cast<double>(r->write_bios), MetricKind::kCount);
         if (im->read) out->Add("read bios", static_cast<double>(r->read_bios), MetricKind::kCount);
         out->Add("single-slot fallbacks", static_cast<double>(r->fallback_slots), MetricKind::kCount);
+        out->Add("allocator calls", static_cast<double>(r->alloc_calls), MetricKind::kCount);
+        if (sc_.host_cpu && r->modelled) {
+          out->Add("write + host CPU, s", r->WriteWithHostCpu(*sc_.host_cpu), MetricKind::kModelledSeconds);
+          if (im->read) out->Add("read + host CPU, s", r->ReadWithHostCpu(*sc_.host_cpu), MetricKind::kModelledSeconds);
+        }
       }
     }
     if (!st.ok()) return Status(st.code(), v_.label + " rep " + std::to_string(rep_) + ": " + Where(path, step, st));

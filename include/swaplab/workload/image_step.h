@@ -33,6 +33,18 @@ struct ImageSpec {
   uint64_t memory_budget_pages = 262144;  // write copies before a drain (WriterOptions, 1 GiB)
 };
 
+// CPU work of the image path that the simulated device does not price
+// (docs/fidelity.md, "Modelled seconds price device requests, not bios"):
+// the kernel's per-bio work (bio_alloc, submission, completion) and each
+// call into the swap allocator for hibernation slots. Added to modelled
+// seconds only; measured seconds already contain this machine's.
+struct HostCpuCost {
+  std::string label;         // whose costs, and where they come from
+  double write_bio_us = 0;   // per write bio
+  double read_bio_us = 0;    // per read bio
+  double alloc_call_us = 0;  // per allocator call (a slot, a range or a run)
+};
+
 struct ImageResult {
   uint64_t stream_pages = 0;   // T
   uint64_t slots = 0;          // T + Q + 1
@@ -43,11 +55,21 @@ struct ImageResult {
   uint64_t write_bios = 0, read_bios = 0;  // seed 001 "bios" (§10.5)
   uint64_t write_requests = 0;             // after the plug merged them
   uint64_t fallback_slots = 0;             // single slots (nonfull / frag)
+  uint64_t alloc_calls = 0;                // allocator calls that gave slots (SessionStats::runs_taken)
   double write_s = 0, read_s = 0;          // modelled or measured, see `modelled`
   bool modelled = true;
   bool data_checked = false;  // every page read back was compared with the snapshot
   std::map<uint32_t, uint64_t> write_bio_sizes, read_bio_sizes;  // pages per bio -> bios
   uint64_t map_pages = 0;      // Q + 1, as the reader walked them
+
+  // Modelled seconds plus the host CPU work `c` prices.
+  double WriteWithHostCpu(const HostCpuCost& c) const {
+    return write_s + 1e-6 * (c.write_bio_us * static_cast<double>(write_bios) +
+                             c.alloc_call_us * static_cast<double>(alloc_calls));
+  }
+  double ReadWithHostCpu(const HostCpuCost& c) const {
+    return read_s + 1e-6 * c.read_bio_us * static_cast<double>(read_bios);
+  }
 };
 
 // A simulated device of `pages` pages, calibrated on this machine's disk

@@ -17,6 +17,7 @@
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/hibernate/request_batcher.h"
 #include "swaplab/workload/generators.h"
+#include "swaplab/workload/image_step.h"
 
 namespace swaplab::workload {
 
@@ -84,6 +85,9 @@ struct Scenario {
   std::vector<std::string> pct_rows;  // rows with "% vs the first column"
   SeedReported seed_reported;
   std::string answers;                // what the table answers (free text)
+  // Host CPU costs: image steps add the rows "write + host CPU, s" and
+  // "read + host CPU, s" (simulated devices only).
+  std::optional<HostCpuCost> host_cpu;
 };
 
 // Parses and checks a scenario. `file` names it in messages. Errors are
