@@ -206,10 +206,15 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
     return Bad("build-churn", "needs concurrent ≥ 1 and 1 ≤ min_pages ≤ max_pages");
   if (!(s.partial_free_share >= 0 && s.partial_free_share <= 1))
     return Bad("build-churn", "partial free share outside 0..1");
+  if (s.growing == 0 || s.batch_pages == 0) return Bad("build-churn", "needs growing ≥ 1 and batch ≥ 1 page");
   struct Proc {
     std::vector<std::pair<uint64_t, uint64_t>> folios;  // (id, pages)
+    int cpu = 0;
+    uint64_t serial = 0, target = 0, pages = 0;
   };
-  std::deque<Proc> live;
+  std::deque<Proc> live;       // done swapping out, alive until they exit
+  std::vector<Proc> growing;   // still swapping out (ChurnSpec::growing)
+  uint64_t started = 0;
   ChurnResult res;
   auto exit_one = [&](bool random) -> Status {
     const size_t k = random ? w.rng().Below(live.size()) : 0;
@@ -221,31 +226,14 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
     live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
     return Status::Ok();
   };
-  for (uint64_t p = 0; p < s.processes; ++p) {
-    if (live.size() >= s.concurrent) {
-      if (Status st = exit_one(s.random_exit); !st.ok()) return st;
-    }
-    Proc proc;
-    const int cpu = static_cast<int>(p % s.cpus);
-    const uint64_t target = s.min_pages + w.rng().Below(s.max_pages - s.min_pages + 1);
-    uint64_t pages = 0;
-    while (pages < target) {
-      // The memcg limit (ChurnSpec::swapped_pages): other jobs finish
-      // (exit) while more than the build's share is swapped out.
-      while (s.swapped_pages > 0 && !live.empty() &&
-             static_cast<uint64_t>(w.sys().total_swap_pages() - w.sys().nr_swap_pages()) > s.swapped_pages) {
-        if (Status st = exit_one(s.random_exit); !st.ok()) return st;
-      }
-      const uint64_t n = PickSize(s.mix, w.rng());
-      const uint64_t f = w.NewFolio();
-      if (Status st = SwapOut(w, f, OrderOfPages(n), cpu); !st.ok()) return st;
-      proc.folios.emplace_back(f, n);
-      pages += n;
-    }
-    res.pages_swapped += pages;
-    // Zap single 4 KiB pages (MADV_DONTNEED, exit of a child sharing
-    // nothing): the holes that fragment clusters (seed 003).
-    const uint64_t zaps = static_cast<uint64_t>(static_cast<double>(pages) * s.partial_free_share);
+  // A process done swapping out: zap single 4 KiB pages (MADV_DONTNEED,
+  // exit of a child sharing nothing), the holes that fragment clusters
+  // (seed 003); then it lives on until it exits.
+  auto finish = [&](size_t i) -> Status {
+    Proc proc = std::move(growing[i]);
+    growing.erase(growing.begin() + static_cast<std::ptrdiff_t>(i));
+    res.pages_swapped += proc.pages;
+    const uint64_t zaps = static_cast<uint64_t>(static_cast<double>(proc.pages) * s.partial_free_share);
     for (uint64_t z = 0; z < zaps; ++z) {
       const auto& [f, n] = proc.folios[w.rng().Below(proc.folios.size())];
       const uint64_t page = w.rng().Below(n);
@@ -255,6 +243,45 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
     }
     live.push_back(std::move(proc));
     ++res.processes;
+    return Status::Ok();
+  };
+  // With growing == 1 and the whole process in one turn, the random draws
+  // are those of the one-process-at-a-time churn (same results per seed).
+  const uint64_t turn_pages = s.growing == 1 ? UINT64_MAX : s.batch_pages;
+  uint64_t last = UINT64_MAX;  // the process of the previous turn
+  while (started < s.processes || !growing.empty()) {
+    while (growing.size() < s.growing && started < s.processes) {
+      if (live.size() + growing.size() >= s.concurrent && !live.empty()) {
+        if (Status st = exit_one(s.random_exit); !st.ok()) return st;
+      }
+      Proc proc;
+      proc.serial = started;
+      proc.cpu = static_cast<int>(started % static_cast<uint64_t>(s.cpus));
+      proc.target = s.min_pages + w.rng().Below(s.max_pages - s.min_pages + 1);
+      growing.push_back(std::move(proc));
+      ++started;
+    }
+    const size_t i = growing.size() == 1 ? 0 : w.rng().Below(growing.size());
+    Proc& g = growing[i];
+    if (last != UINT64_MAX && last != g.serial) ++res.switches;
+    last = g.serial;
+    for (uint64_t turn = 0; g.pages < g.target && turn < turn_pages;) {
+      // The memcg limit (ChurnSpec::swapped_pages): other jobs finish
+      // (exit) while more than the build's share is swapped out.
+      while (s.swapped_pages > 0 && !live.empty() &&
+             static_cast<uint64_t>(w.sys().total_swap_pages() - w.sys().nr_swap_pages()) > s.swapped_pages) {
+        if (Status st = exit_one(s.random_exit); !st.ok()) return st;
+      }
+      const uint64_t n = PickSize(s.mix, w.rng());
+      const uint64_t f = w.NewFolio();
+      if (Status st = SwapOut(w, f, OrderOfPages(n), g.cpu); !st.ok()) return st;
+      g.folios.emplace_back(f, n);
+      g.pages += n;
+      turn += n;
+    }
+    if (g.pages >= g.target) {
+      if (Status st = finish(i); !st.ok()) return st;
+    }
   }
   while (s.exit_at_end && !live.empty()) {
     if (Status st = exit_one(false); !st.ok()) return st;

@@ -33,6 +33,8 @@ void ScaleScenario(Scenario& sc, double f) {
       c->processes = Scaled(c->processes, f, 1);
       c->concurrent = Scaled(c->concurrent, f, 1);
       if (c->swapped_pages) c->swapped_pages = Scaled(c->swapped_pages, f, 1);
+      // Fewer jobs at once too; still interleaved (2 at least) if they were.
+      if (c->growing > 1) c->growing = std::max<uint64_t>(2, Scaled(c->growing, f, 1));
     } else if (auto* u = std::get_if<UsememStepSpec>(&s)) {
       u->spec.pages_per_process = Scaled(u->spec.pages_per_process, f, uint64_t{1} << u->spec.order);
       u->spec.limit_pages = Scaled(u->spec.limit_pages, f, uint64_t{1} << u->spec.order);

@@ -204,7 +204,7 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
   }
   if (gen == "build-churn") {
     ChurnSpec s;
-    SL_TRY(r.Keys(j, path, {"generator", "processes", "concurrent", "min", "max", "sizes", "partial_free", "cpus", "exit", "exit_at_end", "swapped"}));
+    SL_TRY(r.Keys(j, path, {"generator", "processes", "concurrent", "min", "max", "sizes", "partial_free", "cpus", "exit", "exit_at_end", "swapped", "growing", "batch"}));
     SL_TRY(r.Int(j, path, "processes", &s.processes, 1, int64_t{1} << 32, true));
     SL_TRY(r.Int(j, path, "concurrent", &s.concurrent, 1, int64_t{1} << 20, true));
     SL_TRY(r.Pages(j, path, "min", &s.min_pages, true));
@@ -219,6 +219,9 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     s.random_exit = exit == "random";
     SL_TRY(r.Bool(j, path, "exit_at_end", &s.exit_at_end));
     SL_TRY(r.Pages(j, path, "swapped", &s.swapped_pages, false));
+    SL_TRY(r.Int(j, path, "growing", &s.growing, 1, int64_t{1} << 20));
+    SL_TRY(r.Pages(j, path, "batch", &s.batch_pages, false));
+    if (s.batch_pages == 0) return r.Error(path + ".batch", "at least one page");
     return Step(s);
   }
   if (gen == "usemem") {

@@ -196,6 +196,36 @@ TEST(BuildChurn, SwappedLimitBoundsUsage) {
   EXPECT_GT(peak(0), limit + 16);
 }
 
+// build-churn with several processes swapping out at once (growing):
+// reclaim takes a batch from one of them at a time, so turns switch between
+// processes; one at a time, each process goes out whole. Both leave the
+// device consistent and, at the end, empty.
+TEST(BuildChurn, GrowingInterleavesProcesses) {
+  auto run = [](uint64_t growing) {
+    Dev d(512 * 16);
+    Workload w(*d.sys, 11);
+    ChurnSpec s;
+    s.processes = 12;
+    s.concurrent = 12;
+    s.min_pages = 256;
+    s.max_pages = 256;
+    s.mix = {{1, 1}};
+    s.growing = growing;
+    s.batch_pages = 32;
+    auto r = BuildChurn(w, s);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(d.sys->CheckInvariants().ok());
+    EXPECT_EQ(d.sys->Device(d.type)->inuse, 0u);
+    EXPECT_EQ(r->processes, 12u);
+    EXPECT_EQ(r->pages_swapped, 12u * 256u);
+    return r->switches;
+  };
+  EXPECT_EQ(run(1), 11u);
+  // 12 × 256 pages in 96 turns of 32, over 4 processes at a time: most
+  // turns switch (a repeat has chance 1/4 while 4 are growing).
+  EXPECT_GT(run(4), 40u);
+}
+
 // usemem: with a limit of half the working set, sequential touching swaps
 // every folio out and in again on the second pass.
 TEST(Usemem, SequentialPassesSwapOutAndIn) {

@@ -152,10 +152,20 @@ struct ChurnSpec {
   // whatever the device (what exceeds the memory limit), so one build is
   // near full on seed 003's 8G ZRAM and has room on its 10G one.
   uint64_t swapped_pages = 0;
+  // Processes swapping out at the same time. 1: each process's pages go out
+  // in one piece, one process after the other. More: reclaim takes
+  // batch_pages from one of them at a time (picked at random), as the
+  // kernel's LRU mixes the pages of every running job, so a cluster holds
+  // pages of several processes and an exit leaves holes in it.
+  uint64_t growing = 1;
+  uint64_t batch_pages = 32;  // per turn when growing > 1 (SWAP_CLUSTER_MAX)
 };
 struct ChurnResult {
   uint64_t processes = 0;
   uint64_t pages_swapped = 0, pages_zapped = 0;
+  // Turns of reclaim that swapped out another process than the turn before
+  // (processes − 1 when they go out one after the other).
+  uint64_t switches = 0;
 };
 Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s);
 
