@@ -1,6 +1,7 @@
 // Scenario parsing and checking (scenario.h; schema in scenarios/README.md).
 #include "swaplab/workload/scenario.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -455,6 +456,64 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     }
   }
   return sc;
+}
+
+Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s) {
+  if (s == "none") return std::optional<HostCpuCost>{};
+  auto bad = [&](const std::string& why) {
+    return Status(-EINVAL, "--host-cpu '" + s + "': " + why +
+                               " (expected none, or W,R,A: microseconds per write bio, per read bio, per allocator call)");
+  };
+  double v[3];
+  size_t pos = 0;
+  for (int i = 0; i < 3; ++i) {
+    const size_t end = i < 2 ? s.find(',', pos) : s.size();
+    if (end == std::string::npos) return bad("three numbers needed");
+    const std::string part = s.substr(pos, end - pos);
+    size_t used = 0;
+    try {
+      v[i] = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size()) return bad("'" + part + "' is not a number");
+    if (!(v[i] >= 0 && v[i] <= 1e6)) return bad("'" + part + "' is outside 0..1000000");
+    pos = end + 1;
+  }
+  HostCpuCost c;
+  c.label = "--host-cpu " + s;
+  c.write_bio_us = v[0];
+  c.read_bio_us = v[1];
+  c.alloc_call_us = v[2];
+  return std::optional<HostCpuCost>{c};
+}
+
+bool SetHostCpu(Scenario& sc, const std::optional<HostCpuCost>& c) {
+  for (const auto& d : sc.devices)
+    if (d.real_file) return false;
+  bool image = false;
+  for (const auto& st : sc.measured) image |= std::holds_alternative<ImageStepSpec>(st);
+  if (!image) return false;
+  static const char* const kRows[] = {"write + host CPU, s", "read + host CPU, s"};
+  auto drop = [](std::vector<std::string>& v) {
+    for (const char* r : kRows) v.erase(std::remove(v.begin(), v.end(), r), v.end());
+  };
+  auto add = [](std::vector<std::string>& v) {
+    if (std::find(v.begin(), v.end(), kRows[0]) != v.end()) return;
+    auto at = std::find(v.begin(), v.end(), "read, s");
+    if (at == v.end()) at = std::find(v.begin(), v.end(), "write, s");
+    at = at == v.end() ? v.end() : at + 1;
+    v.insert(at, {kRows[0], kRows[1]});
+  };
+  sc.host_cpu = c;
+  if (!c) {
+    drop(sc.rows);
+    drop(sc.pct_rows);
+    return true;
+  }
+  if (!sc.rows.empty()) add(sc.rows);
+  if (std::find(sc.pct_rows.begin(), sc.pct_rows.end(), "write, s") != sc.pct_rows.end()) add(sc.pct_rows);
+  return true;
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {

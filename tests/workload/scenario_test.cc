@@ -192,6 +192,53 @@ TEST(Scenario, HostCpuRowsAddBiosAndAllocatorCalls) {
   EXPECT_LT(rfc["allocator calls"]["value"].get<double>(), 10);  // whole 2M clusters
 }
 
+// --host-cpu: "none" or three numbers; anything else names what is wrong.
+TEST(Scenario, HostCpuArgument) {
+  auto none = ParseHostCpuArg("none");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  auto c = ParseHostCpuArg("1.5,0,2e1");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ((*c)->write_bio_us, 1.5);
+  EXPECT_EQ((*c)->read_bio_us, 0);
+  EXPECT_EQ((*c)->alloc_call_us, 20);
+  for (const char* bad : {"", "1,2", "1,2,3,4", "1,,3", "a,1,1", "1,1,-1", "1,1,1x", "1,1,1e9"}) {
+    auto r = ParseHostCpuArg(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), -EINVAL) << bad;
+    EXPECT_NE(r.status().message().find("--host-cpu"), std::string::npos) << r.status().message();
+  }
+}
+
+// SetHostCpu: new prices bring their rows (after "read, s"); none takes
+// them away; a scenario without an image on simulated devices is left as is.
+TEST(Scenario, SetHostCpuRowsAndRefusals) {
+  json j = Minimal();
+  j["rows"] = {"write, s", "read, s", "bios"};
+  j["pct_rows"] = {"write, s"};
+  Scenario sc = *ParseScenario(j.dump(), "t.json");
+  HostCpuCost c;
+  c.write_bio_us = 1;
+  ASSERT_TRUE(SetHostCpu(sc, c));
+  EXPECT_EQ(sc.rows, (std::vector<std::string>{"write, s", "read, s", "write + host CPU, s", "read + host CPU, s", "bios"}));
+  EXPECT_EQ(sc.pct_rows, (std::vector<std::string>{"write, s", "write + host CPU, s", "read + host CPU, s"}));
+  ASSERT_TRUE(SetHostCpu(sc, c));  // twice: the rows once
+  EXPECT_EQ(sc.rows.size(), 5u);
+  ASSERT_TRUE(SetHostCpu(sc, std::nullopt));
+  EXPECT_FALSE(sc.host_cpu.has_value());
+  EXPECT_EQ(sc.rows, (std::vector<std::string>{"write, s", "read, s", "bios"}));
+  json real = Minimal();
+  real["devices"][0]["backing"] = "file";
+  Scenario r = *ParseScenario(real.dump(), "r.json");
+  EXPECT_FALSE(SetHostCpu(r, c));
+  EXPECT_FALSE(r.host_cpu.has_value());
+  json noimage = Minimal();
+  noimage["measured"] = {{{"generator", "holes"}, {"region", "16M"}, {"folio", "4K"}, {"hole", "64K"}}};
+  Scenario n = *ParseScenario(noimage.dump(), "n.json");
+  EXPECT_FALSE(SetHostCpu(n, c));
+}
+
 TEST(Scenario, EveryShippedScenarioParses) {
   ASSERT_GE(ShippedScenarios().size(), 10u);
   for (const auto& s : ShippedScenarios()) {

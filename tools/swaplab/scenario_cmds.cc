@@ -30,6 +30,7 @@ CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
   c->add_flag("--structural", o.structural,
               "image steps on simulated devices make no page data (runs, bios, modelled seconds only)");
+  c->add_option("--host-cpu", o.host_cpu, "host CPU prices for images on simulated devices: none, or W,R,A (us per write bio, per read bio, per allocator call)");
   return c;
 }
 
@@ -49,6 +50,8 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
               "page data made and checked, at each scenario's reduced reproduce_scale")
       ->excludes(full);
   c->add_flag("--list", o.list, "list the shipped scenarios and exit");
+  c->add_option("--host-cpu", o.host_cpu,
+                "host CPU prices for images on simulated devices: none, or W,R,A (us per write bio, per read bio, per allocator call); tables on real swap files keep measured seconds only");
   return c;
 }
 
@@ -162,6 +165,17 @@ int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions&
 
 }  // namespace
 
+// --host-cpu: the prices, or an exit code 2 after the message.
+static std::optional<std::optional<workload::HostCpuCost>> HostCpuOption(const ScenarioCmdOptions& o, const char* cmd) {
+  if (o.host_cpu.empty()) return std::nullopt;
+  auto c = workload::ParseHostCpuArg(o.host_cpu);
+  if (!c.ok()) {
+    fmt::print(stderr, "swaplab {}: {}\n", cmd, c.status().message());
+    return std::nullopt;
+  }
+  return *c;
+}
+
 int RunRun(const ScenarioCmdOptions& o) {
   std::vector<workload::Scenario> scenarios;
   for (const auto& f : o.files) {
@@ -171,6 +185,19 @@ int RunRun(const ScenarioCmdOptions& o) {
       return 2;
     }
     scenarios.push_back(*sc);
+  }
+  if (!o.host_cpu.empty()) {
+    const auto c = HostCpuOption(o, "run");
+    if (!c) return 2;
+    for (auto& sc : scenarios) {
+      if (!workload::SetHostCpu(sc, *c)) {
+        fmt::print(stderr,
+                   "swaplab run: --host-cpu: {}: prices only an image step on simulated devices, and this "
+                   "scenario has none (a real swap file's measured seconds already hold this machine's CPU)\n",
+                   sc.file);
+        return 2;
+      }
+    }
   }
   return RunAll(scenarios, o, false);
 }
@@ -202,6 +229,11 @@ int RunReproduce(const ScenarioCmdOptions& o) {
   if (chosen.empty()) {
     fmt::print(stderr, "swaplab reproduce: no shipped scenario or group '{}' (see --list)\n", o.name);
     return 2;
+  }
+  if (!o.host_cpu.empty()) {
+    const auto c = HostCpuOption(o, "reproduce");
+    if (!c) return 2;
+    for (auto& sc : chosen) (void)workload::SetHostCpu(sc, *c);  // images on simulated devices only
   }
   return RunAll(chosen, o, true);
 }

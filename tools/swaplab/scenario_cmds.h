@@ -21,6 +21,9 @@ struct ScenarioCmdOptions {
   bool check_data = false;
   // run: image steps on simulated devices carry no data (reproduce's default).
   bool structural = false;
+  // "none" or "W,R,A" (µs per write bio, read bio, allocator call): the
+  // host CPU prices of every scenario with an image on simulated devices.
+  std::string host_cpu;
 };
 
 CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);

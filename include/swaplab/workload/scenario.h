@@ -95,6 +95,17 @@ struct Scenario {
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file);
 Result<Scenario> LoadScenario(const std::string& path);
 
+// A command line's host CPU prices: "none" (no "+ host CPU" rows) or
+// "W,R,A", microseconds per write bio, per read bio and per allocator call.
+// -EINVAL with what was wrong otherwise.
+Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s);
+// Replaces sc's host CPU prices (none: drops them and their rows) when
+// every device is simulated and a measured step writes an image; returns
+// false, changing nothing, otherwise. New prices add the "+ host CPU" rows
+// to `rows` (after "read, s", else "write, s") and to `pct_rows` if they
+// hold "write, s".
+bool SetHostCpu(Scenario& sc, const std::optional<HostCpuCost>& c);
+
 // "6G", "64K", "2M", "4096" (bytes) → bytes; -EINVAL otherwise.
 Result<uint64_t> ParseBytes(const std::string& s);
 
