@@ -250,7 +250,8 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
   const uint64_t turn_pages = s.growing == 1 ? UINT64_MAX : s.batch_pages;
   uint64_t last = UINT64_MAX;  // the process of the previous turn
   while (started < s.processes || !growing.empty()) {
-    while (growing.size() < s.growing && started < s.processes) {
+    // At most `concurrent` processes are alive, so at most that many grow.
+    while (growing.size() < std::min(s.growing, s.concurrent) && started < s.processes) {
       if (live.size() + growing.size() >= s.concurrent && !live.empty()) {
         if (Status st = exit_one(s.random_exit); !st.ok()) return st;
       }

@@ -152,8 +152,9 @@ struct ChurnSpec {
   // whatever the device (what exceeds the memory limit), so one build is
   // near full on seed 003's 8G ZRAM and has room on its 10G one.
   uint64_t swapped_pages = 0;
-  // Processes swapping out at the same time. 1: each process's pages go out
-  // in one piece, one process after the other. More: reclaim takes
+  // Processes swapping out at the same time (at most `concurrent`). 1: each
+  // process's pages go out in one piece, one process after the other.
+  // More: reclaim takes
   // batch_pages from one of them at a time (picked at random), as the
   // kernel's LRU mixes the pages of every running job, so a cluster holds
   // pages of several processes and an exit leaves holes in it.
