@@ -590,6 +590,7 @@ Result<RunReport> Runner::Run() {
   Status st = Prepare(recs);
   const auto before = ReadMthpStats();
   const auto pswp0 = ReadVmstat("pswpout");
+  const auto deact0 = ReadVmstat("pgdeactivate");
   out_.push_back(workload::kTraceHeader);
   out_.push_back("# swaplab kernel run " + o_.trace + " --device " + Name(o_.device));
   for (size_t i = 0; st.ok() && i < recs.size(); ++i) {
@@ -620,6 +621,7 @@ Result<RunReport> Runner::Run() {
       }
     }
     if (auto p1 = ReadVmstat("pswpout"); p1.ok() && pswp0.ok()) rep_.pswpout = *p1 - *pswp0;
+    if (auto d1 = ReadVmstat("pgdeactivate"); d1.ok() && deact0.ok()) rep_.lru_deactivated = *d1 - *deact0;
     // Slots in use that no page of the trace holds (after dropping the
     // clean swap cache): the kernel swapped something else to our areas.
     if (st.ok() && !s_.cgroup.empty()) (void)DropCache();

@@ -158,6 +158,7 @@ int RunRun(const KernelOptions& o) {
   j["fallback"] = fj;
   j["kernel_pswpout"] = r.pswpout;
   j["model_pswpout"] = model->pswpout;
+  j["kernel_pgdeactivate"] = r.lru_deactivated;
   nlohmann::ordered_json dj = nlohmann::ordered_json::array();
   for (const auto& d : s.disagreements)
     dj.push_back({{"line", d.line}, {"folio", d.folio}, {"page", d.page}, {"kernel_dev", d.expected_dev},
@@ -187,6 +188,9 @@ int RunRun(const KernelOptions& o) {
                a.swap_type);
   fmt::print("pages swapped {}  kept in memory {}  pswpout kernel {} model {}\n", r.pages_swapped,
              r.pages_not_swapped, r.pswpout, model->pswpout);
+  if (r.lru_deactivated)
+    fmt::print("the kernel's LRU balancing deactivated {} folios during the run (system-wide pgdeactivate)\n",
+               r.lru_deactivated);
   fmt::print("placement agreement with {}: {}/{} ({:.2f}%)\n", o.policy, s.agree, s.expected,
              100.0 * j["agreement"].get<double>());
   for (auto it = fj.begin(); it != fj.end(); ++it)
