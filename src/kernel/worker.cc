@@ -139,7 +139,13 @@ int Pin(int cpu) {
           uint64_t sum = 0;
           for (size_t off = 0; off < len; off += kPage) sum += static_cast<unsigned char>(*(volatile char*)(p + off));
           rep.value = sum;
-          if (Mlock(p, len) != 0) rep.err = errno;
+          // Not locked here: the caller locks every page that came in with
+          // one kLock per run of pages (Runner::DoCache), so that a large
+          // folio swapped in whole lies inside one mlock call and is
+          // mlocked as a folio. Locking the asked-for page first split the
+          // mapping, left the folio evictable, and a later drop-cache's
+          // reclaim could give it swap slots and take them back
+          // (docs/fidelity.md, mixed on zram).
           break;
         }
         case kMincore: {

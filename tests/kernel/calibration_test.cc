@@ -154,9 +154,7 @@ INSTANTIATE_TEST_SUITE_P(Traces, Calibration,
                            for (const char* t : {"seq", "holes", "shuffled", "mthp64", "twodev", "frag", "mixed"})
                              for (DeviceKind k : {DeviceKind::kFile, DeviceKind::kLoop, DeviceKind::kLoopSsd,
                                                   DeviceKind::kZram})
-                               // mixed on zram: the kernel's placements vary between runs
-                               // (docs/fidelity.md, "Agreement with the running kernel").
-                               if (!(std::string(t) == "mixed" && k == DeviceKind::kZram)) v.push_back({t, k});
+                               v.push_back({t, k});
                            return v;
                          }()),
                          CaseName);

@@ -57,8 +57,9 @@ struct RunReport {
   uint64_t pswpout = 0;                                 // /proc/vmstat delta
   // /proc/vmstat pgdeactivate over the records (system-wide, before the
   // final drop): active anon/file folios the kernel's own LRU balancing
-  // moved to the inactive list. Not 0 in exactly the runs of `mixed` on
-  // zram whose placements departed from the others (docs/fidelity.md).
+  // moved to the inactive list. Not 0 when reclaim met folios of the run:
+  // before the swap-in locking fix, exactly the runs of `mixed` on zram
+  // whose placements departed (docs/fidelity.md).
   uint64_t lru_deactivated = 0;
   std::map<int, uint64_t> swpout, swpout_fallback;     // mTHP stats deltas, by order
   std::map<int, uint64_t> folios_by_order;             // trace allocs by order

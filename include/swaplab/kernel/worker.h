@@ -50,7 +50,11 @@ class Worker {
   // munlock + MADV_DONTNEED.
   Status Free(int cpu, uint64_t addr, uint64_t len);
   // Reads every page (swap-in by a read fault: the folio stays in the swap
-  // cache) and mlocks the range so cgroup reclaim leaves it alone.
+  // cache, or, bypassing it, the slots are freed). Not locked: the caller
+  // locks what came in with Lock, one call per run of pages, so that a
+  // large folio swapped in whole is mlocked as a folio (a lock of part of
+  // it leaves it evictable, and cgroup reclaim then takes swap slots for it
+  // and gives them back, moving the per-CPU cluster of its CPU).
   Status ReadIn(int cpu, uint64_t addr, uint64_t len);
 
   // mlock(2): pages read back in stay out of cgroup reclaim (drop-cache).
