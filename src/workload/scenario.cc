@@ -71,6 +71,18 @@ class Reader {
     *out = x;
     return Status::Ok();
   }
+  // An optional string key read by `parse` (a hibernate::Parse* function,
+  // whose message lists the names allowed); absent or "" leaves *out as is.
+  template <class T, class Parse>
+  Status Named(const json& j, const std::string& path, const char* key, Parse parse, T* out) const {
+    std::string v;
+    if (Status st = Str(j, path, key, &v); !st.ok()) return st;
+    if (v.empty()) return Status::Ok();
+    auto x = parse(v);
+    if (!x.ok()) return Error(path + "." + key, x.status().message());
+    *out = *x;
+    return Status::Ok();
+  }
   // A size ("64K", "6G", or bytes as an integer), a whole number of pages.
   Status Pages(const json& j, const std::string& path, const char* key, uint64_t* out, bool required = false) const {
     if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
@@ -248,21 +260,9 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     ImageStepSpec s;
     SL_TRY(r.Keys(j, path, {"generator", "size", "source", "batch", "capacity", "max_pages", "read"}));
     SL_TRY(r.Pages(j, path, "size", &s.pages, true));
-    std::string v;
-    SL_TRY(r.Str(j, path, "source", &v));
-    if (!v.empty()) {
-      auto k = hibernate::ParseSlotSource(v);
-      if (!k.ok()) return r.Error(path + ".source", k.status().message());
-      s.source = *k;
-    }
-    v.clear();
-    SL_TRY(r.Str(j, path, "batch", &v));
-    if (!v.empty()) {
-      auto b = hibernate::ParseBatchMode(v);
-      if (!b.ok()) return r.Error(path + ".batch", b.status().message());
-      s.batch = *b;
-    }
-    v = "exact";
+    SL_TRY(r.Named(j, path, "source", hibernate::ParseSlotSource, &s.source));
+    SL_TRY(r.Named(j, path, "batch", hibernate::ParseBatchMode, &s.batch));
+    std::string v = "exact";
     SL_TRY(r.Str(j, path, "capacity", &v));
     auto c = hibernate::ParseCapacityMode(v);
     if (!c.ok()) return r.Error(path + ".capacity", c.status().message());
@@ -401,20 +401,8 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
       VariantSpec vs{"", base};
       SL_TRY(r.Str(v, p, "label", &vs.label, true));
       if (v.contains("policy")) SL_TRY(PolicyOf(r, v["policy"], p + ".policy", &vs.policy));
-      std::string s;
-      SL_TRY(r.Str(v, p, "source", &s));
-      if (!s.empty()) {
-        auto k = hibernate::ParseSlotSource(s);
-        if (!k.ok()) return r.Error(p + ".source", k.status().message());
-        vs.source = *k;
-      }
-      s.clear();
-      SL_TRY(r.Str(v, p, "batch", &s));
-      if (!s.empty()) {
-        auto b = hibernate::ParseBatchMode(s);
-        if (!b.ok()) return r.Error(p + ".batch", b.status().message());
-        vs.batch = *b;
-      }
+      SL_TRY(r.Named(v, p, "source", hibernate::ParseSlotSource, &vs.source));
+      SL_TRY(r.Named(v, p, "batch", hibernate::ParseBatchMode, &vs.batch));
       SL_TRY(r.Int(v, p, "threads", &vs.threads, 1, sc.cpus));
       sc.variants.push_back(vs);
     }
