@@ -274,9 +274,6 @@ struct SwapSystem::State {
     --l.len;
     c.listed = false;
   }
-  ClusterList* ListOfLocked(SwapDevice& d, const SwapCluster& c) REQUIRES(d.lock) {
-    return c.flag == ClusterFlag::kNone ? nullptr : &d.lists[ListIndex(c.flag, c.order)];
-  }
   void MoveClusterLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to) REQUIRES(d.lock) {
     if (c.listed) ListRemoveLocked(d, d.lists[ListIndex(c.flag, c.order)], c);
     c.flag = to;
