@@ -1,10 +1,31 @@
 // swsusp_header overlay and little helpers of image_format.h (spec §1.4).
 #include "swaplab/hibernate/image_format.h"
 
+#include <cstdio>
 #include <cstring>
+#include <utility>
 #include <string>
 
 namespace swaplab::hibernate {
+
+std::string SwsuspFlagNames(uint32_t f) {
+  static const std::pair<uint32_t, const char*> kBits[] = {{kSfPlatformMode, "PLATFORM_MODE"},
+                                                           {kSfNocompressMode, "NOCOMPRESS_MODE"},
+                                                           {kSfCrc32Mode, "CRC32_MODE"},
+                                                           {kSfHwSig, "HW_SIG"},
+                                                           {kSfCompressionAlgLz4, "COMPRESSION_ALG_LZ4"}};
+  std::string s;
+  for (auto [bit, name] : kBits) {
+    if (f & bit) s += std::string(s.empty() ? "" : "|") + name;
+    f &= ~bit;
+  }
+  if (f != 0) s += (s.empty() ? "0x" : "|0x") + [f] {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%x", f);
+    return std::string(buf);
+  }();
+  return s.empty() ? "none" : s;
+}
 
 bool HasSignature(std::span<const std::byte, kPageSize> page0, const std::array<char, 10>& sig) {
   return std::memcmp(page0.data() + kHdrSig, sig.data(), sig.size()) == 0;

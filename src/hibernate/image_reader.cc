@@ -1,43 +1,88 @@
-// swsusp_check(), get_swap_reader(), load_image() (spec §1.4, §4.8, §8).
+// swsusp_check(), get_swap_reader(), load_image(), load_compressed_image()
+// (spec §1.4, §4.8, §7.6, §8).
 #include "swaplab/hibernate/image_reader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_set>
+#include <string_view>
 #include <vector>
+
+#include "swaplab/hibernate/image_chain.h"
 
 namespace swaplab::hibernate {
 namespace {
 
 std::string S(uint64_t v) { return std::to_string(v); }
 
-Status ComparePage(const std::byte* got, const std::byte* want, uint64_t p, uint64_t dblock) {
-  if (std::memcmp(got, want, kPageSize) == 0) return Status::Ok();
-  size_t i = 0;
-  while (got[i] == want[i]) ++i;
-  return Status(-ENODATA, "image: stream page " + S(p) + " (dblock " + S(dblock) + ") differs from the snapshot at byte " + S(i));
-}
+// Every stream page passes through here in order, whatever path read it:
+// the PFN list of the metadata pages (§3.4), the data-page count, the
+// comparison with swaplab's synthetic snapshot, the kernel banner of real
+// images, and the caller's own callback.
+class StreamCheck {
+ public:
+  StreamCheck(const ReaderOptions& o, ReadReport& rep, const SyntheticSnapshot* snap)
+      : o_(o), rep_(rep), snap_(snap), pfns_(rep.M, rep.N) {}
 
-// Mirrors swsusp_check(): read, check, restore orig_sig at once.
-Result<area::SwsuspHeader> CheckAndRestore(RequestBatcher& b, uint64_t resume_block, uint32_t hw_sig) {
-  AlignedPage hdr;
-  Status st = b.SyncRead(resume_block, hdr.data());
-  if (!st.ok()) return st;
-  auto h = ParseSwsuspHeader(hdr.b);
-  if (!h.ok()) return h.status();
-  if (std::memcmp(h->orig_sig.data(), kSwapSpace2Sig.data(), 10) != 0 &&
-      std::memcmp(h->orig_sig.data(), kSwapSpaceV0Sig.data(), 10) != 0)
-    return Status(-EINVAL, "swsusp_check: orig_sig is not a swap signature; page 0 left as it is");
-  std::memcpy(hdr.data() + kHdrSig, hdr.data() + kHdrOrigSig, 10);
-  st = b.SyncWrite(resume_block, hdr.data());
-  if (!st.ok()) return st;
-  if ((h->flags & kSfHwSig) && h->hw_sig != hw_sig)
-    return Status(-EINVAL, "swsusp_check: hardware signature " + S(h->hw_sig) + " differs from " + S(hw_sig));
-  return h;
-}
+  // Stream page p (0 … T−1); `where` names it for messages.
+  Status Page(uint64_t p, const std::byte* page, const std::string& where) {
+    if (!o_.verify_pages) return o_.on_page ? o_.on_page(p, page) : Status::Ok();
+    // swaplab's own images: the snapshot names the first page that differs.
+    if (snap_ != nullptr) {
+      snap_->StreamPage(p, want_.data());
+      if (std::memcmp(page, want_.data(), kPageSize) != 0) {
+        size_t at = 0;
+        while (page[at] == want_.b[at]) ++at;
+        return Status(-ENODATA, "image corrupted: " + where + " differs from the snapshot at byte " + S(at));
+      }
+      ++rep_.pages_verified;
+    }
+    if (p >= 1 && p <= rep_.M) {
+      Status st = pfns_.Page(p, page);
+      if (!st.ok()) return Status(st.code(), "image corrupted: " + where + ": " + st.message());
+      if (p == rep_.M) {
+        st = pfns_.Finish();
+        if (!st.ok()) return Status(st.code(), "image corrupted: " + st.message());
+      }
+    } else if (p > rep_.M && rep_.kernel_banner.empty() && snap_ == nullptr) {
+      FindBanner(p, page);
+    }
+    if (o_.on_page) return o_.on_page(p, page);
+    return Status::Ok();
+  }
 
+  Status Finish() {
+    rep_.pfns = pfns_.pfns();
+    rep_.zero_pages = pfns_.zero_pages();
+    if (rep_.M == 0 && o_.verify_pages) return pfns_.Finish();
+    return Status::Ok();
+  }
+
+ private:
+  // linux_banner ("Linux version <release> (<builder>) <version>\n") sits
+  // in the kernel's read-only data, which every image saves.
+  void FindBanner(uint64_t p, const std::byte* page) {
+    static constexpr std::string_view kBanner = "Linux version ";
+    const char* c = reinterpret_cast<const char*>(page);
+    const void* hit = memmem(c, kPageSize, kBanner.data(), kBanner.size());
+    if (hit == nullptr) return;
+    const char* b = static_cast<const char*>(hit);
+    const char* e = b;
+    while (e < c + kPageSize && e - b < 256 && *e != '\0' && *e != '\n') ++e;
+    // Only a banner with a release after it ("Linux version 6.12.…").
+    if (e - b <= static_cast<ptrdiff_t>(kBanner.size()) || b[kBanner.size()] < '0' || b[kBanner.size()] > '9') return;
+    rep_.kernel_banner.assign(b, e);
+    rep_.banner_page = p;
+  }
+
+  const ReaderOptions& o_;
+  ReadReport& rep_;
+  const SyntheticSnapshot* snap_;
+  PfnListCheck pfns_;
+  AlignedPage want_;
+};
 
 // Where a compressed unit sits, for error messages.
 struct UnitPlace {
@@ -63,8 +108,10 @@ struct DecUnit {
 
 // load_compressed_image() (§7.6, with RFC patch 8's submit of the current
 // bio after each readahead pass).
-Status LoadCompressedBody(RequestBatcher& b, const std::vector<uint64_t>& entries, const SyntheticSnapshot& snap,
-                          const ReaderOptions& o, uint32_t header_crc, ReadReport& rep) {
+Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
+                      const ReaderOptions& o, ReadReport& rep) {
+  if (o.read_ring_pages != 0 && (o.read_ring_pages < kCmpPages || o.read_ring_pages > kCmpMaxRdPages))
+    return Status(-EINVAL, "read ring of " + S(o.read_ring_pages) + " pages: expected " + S(kCmpPages) + "-" + S(kCmpMaxRdPages));
   const uint64_t ring_size = o.read_ring_pages != 0 ? o.read_ring_pages : kCmpMaxRdPages;
   rep.ring_pages = ring_size;
   std::unique_ptr<AlignedPage[]> ring(new AlignedPage[ring_size]);
@@ -80,7 +127,6 @@ Status LoadCompressedBody(RequestBatcher& b, const std::vector<uint64_t>& entrie
   const Compressor c = rep.compress;
   uint64_t want = ring_size, have = 0, asked = 0, issue = 0, consume = 0, next_entry = 1, page = 1;
   int eof = 0;
-  AlignedPage expect;
   auto drain = [&]() -> Status {
     Status st = b.Wait();
     have += asked;
@@ -164,17 +210,9 @@ Status LoadCompressedBody(RequestBatcher& b, const std::vector<uint64_t>& entrie
           st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + " holds more pages than the image's " + S(rep.T));
           break;
         }
-        if (o.verify_pages) {
-          snap.StreamPage(page, expect.data());
-          if (std::memcmp(u.out[k].data(), expect.data(), kPageSize) != 0) {
-            size_t at = 0;
-            while (u.out[k].b[at] == expect.b[at]) ++at;
-            st = Status(-ENODATA, "image corrupted: " + Where(u.place, entries) + " decompresses to stream page " +
-                                      S(page) + " (page " + S(k) + " of the unit), which differs from the snapshot at byte " + S(at));
-            break;
-          }
-          ++rep.pages_verified;
-        }
+        st = check.Page(page, u.out[k].data(),
+                        Where(u.place, entries) + ", stream page " + S(page) + " (page " + S(k) + " of the unit)");
+        if (!st.ok()) break;
       }
       if (st.ok() && page == rep.T) {  // snapshot complete: fold units 0 … i
         folded = i + 1;
@@ -193,17 +231,46 @@ Status LoadCompressedBody(RequestBatcher& b, const std::vector<uint64_t>& entrie
   rep.crc32 = crc;
   if (page != rep.T)
     return Status(-ENODATA, "image truncated: the compressed stream gave " + S(page) + " of " + S(rep.T) + " stream pages");
-  if (crc != header_crc)
+  if ((rep.flags & kSfCrc32Mode) && crc != rep.header_crc32)
     return Status(-ENODATA, "image corrupted: CRC32 of the decompressed stream is " + S(crc) + ", the header says " +
-                                S(header_crc) + " (" + S(rep.units) + " units, stream pages 1-" + S(rep.T - 1) + ")");
+                                S(rep.header_crc32) + " (" + S(rep.units) + " units, stream pages 1-" + S(rep.T - 1) + ")");
+  rep.crc_checked = (rep.flags & kSfCrc32Mode) != 0;
   return Status::Ok();
 }
 
-Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, const SyntheticSnapshot& snap,
-                      const ReaderOptions& o, uint32_t header_crc, ReadReport& rep) {
-  if (o.read_ring_pages != 0 && (o.read_ring_pages < kCmpPages || o.read_ring_pages > kCmpMaxRdPages))
-    return Status(-EINVAL, "read ring of " + S(o.read_ring_pages) + " pages: expected " + S(kCmpPages) + "-" + S(kCmpMaxRdPages));
-  return LoadCompressedBody(b, entries, snap, o, header_crc, rep);
+// load_image(): metadata pages are sync_read (a drain after each), data
+// pages go straight into their frames, a window at a time.
+Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
+                        const ReaderOptions& o, ReadReport& rep) {
+  auto where = [&](uint64_t p) { return "stream page " + S(p) + " (dblock " + S(entries[p]) + ")"; };
+  AlignedPage scratch;
+  for (uint64_t p = 1; p <= rep.M; ++p) {
+    b.QueueRead(entries[p], scratch.data());
+    Status st = b.Wait();
+    if (!st.ok()) return st;
+    st = check.Page(p, scratch.data(), where(p));
+    if (!st.ok()) return st;
+  }
+  const uint64_t window = o.window_pages == 0 ? rep.N : o.window_pages;
+  std::vector<AlignedPage> frames(std::min<uint64_t>(window, rep.N));
+  for (uint64_t p = rep.M + 1; p < rep.T;) {
+    const uint64_t n = std::min<uint64_t>(frames.size(), rep.T - p);
+    for (uint64_t i = 0; i < n; ++i) b.QueueRead(entries[p + i], frames[i].data());
+    Status st = b.Wait();
+    if (!st.ok()) return st;
+    for (uint64_t i = 0; i < n; ++i) {
+      st = check.Page(p + i, frames[i].data(), where(p + i));
+      if (!st.ok()) return st;
+    }
+    p += n;
+  }
+  return Status::Ok();
+}
+
+// swsusp_check() step 3: orig_sig back over S1SUSPEND, written at once.
+Status RestoreSignature(RequestBatcher& b, uint64_t resume_block, AlignedPage& hdr) {
+  std::memcpy(hdr.data() + kHdrSig, hdr.data() + kHdrOrigSig, 10);
+  return b.SyncWrite(resume_block, hdr.data());
 }
 
 }  // namespace
@@ -211,108 +278,62 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, c
 Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, const ReaderOptions& o) {
   RequestBatcher b(engine, o.batch);
   ReadReport rep;
-  auto hr = CheckAndRestore(b, resume_block, o.hw_sig);
-  if (!hr.ok()) return hr.status();
-  const area::SwsuspHeader& h = *hr;
-  rep.flags = h.flags;
-  rep.compress = CompressorFromFlags(h.flags);
-  if (rep.compress == Compressor::kNone && (h.flags & (kSfCrc32Mode | kSfCompressionAlgLz4)))
-    return Status(-EINVAL, "swsusp_header: flags " + S(h.flags) + " mix SF_NOCOMPRESS_MODE with compression bits");
-  if (h.image == 0) return Status(-EINVAL, "get_swap_reader: swsusp_header.image is 0");
-
-  // get_swap_reader(): every map page, sync, up front.
-  std::vector<uint64_t> entries;
-  std::unordered_set<uint64_t> seen;
-  AlignedPage map;
-  bool ended = false;
-  for (uint64_t at = h.image; at != 0;) {
-    if (o.device_pages != 0 && at >= o.device_pages)
-      return Status(-EINVAL, "swap map: page at dblock " + S(at) + " is past the device end " + S(o.device_pages));
-    if (!seen.insert(at).second) return Status(-EINVAL, "swap map: chain loops back to dblock " + S(at));
-    Status st = b.SyncRead(at, map.data());
-    if (!st.ok()) return st;
-    ++rep.map_pages;
-    for (uint64_t k = 0; k < kMapEntries; ++k) {
-      const uint64_t e = MapEntry(map.data(), k);
-      if (e == 0) {
-        ended = true;
-      } else if (ended) {
-        return Status(-EINVAL, "swap map: entry after the end of the image in map page at dblock " + S(at));
-      } else {
-        entries.push_back(e);
-      }
-    }
-    at = MapNext(map.data());
-    if (ended && at != 0) return Status(-EINVAL, "swap map: a partly filled map page has a next pointer");
-  }
-  if (entries.empty()) return Status(-EFAULT, "swap_read_page: the map chain has no entries");
-
-  // swsusp_info, sync.
-  AlignedPage info;
-  Status st = b.SyncRead(entries[0], info.data());
+  AlignedPage hdr;
+  Status st = b.SyncRead(resume_block, hdr.data());
   if (!st.ok()) return st;
-  rep.T = LoadU64(info.data() + kInfoPages);
-  rep.N = LoadU64(info.data() + kInfoImagePages);
-  if (rep.T == 0 || rep.N >= rep.T || LoadU64(info.data() + kInfoSize) != rep.T * kPageSize)
-    return Status(-EINVAL, "swsusp_info: inconsistent counts (pages " + S(rep.T) + ", image_pages " + S(rep.N) + ")");
-  rep.M = rep.T - rep.N - 1;
+  auto h = CheckSignature(hdr.b);
+  if (!h.ok()) return h.status();
+  if (o.consume) {
+    st = RestoreSignature(b, resume_block, hdr);
+    if (!st.ok()) return st;
+    rep.consumed = true;
+  }
+  if (o.hw_sig && (h->flags & kSfHwSig) && h->hw_sig != *o.hw_sig)
+    return Status(-EINVAL, "swsusp_check: hardware signature " + S(h->hw_sig) + " differs from " + S(*o.hw_sig));
+  st = CheckHeaderFields(*h, resume_block, o.device_pages);
+  if (!st.ok()) return st;
+  rep.flags = h->flags;
+  rep.hw_sig = h->hw_sig;
+  rep.header_crc32 = h->crc32;
+  rep.compress = (h->flags & kSfNocompressMode) ? Compressor::kNone : CompressorFromFlags(h->flags);
+  auto chain = WalkMapChain(b, *h, resume_block, o.device_pages);
+  if (!chain.ok()) return chain.status();
+  const std::vector<uint64_t>& entries = chain->entries;
+  rep.map_pages = chain->map_dblocks.size();
   rep.stream_pages = entries.size();
   rep.Q = rep.stream_pages / kMapEntries;
-  if (rep.map_pages != rep.Q + 1)
-    return Status(-EINVAL, "swap map: " + S(entries.size()) + " entries in " + S(rep.map_pages) + " map pages");
-  if (rep.compress == Compressor::kNone && entries.size() != rep.T)
-    return Status(entries.size() < rep.T ? -EFAULT : -EINVAL,
-                  "swap map: " + S(entries.size()) + " entries in " + S(rep.map_pages) + " map pages for an image of " + S(rep.T) + " pages");
-  std::optional<SyntheticSnapshot> own;
-  const SyntheticSnapshot* snap = o.expect;
-  if (snap == nullptr) {
-    auto s = SyntheticSnapshot::FromInfoPage(info.data());
-    if (!s.ok()) return s.status();
-    own.emplace(std::move(s).value());
-    snap = &*own;
-  }
-  if (snap->image_pages() != rep.T || snap->nr_copy_pages() != rep.N)
-    return Status(-ENODATA, "swsusp_info: counts do not match the snapshot");
-  AlignedPage want;
-  snap->StreamPage(0, want.data());
-  st = ComparePage(info.data(), want.data(), 0, entries[0]);
-  if (!st.ok()) return st;
-  rep.pages_verified = 1;
-  if (rep.compress != Compressor::kNone) {
-    st = LoadCompressed(b, entries, *snap, o, h.crc32, rep);
-    if (!st.ok()) return st;
-    rep.batch = b.stats();
-    return rep;
-  }
 
-  // load_image(): metadata pages are sync_read (drain after each).
-  AlignedPage scratch;
-  for (uint64_t p = 1; p <= rep.M; ++p) {
-    b.QueueRead(entries[p], scratch.data());
-    st = b.Wait();
-    if (!st.ok()) return st;
-    if (!o.verify_pages) continue;
-    snap->StreamPage(p, want.data());
-    st = ComparePage(scratch.data(), want.data(), p, entries[p]);
-    if (!st.ok()) return st;
-    ++rep.pages_verified;
-  }
-  // Data pages straight into their frames; a window bounds memory.
-  const uint64_t window = o.window_pages == 0 ? rep.N : o.window_pages;
-  std::vector<AlignedPage> frames(std::min<uint64_t>(window, rep.N));
-  for (uint64_t p = rep.M + 1; p < rep.T;) {
-    const uint64_t n = std::min<uint64_t>(frames.size(), rep.T - p);
-    for (uint64_t i = 0; i < n; ++i) b.QueueRead(entries[p + i], frames[i].data());
-    st = b.Wait();
-    if (!st.ok()) return st;
-    for (uint64_t i = 0; i < n && o.verify_pages; ++i) {
-      snap->StreamPage(p + i, want.data());
-      st = ComparePage(frames[i].data(), want.data(), p + i, entries[p + i]);
-      if (!st.ok()) return st;
+  // swsusp_info, sync: its counts bound everything after it.
+  AlignedPage info;
+  st = b.SyncRead(entries[0], info.data());
+  if (!st.ok()) return st;
+  rep.info = DecodeSwsuspInfo(info.data());
+  rep.T = rep.info.pages;
+  rep.N = rep.info.image_pages;
+  rep.M = rep.info.meta_pages();
+  st = CheckInfoAgainstChain(rep.info, rep.compress, entries.size());
+  if (!st.ok()) return st;
+  std::optional<SyntheticSnapshot> own;
+  const SyntheticSnapshot* snap = o.expect;  // the caller knows the image is its own
+  if (snap != nullptr || rep.info.origin == ImageOrigin::kSwaplab) {
+    if (snap == nullptr) {
+      const uint64_t bound = (o.device_pages != 0 ? o.device_pages : kUncPages * entries.size()) * kPageSize;
+      auto s = SyntheticSnapshot::FromInfoPage(info.data(), bound);
+      if (!s.ok()) return s.status();
+      own.emplace(std::move(s).value());
+      snap = &*own;
     }
-    if (o.verify_pages) rep.pages_verified += n;
-    p += n;
+    if (snap->image_pages() != rep.T || snap->nr_copy_pages() != rep.N)
+      return Status(-ENODATA, "swsusp_info: counts do not match the snapshot");
   }
+  StreamCheck check(o, rep, snap);
+  st = check.Page(0, info.data(), "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")");
+  if (!st.ok()) return st;
+  st = rep.compress != Compressor::kNone ? LoadCompressed(b, entries, check, o, rep)
+                                         : LoadUncompressed(b, entries, check, o, rep);
+  if (!st.ok()) return st;
+  st = check.Finish();
+  if (!st.ok()) return st;
   rep.batch = b.stats();
   return rep;
 }

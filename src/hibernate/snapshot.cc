@@ -128,8 +128,10 @@ void SyntheticSnapshot::Generate(uint64_t p, std::byte* out) const {
   }
 }
 
-Result<SyntheticSnapshot> SyntheticSnapshot::FromInfoPage(const std::byte* info) {
-  if (std::memcmp(info, kTag, sizeof kTag) != 0)
+bool IsSwaplabInfoPage(const std::byte* info) { return std::memcmp(info, kTag, sizeof kTag) == 0; }
+
+Result<SyntheticSnapshot> SyntheticSnapshot::FromInfoPage(const std::byte* info, uint64_t max_bytes) {
+  if (!IsSwaplabInfoPage(info))
     return Status(-EINVAL, "swsusp_info: not a swaplab synthetic image (uts tag missing)");
   SnapshotOptions o;
   o.seed = LoadU64(info + kTagOptions);
@@ -137,8 +139,13 @@ Result<SyntheticSnapshot> SyntheticSnapshot::FromInfoPage(const std::byte* info)
   o.first_pfn = LoadU64(info + kTagOptions + 16);
   o.zero_share = LoadU32(info + kTagOptions + 24) / 1e6;
   o.compressible_share = LoadU32(info + kTagOptions + 28) / 1e6;
-  if (o.saveable_pages > (uint64_t{1} << 32))
-    return Status(-EINVAL, "swsusp_info: saveable page count " + std::to_string(o.saveable_pages) + " is implausible");
+  const uint64_t T = LoadU64(info + kInfoPages), N = LoadU64(info + kInfoImagePages);
+  const uint64_t M = N < T ? T - N - 1 : 0;
+  // pfns_ and data_pfns_ take up to 16 bytes per saveable page
+  if (o.saveable_pages == 0 || (o.saveable_pages - 1) / 512 + 1 != M || o.saveable_pages > max_bytes / 16)
+    return Status(-EINVAL, "swsusp_info: the swaplab tag's saveable page count " + std::to_string(o.saveable_pages) +
+                               " does not fit " + std::to_string(M) + " metadata pages or a PFN list of at most " +
+                               std::to_string(max_bytes) + " bytes");
   return Make(o);
 }
 

@@ -145,6 +145,7 @@ TEST_P(CompressedRoundTrip, EveryPageBackAndCrcMatches) {
   ro.batch.mode = k.mode;
   ro.threads = k.threads;
   ro.read_ring_pages = k.ring;
+  ro.consume = true;
   auto rd = ReadImage(*r.engine, 0, ro);
   ASSERT_TRUE(rd.ok()) << rd.status().ToString();
   EXPECT_EQ(rd->compress, k.c);
@@ -355,8 +356,13 @@ TEST(RealFile, RoundTripEveryCompressor) {
     if (arena && (*engine)->name() == "io_uring") {
       EXPECT_GT((*engine)->stats().fixed_requests, 0u);
     }
+    // read-only by default: the image is still there afterwards
+    ASSERT_TRUE(ReadImage(**engine, 0, {}).ok());
+    EXPECT_FALSE(area::SwapArea::Open(path).ok());
     const uint64_t written = (*engine)->stats().pages_written, read = (*engine)->stats().pages_read;
-    auto rd = ReadImage(**engine, 0, {});
+    ReaderOptions consume;
+    consume.consume = true;
+    auto rd = ReadImage(**engine, 0, consume);
     ASSERT_TRUE(rd.ok()) << rd.status().ToString();
     EXPECT_EQ(rd->pages_verified, s.image_pages());  // every byte compared
     EXPECT_EQ(rd->stream_pages, w->stream_pages);

@@ -13,6 +13,8 @@
 #include "swaplab/area/swap_area.h"
 #include "swaplab/area/swap_header.h"
 #include "size_arg.h"
+#include "swaplab/hibernate/image_format.h"
+#include "text.h"
 
 namespace swaplab::tools {
 
@@ -74,27 +76,7 @@ Result<std::vector<uint32_t>> ParseBadList(const std::string& s) {
   return out;
 }
 
-std::string FlagNames(uint32_t f) {
-  static const std::pair<uint32_t, const char*> kBits[] = {{1, "PLATFORM_MODE"},
-                                                           {2, "NOCOMPRESS_MODE"},
-                                                           {4, "CRC32_MODE"},
-                                                           {8, "HW_SIG"},
-                                                           {16, "COMPRESSION_ALG_LZ4"}};
-  std::string s;
-  for (auto [bit, name] : kBits) {
-    if (f & bit) s += std::string(s.empty() ? "" : "|") + name;
-  }
-  return s.empty() ? "none" : s;
-}
-
-std::string Printable(const std::array<char, 10>& m) {
-  std::string s;
-  for (char c : m) {
-    const auto u = static_cast<unsigned char>(c);
-    s += (u >= 0x20 && u < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", u);
-  }
-  return s;
-}
+std::string Printable(const std::array<char, 10>& m) { return tools::Printable(std::string_view(m.data(), m.size())); }
 
 std::string DevName(uint64_t d) { return fmt::format("{}:{}", major(d), minor(d)); }
 
@@ -103,7 +85,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const S
                                                       uint64_t max_extents) {
   const auto& h = a.header;
   std::vector<std::pair<std::string, std::string>> r;
-  r.emplace_back("path", a.path);
+  r.emplace_back("path", tools::Printable(a.path, 4096));
   r.emplace_back("type", a.blkdev ? "block device" : "regular file");
   r.emplace_back("bdev", DevName(a.bdev));
   r.emplace_back("rotational", a.limits.rotational ? "yes" : "no");
@@ -125,7 +107,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const S
   for (uint32_t b : h.v1.bad_pages) bad += (bad.empty() ? "" : ",") + std::to_string(b);
   r.emplace_back("badpages", bad.empty() ? "-" : bad);
   r.emplace_back("uuid", area::UuidToString(h.v1.uuid));
-  r.emplace_back("label", h.v1.label.empty() ? "-" : h.v1.label);
+  r.emplace_back("label", h.v1.label.empty() ? "-" : tools::Printable(h.v1.label));
   r.emplace_back("extents", fmt::format("{} (largest {} pages), holes: {}",
                                         a.extent_summary.extents, a.extent_summary.largest_pages,
                                         a.extent_summary.has_holes ? "yes" : "no"));
@@ -142,7 +124,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const S
     const auto& s = *h.hibernation;
     r.emplace_back("hibernation", "image present (S1SUSPEND)");
     r.emplace_back("swsusp.image", fmt::format("{} (dblock of the first map page)", s.image));
-    r.emplace_back("swsusp.flags", fmt::format("0x{:x} ({})", s.flags, FlagNames(s.flags)));
+    r.emplace_back("swsusp.flags", fmt::format("0x{:x} ({})", s.flags, hibernate::SwsuspFlagNames(s.flags)));
     r.emplace_back("swsusp.crc32", fmt::format("0x{:08x}", s.crc32));
     r.emplace_back("swsusp.hw_sig", fmt::format("0x{:08x}", s.hw_sig));
     r.emplace_back("swsusp.orig_sig", Printable(s.orig_sig));
@@ -183,7 +165,7 @@ nlohmann::json Json(const AreaInfo& a, const Status& verdict) {
   if (h.hibernation) {
     const auto& s = *h.hibernation;
     j["hibernation"] = {
-        {"image", s.image}, {"flags", s.flags},   {"flag_names", FlagNames(s.flags)},
+        {"image", s.image}, {"flags", s.flags},   {"flag_names", hibernate::SwsuspFlagNames(s.flags)},
         {"crc32", s.crc32}, {"hw_sig", s.hw_sig}, {"orig_sig", Printable(s.orig_sig)}};
   } else {
     j["hibernation"] = nullptr;

@@ -30,8 +30,12 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
   c.image = app.add_subcommand("image", "hibernation images on a swap area");
   c.image->require_subcommand(1);
   c.write = c.image->add_subcommand("write", "write a synthetic snapshot as a hibernation image");
-  c.read = c.image->add_subcommand("read", "read the image back as resume does, verifying every page");
-  c.inspect = c.image->add_subcommand("inspect", "the image's header, chain, runs and bios, without changing anything");
+  c.read = c.image->add_subcommand(
+      "read", "read any image (the kernel's or swaplab's) as resume does: every map page, every stream page, "
+              "every compressed unit decompressed, the kernel's CRC32 and the PFN list checked; read-only unless --consume");
+  c.inspect = c.image->add_subcommand(
+      "inspect", "the image's swsusp header, swsusp_info, map chain, layout on disk (runs, clusters) and bios "
+                 "per page / per run, without reading its data or changing anything");
   for (CLI::App* s : {c.write, c.read, c.inspect}) {
     s->add_option("area", o.area, "swap area (file or block device)")->required();
     s->add_option("--batch", o.batch, "per-page | per-run");
@@ -41,6 +45,10 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
     s->add_option("--threads", o.threads, "compression threads (0: clamp(CPUs - 1, 1, 3) as the kernel)")
         ->check(CLI::Range(0u, 64u));
   }
+  c.read->add_flag("--consume", o.consume,
+                   "restore the swap signature first, as the kernel's resume does: the image can then never be "
+                   "resumed (without it, not a byte of the area is written)");
+  c.read->add_option("--dump", o.dump, "write the decompressed stream (pages 0 … T-1) to this new file");
   c.write->add_option("--size", o.size, "image size (K, M, G suffixes)");
   c.write->add_option("--source", o.source, "base | free-clusters | free-clusters-sorted | reserve | pmd");
   c.write->add_option("--compress", o.compress, "none | lzo | lz4 (read and inspect take it from the header)");
@@ -60,38 +68,6 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
 
 namespace {
 
-// A read-only view of an engine: writes are counted and dropped, so the
-// reader's signature restore changes nothing (inspect).
-class ReadOnlyEngine : public area::IoEngine {
- public:
-  explicit ReadOnlyEngine(area::IoEngine& e) : e_(e) {}
-  std::string name() const override { return e_.name() + "(read-only)"; }
-  Status Submit(std::span<area::IoRequest> batch) override {
-    std::vector<area::IoRequest> reads;
-    for (auto& r : batch) {
-      if (r.write) {
-        dropped_.push_back(area::IoCompletion{r.tag, 0, 0, static_cast<uint32_t>(r.bufs.size())});
-      } else {
-        reads.push_back(r);
-      }
-    }
-    return reads.empty() ? Status::Ok() : e_.Submit(reads);
-  }
-  Status Wait(std::vector<area::IoCompletion>* done) override {
-    Status st = e_.Wait(done);
-    done->insert(done->end(), dropped_.begin(), dropped_.end());
-    dropped_.clear();
-    return st;
-  }
-  Status Discard(uint64_t, uint64_t) override { return Status::Ok(); }
-  area::IoStats stats() const override { return e_.stats(); }
-  const area::DeviceLimits& limits() const override { return e_.limits(); }
-
- private:
-  area::IoEngine& e_;
-  std::vector<area::IoCompletion> dropped_;
-};
-
 ordered_json BatchJson(const hibernate::BatchStats& b) {
   ordered_json sizes = ordered_json::object();
   for (auto [pages, n] : b.bio_sizes) sizes[std::to_string(pages)] = n;
@@ -106,23 +82,17 @@ int Fail(const Status& st, const char* what) {
 }  // namespace
 
 int RunImage(const ImageCommands& c, const ImageOptions& o) {
+  if (!c.write->parsed()) return RunImageReadInspect(c, o);
   auto batch_mode = hibernate::ParseBatchMode(o.batch);
   auto capacity = hibernate::ParseCapacityMode(o.bio_capacity);
   if (!batch_mode.ok()) return Fail(batch_mode.status(), "usage");
   if (!capacity.ok()) return Fail(capacity.status(), "usage");
   hibernate::BatchOptions bo{*batch_mode, *capacity, o.max_pages};
   auto area = area::SwapArea::Open(o.area);
-  if (!area.ok() && !c.write->parsed()) {
-    // read / inspect: an area holding an image is not a valid swap area.
-    auto info = area::InspectArea(o.area);
-    if (!info.ok()) return Fail(info.status(), "open");
-  } else if (!area.ok()) {
-    return Fail(area.status(), "write");
-  }
-  auto info = area.ok() ? (*area)->info() : *area::InspectArea(o.area);
+  if (!area.ok()) return Fail(area.status(), "write");
+  const area::AreaInfo& info = (*area)->info();
   area::EngineOptions eo;
   eo.limits = info.limits;
-  eo.writable = !c.inspect->parsed();
   auto engine = area::OpenUringEngine(o.area, eo);
   if (!engine.ok()) return Fail(engine.status(), "open");
   auto t0 = std::chrono::steady_clock::now();
@@ -141,7 +111,7 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   j["bio_capacity"] = o.bio_capacity;
   j["max_pages"] = o.max_pages ? o.max_pages : hibernate::HibBioMaxPages(info.limits);
 
-  if (c.write->parsed()) {
+  {
     auto compress = hibernate::ParseCompressor(o.compress);
     if (!compress.ok()) return Fail(compress.status(), "write");
     auto source = hibernate::ParseSlotSource(o.source);
@@ -235,34 +205,6 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     j["snapshot_build_seconds"] = fill_secs;  // outside write_seconds_measured
     j["copy_arena_pages"] = wo.batch.arena->pages();
     j["fixed_buffers"] = fixed;
-  } else {
-    hibernate::ReaderOptions ro;
-    ro.batch = bo;
-    ro.device_pages = info.size_bytes / 4096;
-    ro.threads = o.threads;
-    area::IoEngine* e = engine->get();
-    ReadOnlyEngine ro_engine(**engine);
-    if (c.inspect->parsed()) e = &ro_engine;
-    auto rep = hibernate::ReadImage(*e, 0, ro);
-    if (!rep.ok()) return Fail(rep.status(), c.inspect->parsed() ? "inspect" : "read");
-    j["compress"] = hibernate::Name(rep->compress);
-    j["stream_pages"] = rep->stream_pages;
-    j["snapshot_pages"] = rep->T;
-    j["map_pages"] = rep->map_pages;
-    j["data_pages"] = rep->N;
-    j["meta_pages"] = rep->M;
-    j["flags"] = rep->flags;
-    j["pages_verified"] = rep->pages_verified;
-    if (rep->compress != hibernate::Compressor::kNone) {
-      j["units"] = rep->units;
-      j["crc32"] = rep->crc32;
-      j["read_ring_pages"] = rep->ring_pages;
-    }
-    j.update(BatchJson(rep->batch));
-    j["bytes"] = rep->stream_pages * 4096;
-    j["snapshot_bytes"] = rep->T * 4096;
-    j[c.inspect->parsed() ? "inspect_seconds_measured" : "read_seconds_measured"] = seconds();
-    j[c.inspect->parsed() ? "inspect_cpu_seconds" : "read_cpu_seconds"] = cpu_now() - cpu0;
   }
   if (o.json) {
     fmt::print("{}\n", j.dump(2));

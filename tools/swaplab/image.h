@@ -22,6 +22,8 @@ struct ImageOptions {
   std::string snapshot_memory = "4G";  // snapshots up to this size are built before the timed write
   unsigned threads = 0;  // compressor / decompressor threads (0: the kernel's rule)
   bool json = false;
+  bool consume = false;  // read: restore the swap signature as resume does
+  std::string dump;      // read: write the decompressed stream here
 };
 
 struct ImageCommands {
@@ -33,5 +35,7 @@ struct ImageCommands {
 
 ImageCommands AddImage(CLI::App& app, ImageOptions& o);
 int RunImage(const ImageCommands& c, const ImageOptions& o);
+// read and inspect (image_read.cc).
+int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o);
 
 }  // namespace swaplab::tools

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 
 #include "swaplab/alloc/status.h"
 #include "swaplab/area/swap_header.h"
@@ -25,6 +26,9 @@ inline constexpr uint32_t kSfNocompressMode = 2;
 inline constexpr uint32_t kSfCrc32Mode = 4;
 inline constexpr uint32_t kSfHwSig = 8;
 inline constexpr uint32_t kSfCompressionAlgLz4 = 16;
+
+// "CRC32_MODE|COMPRESSION_ALG_LZ4", "none" for 0; unknown bits as 0x….
+std::string SwsuspFlagNames(uint32_t flags);
 
 // swsusp_header field offsets in page 0 (§1.4).
 inline constexpr size_t kHdrHwSig = 4056, kHdrCrc32 = 4060, kHdrImage = 4064, kHdrFlags = 4072,

@@ -1,62 +1,89 @@
 // The image reader (swsusp_check + swsusp_read + load_image /
-// load_compressed_image, spec §1.4, §4.8, §7.6, §8): validates the header,
-// restores the original swap signature before reading a single image page,
-// reads the whole map chain, then the stream through the batch (per-run
-// bios with patch 8), and verifies every page against the synthetic
-// snapshot. A compressed image (picked from the header flags as resume
-// does) goes through the readahead ring, decompressor threads and the CRC
-// thread; the CRC32 is checked against the header.
+// load_compressed_image, spec §1.4, §4.8, §7.6, §8), for any image written
+// by Linux x86-64 or by swaplab: validates the header and the whole map
+// chain, reads the stream through the batch (per-run bios with patch 8),
+// decompresses every unit (picked from the header flags as resume does),
+// checks the kernel's CRC32 where the image has one, decodes swsusp_info
+// and checks the PFN list of the metadata pages against its counts. For
+// swaplab's own images (recognised by their tag, never assumed) every page
+// is also compared with the synthetic snapshot. Read-only unless asked to
+// consume the image as resume does.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
 
 #include "swaplab/alloc/status.h"
 #include "swaplab/area/io_engine.h"
 #include "swaplab/hibernate/compress.h"
 #include "swaplab/hibernate/request_batcher.h"
 #include "swaplab/hibernate/snapshot.h"
+#include "swaplab/hibernate/swsusp_info.h"
 
 namespace swaplab::hibernate {
 
 struct ReaderOptions {
   BatchOptions batch{};
-  uint32_t hw_sig = 0;                // the platform's current hardware signature
-  uint64_t device_pages = 0;          // bounds the chain walk; 0: no bound but the loop check
-  // Data pages in flight before a drain. Every drain cuts the current bio,
-  // so bio counts match §8 only when the data fits in one window.
+  // Restore the swap signature at once, as swsusp_check() does at resume,
+  // so that the image cannot be resumed again. Off: not a byte is written.
+  bool consume = false;
+  // The platform's current hardware signature; compared (as swsusp_check
+  // does) only when set and the header has SF_HW_SIG.
+  std::optional<uint32_t> hw_sig;
+  uint64_t device_pages = 0;          // bounds the chain walk and every buffer; 0: no bound but the loop check
+  // Data pages in flight per window (uncompressed images). Every window
+  // cuts the current bio, so bio counts match §8 only when the data fits
+  // in one window.
   uint64_t window_pages = 16384;
-  const SyntheticSnapshot* expect = nullptr;  // null: rebuilt from swsusp_info
+  // The snapshot the image must hold (compared whatever swsusp_info says);
+  // null: rebuilt from swsusp_info for images with swaplab's tag.
+  const SyntheticSnapshot* expect = nullptr;
   // Compressed images: the readahead ring (§7.6), in [kCmpPages, 8192];
   // 0: 8192 (the kernel's size when memory is plentiful).
   uint64_t read_ring_pages = 0;
   unsigned threads = 0;  // decompressor threads; 0: DefaultCompressionThreads()
-  // Compare every page with the snapshot (names the page that differs).
-  // Off: compressed images rely on the kernel's CRC32 alone; uncompressed
-  // images are only read (bios counted, swsusp_info still checked).
+  // Check what the pages hold: the PFN list of the metadata pages, and for
+  // swaplab images every page against the snapshot (names the page that
+  // differs). Off: a structural read (pages written without content, as
+  // structural scenario runs write them): the chain, swsusp_info and, for
+  // compressed images, the units and CRC32 are still checked.
   bool verify_pages = true;
+  // Called with every stream page 0 … T−1 in order, uncompressed (what
+  // snapshot_write_next() would be handed); an error stops the read.
+  std::function<Status(uint64_t p, const std::byte* page)> on_page;
 };
 
 struct ReadReport {
   uint64_t T = 0, M = 0, N = 0, Q = 0;  // Q of the stream on disk
   uint32_t flags = 0;
+  uint32_t hw_sig = 0;         // header field (valid with SF_HW_SIG)
+  uint32_t header_crc32 = 0;   // header field (valid with SF_CRC32_MODE)
   Compressor compress = Compressor::kNone;
+  SwsuspInfo info;             // stream page 0, decoded
   uint64_t stream_pages = 0;  // on disk: T, or T_c compressed
   uint64_t units = 0;         // compressed units decompressed
   uint32_t crc32 = 0;         // computed over the decompressed stream
+  bool crc_checked = false;   // SF_CRC32_MODE: crc32 matched header_crc32
   uint64_t ring_pages = 0;    // readahead ring used
   uint64_t map_pages = 0;
-  uint64_t pages_verified = 0;  // stream pages compared byte for byte
+  uint64_t pfns = 0, zero_pages = 0;  // the metadata's PFN list
+  uint64_t pages_verified = 0;  // stream pages compared with the snapshot (swaplab images)
+  std::string kernel_banner;    // "Linux version …" found in a data page (raw bytes)
+  uint64_t banner_page = 0;     // the stream page it was found in
+  bool consumed = false;        // the signature was restored on disk
   BatchStats batch;
 };
 
-// -EINVAL: no S1SUSPEND (nothing is written then), a bad orig_sig, image 0,
-// a hardware-signature mismatch, a bad chain or swsusp_info, a compressed
+// Errors name what and where. -EINVAL: no S1SUSPEND (nothing is read
+// further), a bad header field, chain, swsusp_info or PFN list, a compressed
 // unit with a bad length or a block that does not decompress (the message
-// names the unit, its stream pages and dblocks); -EFAULT: the chain ends
-// early; -ENODATA: a page differs from the snapshot (named), a truncated
-// compressed stream, or a CRC32 mismatch; engine errors as they come. Once the
-// signature is found valid, it is restored on disk even if reading fails
-// later (as resume does).
+// names the unit, its stream pages and dblocks), a hardware-signature
+// mismatch; -EFAULT: the chain ends early; -ENODATA: a page differs from the
+// snapshot (named), a truncated compressed stream, or a CRC32 mismatch;
+// engine errors as they come. With consume, once the signature is found
+// valid it is restored on disk even if reading fails later (as resume does).
 Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, const ReaderOptions& o);
 
 // Mirrors swsusp_unmark() (§1.4 "Unmark"; hybrid-sleep wake, wakeup during

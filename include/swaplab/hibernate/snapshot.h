@@ -23,13 +23,20 @@ struct SnapshotOptions {
 
 // Invariants: pfns_ ascending; M = ⌈saveable / 512⌉; N = number of PFNs
 // without the zero flag; T = 1 + M + N.
+// Whether a swsusp_info page carries swaplab's synthetic-snapshot tag.
+bool IsSwaplabInfoPage(const std::byte* info);
+
 class SyntheticSnapshot {
  public:
   // -EINVAL for shares outside [0, 1] or summing above 1, or 0 pages.
   static Result<SyntheticSnapshot> Make(const SnapshotOptions& o);
   // Rebuilds the snapshot a swsusp_info page written by StreamPage(0)
-  // describes (its uts area carries the options); -EINVAL if it does not.
-  static Result<SyntheticSnapshot> FromInfoPage(const std::byte* info);
+  // describes (its uts area carries the options); -EINVAL if it does not,
+  // or if the tag's page count is implausible: more metadata pages than
+  // swsusp_info's pages − image_pages − 1, or a PFN list larger than
+  // max_bytes (the caller's bound, e.g. the device size) — checked before
+  // anything is allocated.
+  static Result<SyntheticSnapshot> FromInfoPage(const std::byte* info, uint64_t max_bytes);
 
   const SnapshotOptions& options() const { return o_; }
   uint64_t nr_meta_pages() const { return meta_; }        // M
