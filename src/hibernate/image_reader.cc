@@ -26,8 +26,9 @@ class StreamCheck {
   StreamCheck(const ReaderOptions& o, ReadReport& rep, const SyntheticSnapshot* snap)
       : o_(o), rep_(rep), snap_(snap), pfns_(rep.M, rep.N) {}
 
-  // Stream page p (0 … T−1); `where` names it for messages.
-  Status Page(uint64_t p, const std::byte* page, const std::string& where) {
+  // Stream page p (0 … T−1); where() names it, called only for a message.
+  template <typename Where>
+  Status Page(uint64_t p, const std::byte* page, Where where) {
     if (!o_.verify_pages) return o_.on_page ? o_.on_page(p, page) : Status::Ok();
     // swaplab's own images: the snapshot names the first page that differs.
     if (snap_ != nullptr) {
@@ -35,13 +36,13 @@ class StreamCheck {
       if (std::memcmp(page, want_.data(), kPageSize) != 0) {
         size_t at = 0;
         while (page[at] == want_.b[at]) ++at;
-        return Status(-ENODATA, "image corrupted: " + where + " differs from the snapshot at byte " + S(at));
+        return Status(-ENODATA, "image corrupted: " + where() + " differs from the snapshot at byte " + S(at));
       }
       ++rep_.pages_verified;
     }
     if (p >= 1 && p <= rep_.M) {
       Status st = pfns_.Page(p, page);
-      if (!st.ok()) return Status(st.code(), "image corrupted: " + where + ": " + st.message());
+      if (!st.ok()) return Status(st.code(), "image corrupted: " + where() + ": " + st.message());
       if (p == rep_.M) {
         st = pfns_.Finish();
         if (!st.ok()) return Status(st.code(), "image corrupted: " + st.message());
@@ -66,9 +67,16 @@ class StreamCheck {
   void FindBanner(uint64_t p, const std::byte* page) {
     static constexpr std::string_view kBanner = "Linux version ";
     const char* c = reinterpret_cast<const char*>(page);
-    const void* hit = memmem(c, kPageSize, kBanner.data(), kBanner.size());
-    if (hit == nullptr) return;
-    const char* b = static_cast<const char*>(hit);
+    const char* end = c + kPageSize - kBanner.size();
+    const char* b = c;
+    // memchr runs at memory speed; glibc's memmem does not, and most data
+    // pages have no banner at all
+    for (;; ++b) {
+      b = static_cast<const char*>(std::memchr(b, 'L', static_cast<size_t>(end - b) + 1));
+      if (b == nullptr) return;
+      if (std::memcmp(b, kBanner.data(), kBanner.size()) == 0) break;
+      if (b == end) return;
+    }
     const char* e = b;
     while (e < c + kPageSize && e - b < 256 && *e != '\0' && *e != '\n') ++e;
     // Only a banner with a release after it ("Linux version 6.12.…").
@@ -99,8 +107,8 @@ std::string Where(const UnitPlace& u, const std::vector<uint64_t>& entries) {
 }
 
 struct DecUnit {
-  std::unique_ptr<AlignedPage[]> in{new AlignedPage[kCmpPages]};
-  std::unique_ptr<AlignedPage[]> out{new AlignedPage[kUncPages]};
+  std::unique_ptr<RawPage[]> in{new RawPage[kCmpPages]};
+  std::unique_ptr<RawPage[]> out{new RawPage[kUncPages]};
   size_t in_len = 0, out_len = 0;
   Status st;
   UnitPlace place;
@@ -114,7 +122,7 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
     return Status(-EINVAL, "read ring of " + S(o.read_ring_pages) + " pages: expected " + S(kCmpPages) + "-" + S(kCmpMaxRdPages));
   const uint64_t ring_size = o.read_ring_pages != 0 ? o.read_ring_pages : kCmpMaxRdPages;
   rep.ring_pages = ring_size;
-  std::unique_ptr<AlignedPage[]> ring(new AlignedPage[ring_size]);
+  std::unique_ptr<RawPage[]> ring(new RawPage[ring_size]);
   std::vector<uint64_t> ring_entry(ring_size, 0);
   struct DrainOnExit {  // reads in flight land in the ring: drain before it goes
     RequestBatcher& b;
@@ -210,8 +218,9 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
           st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + " holds more pages than the image's " + S(rep.T));
           break;
         }
-        st = check.Page(page, u.out[k].data(),
-                        Where(u.place, entries) + ", stream page " + S(page) + " (page " + S(k) + " of the unit)");
+        st = check.Page(page, u.out[k].data(), [&] {
+          return Where(u.place, entries) + ", stream page " + S(page) + " (page " + S(k) + " of the unit)";
+        });
         if (!st.ok()) break;
       }
       if (st.ok() && page == rep.T) {  // snapshot complete: fold units 0 … i
@@ -239,7 +248,9 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
 }
 
 // load_image(): metadata pages are sync_read (a drain after each), data
-// pages go straight into their frames, a window at a time.
+// pages go straight into their frames, a window at a time. Two windows
+// alternate so that the next one is read while a worker checks the last
+// (the kernel has its frames and does no per-page work here).
 Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
                         const ReaderOptions& o, ReadReport& rep) {
   auto where = [&](uint64_t p) { return "stream page " + S(p) + " (dblock " + S(entries[p]) + ")"; };
@@ -248,23 +259,40 @@ Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries,
     b.QueueRead(entries[p], scratch.data());
     Status st = b.Wait();
     if (!st.ok()) return st;
-    st = check.Page(p, scratch.data(), where(p));
+    st = check.Page(p, scratch.data(), [&] { return where(p); });
     if (!st.ok()) return st;
   }
-  const uint64_t window = o.window_pages == 0 ? rep.N : o.window_pages;
-  std::vector<AlignedPage> frames(std::min<uint64_t>(window, rep.N));
-  for (uint64_t p = rep.M + 1; p < rep.T;) {
-    const uint64_t n = std::min<uint64_t>(frames.size(), rep.T - p);
-    for (uint64_t i = 0; i < n; ++i) b.QueueRead(entries[p + i], frames[i].data());
-    Status st = b.Wait();
-    if (!st.ok()) return st;
-    for (uint64_t i = 0; i < n; ++i) {
-      st = check.Page(p + i, frames[i].data(), where(p + i));
-      if (!st.ok()) return st;
+  const uint64_t window = std::min<uint64_t>(o.window_pages == 0 ? rep.N : o.window_pages, rep.N);
+  if (window == 0) return Status::Ok();
+  const uint64_t nr_windows = rep.N > window ? 2 : 1;
+  std::unique_ptr<RawPage[]> mem(new RawPage[nr_windows * window]);
+  RawPage* frames[2] = {mem.get(), mem.get() + (nr_windows - 1) * window};
+  struct Registered {  // fixed buffers: io_uring pins the frames once
+    area::IoEngine& e;
+    bool on;
+    ~Registered() {
+      if (on) e.UnregisterBuffer();
     }
+  } reg{b.engine(), b.engine().RegisterBuffer(mem[0].data(), nr_windows * window * kPageSize)};
+  WorkerThread checker;
+  Status checked;  // the worker's verdict on the window it last checked
+  int w = 0;
+  for (uint64_t p = rep.M + 1; p < rep.T; w ^= 1) {
+    const uint64_t n = std::min<uint64_t>(window, rep.T - p);
+    RawPage* f = frames[w];
+    for (uint64_t i = 0; i < n; ++i) b.QueueRead(entries[p + i], f[i].data());
+    Status st = b.Wait();
+    checker.Wait();  // the other window is free again
+    if (!checked.ok()) return checked;
+    if (!st.ok()) return st;
+    checker.Go([&check, &checked, &where, f, p, n] {
+      for (uint64_t i = 0; i < n && checked.ok(); ++i)
+        checked = check.Page(p + i, f[i].data(), [&where, q = p + i] { return where(q); });
+    });
     p += n;
   }
-  return Status::Ok();
+  checker.Wait();
+  return checked;
 }
 
 // swsusp_check() step 3: orig_sig back over S1SUSPEND, written at once.
@@ -327,7 +355,7 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
       return Status(-ENODATA, "swsusp_info: counts do not match the snapshot");
   }
   StreamCheck check(o, rep, snap);
-  st = check.Page(0, info.data(), "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")");
+  st = check.Page(0, info.data(), [&] { return "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")"; });
   if (!st.ok()) return st;
   st = rep.compress != Compressor::kNone ? LoadCompressed(b, entries, check, o, rep)
                                          : LoadUncompressed(b, entries, check, o, rep);

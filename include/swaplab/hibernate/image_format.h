@@ -49,6 +49,15 @@ struct alignas(4096) AlignedPage {
   const std::byte* data() const { return b.data(); }
 };
 
+// A 4096-aligned page left uninitialised by `new RawPage[n]`: buffers that
+// a read fills (the reader's frames and rings), with no memset and no
+// fault-in before the I/O.
+struct alignas(4096) RawPage {
+  std::byte bytes[kPageSize];
+  std::byte* data() { return bytes; }
+  const std::byte* data() const { return bytes; }
+};
+
 // Native-endian (x86-64: little-endian, as the kernel's structures).
 inline uint64_t LoadU64(const std::byte* p) {
   uint64_t v;

@@ -96,6 +96,7 @@ class RequestBatcher {
   RequestBatcher& operator=(const RequestBatcher&) = delete;
 
   uint32_t max_pages() const { return max_pages_; }  // P
+  area::IoEngine& engine() const { return engine_; }
   bool model_only() const { return o_.model_only; }
   // Queues a write of a private copy of `page` (the caller may reuse it).
   // A page from CopyBuffer() is adopted as the copy instead (no memcpy).
