@@ -1,0 +1,71 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# /init of the vm tests' initramfs (built by make_initramfs.sh). Reads from
+# the kernel command line:
+#   swaplab.mode=hibernate      swapon /dev/vda, run the agent: pattern, hibernate
+#               |resume         point /sys/power/resume at /dev/vda: the kernel
+#               |resume-swaplab resumes the image there, or returns ("no image")
+#               |probe          print "swaplab-init: probe ok" and power off
+#   swaplab.pages=N swaplab.seed=S   the agent's pattern
+# Every line it prints starts with "swaplab-init:"; it always ends by powering
+# the guest off.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /bin /sbin
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+exec </dev/console >/dev/console 2>&1
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+
+say() { echo "swaplab-init: $*"; }
+off() { sync; poweroff -f; sleep 10; }
+
+read -r up _ </proc/uptime
+say "start at uptime $up s, kernel $(uname -r)"
+
+mode=hibernate pages=2048 seed=1
+for arg in $(cat /proc/cmdline); do
+  case "$arg" in
+    swaplab.mode=*) mode="${arg#*=}" ;;
+    swaplab.pages=*) pages="${arg#*=}" ;;
+    swaplab.seed=*) seed="${arg#*=}" ;;
+  esac
+done
+say "mode $mode pages $pages seed $seed"
+
+if [ "$mode" = probe ]; then
+  say "probe ok"
+  off
+fi
+
+# Modules in dependency order (virtio_blk, the LZ4 compressor), decompressed.
+for m in $(cat /modules.list); do
+  insmod "/lib/modules/$m.ko" || say "insmod $m failed"
+done
+
+n=0
+while [ ! -e /sys/block/vda/dev ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+if [ ! -e /sys/block/vda/dev ]; then
+  say "no /dev/vda (virtio_blk not loaded?)"
+  off
+fi
+dev="$(cat /sys/block/vda/dev)"
+say "swap disk /dev/vda is $dev"
+
+# Writing the device to /sys/power/resume makes the kernel look for an image
+# there and restore it; it only returns when there is none (or it is refused).
+echo "$dev" >/sys/power/resume
+say "no image resumed"
+
+case "$mode" in
+  hibernate)
+    swapon /dev/vda || { say "swapon /dev/vda failed"; off; }
+    read -r up _ </proc/uptime
+    say "swapon done at uptime $up s"
+    SWAPLAB_AGENT_POWEROFF=1 /bin/swaplab_guest_agent hibernate "$pages" "$seed"
+    say "agent exited with $?"
+    ;;
+  resume|resume-swaplab) ;;
+  *) say "unknown mode $mode" ;;
+esac
+off
