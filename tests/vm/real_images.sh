@@ -15,11 +15,10 @@
 # pattern page intact.
 #
 # Exit 0 passed, 1 failed, 77 skipped (the reason printed: no qemu, no guest
-# kernel, or swaplab's reader not ready — then after every kernel-side check).
+# kernel).
 # Environment: SWAPLAB_VM_CASES (default all six cases), SWAPLAB_VM_PAGES
 # (2048), SWAPLAB_VM_SEED (random), SWAPLAB_VM_KEEP=DIR (copy each disk as the
-# kernel wrote it + its console logs there), SWAPLAB_VM_REQUIRE_READER=1 (a
-# reader that is not ready fails instead of skipping); vm_lib.sh's.
+# kernel wrote it + its console logs there); vm_lib.sh's.
 set -uo pipefail
 . "$(dirname "$0")/vm_lib.sh"
 
@@ -37,13 +36,10 @@ if [ -n "$KEEP" ]; then
   echo "$(date -u +%F) kernel $VM_RELEASE accel $VM_ACCEL mem ${VM_MEM}M: pattern pages=$PAGES seed=$SEED" >>"$KEEP/README"
 fi
 
-# The reader interface this test is written against; until swaplab has it,
-# that step reports "reader not ready" and the test skips at the end.
-READER=""
-"$VM_SWAPLAB" image read --help 2>&1 | grep -q -- "--dump" || READER="swaplab image read has no --dump"
-"$VM_SWAPLAB" image inspect --help 2>&1 | grep -q -- "--json" || READER="${READER:+$READER; }swaplab image inspect has no --json"
-[ -z "$READER" ] && vm_log "reader: swaplab image inspect --json / read --json --dump"
-[ -n "$READER" ] && vm_log "reader not ready: $READER"
+# The reader interface this test is written against: a swaplab without it fails.
+"$VM_SWAPLAB" image read --help 2>&1 | grep -q -- "--dump" || vm_fail "swaplab image read has no --dump"
+"$VM_SWAPLAB" image inspect --help 2>&1 | grep -q -- "--json" || vm_fail "swaplab image inspect has no --json"
+vm_log "reader: swaplab image inspect --json / read --json --dump"
 
 SUMMARY=()
 
@@ -122,11 +118,7 @@ run_case() {  # MODE MAKER
     cp --sparse=always "$disk" "$KEEP/$name.img" && cp "$VM_WORK/$name.log" "$KEEP/$name.log" ||
       vm_fail "cannot copy $name to $KEEP"
   fi
-  if [ -z "$READER" ]; then
-    reader_checks "$name" "$disk" "$mode" "$t"
-  else
-    vm_log "$name: reader not ready ($READER): not run"
-  fi
+  reader_checks "$name" "$disk" "$mode" "$t"
   sha1="$(sha256sum <"$disk" | cut -d' ' -f1)"
   [ "$sha0" = "$sha1" ] || vm_fail "$name: the disk changed while swaplab read it (sha256 $sha0 -> $sha1)"
 
@@ -154,8 +146,4 @@ echo "(N: the kernel's 'saving image data (N pages)' = snapshot pages - 1; init_
 echo " hib_s: host seconds from the agent's write of 'disk' to power-off; write_s / read_s: the kernel's own figures)"
 vm_log "accelerator $VM_ACCEL, kernel $VM_RELEASE, ${VM_MEM} MiB, $(vm_secs "$start" "$(vm_now)") s for $(echo $CASES | wc -w) cases"
 
-if [ -n "$READER" ]; then
-  [ "${SWAPLAB_VM_REQUIRE_READER:-0}" = 1 ] && vm_fail "reader not ready: $READER"
-  vm_skip "reader not ready ($READER); the kernel-side checks passed in every case"
-fi
 echo "vm_real_images: passed"

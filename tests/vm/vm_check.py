@@ -141,7 +141,7 @@ def report(problems, what):
 def check_read(path, mode, t):
     """`swaplab image read --json` of the kernel's image in MODE, T pages."""
     d = load_json(path)
-    want = {"origin": "kernel", "compress": "none" if mode == "nocompress" else mode,
+    want = {"origin": "kernel-x86_64", "compress": "none" if mode == "nocompress" else mode,
             "crc": "none" if mode == "nocompress" else "verified", "snapshot_pages": t}
     problems = ["%s is %r, want %r" % (k, d.get(k), v) for k, v in want.items() if d.get(k) != v]
     data, meta = d.get("data_pages"), d.get("meta_pages")
@@ -150,6 +150,14 @@ def check_read(path, mode, t):
     elif data + meta + 1 != t:
         # The kernel's snapshot_get_image_size(): copied pages + meta pages + the info page.
         problems.append("data_pages %d + meta_pages %d + 1 != snapshot_pages %d" % (data, meta, t))
+    # The PFN list: every saved page listed once, the zero ones flagged.
+    if d.get("pfns", 0) - d.get("zero_pages", 0) != data:
+        problems.append("pfns %r - zero_pages %r != data_pages %r" % (d.get("pfns"), d.get("zero_pages"), data))
+    # linux_banner of the kernel that wrote it, found in its data pages.
+    if not str(d.get("kernel_banner", "")).startswith("Linux version 6.12."):
+        problems.append("kernel_banner is %r, want 'Linux version 6.12.…'" % (d.get("kernel_banner"),))
+    if d.get("consumed") is not False:
+        problems.append("consumed is %r, want false (read-only by default)" % (d.get("consumed"),))
     return report(problems, "image read --json")
 
 
