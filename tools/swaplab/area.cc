@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include <cctype>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "swaplab/area/swap_area.h"
 #include "swaplab/area/swap_header.h"
 #include "size_arg.h"
+#include "swaplab/hibernate/image_chain.h"
 #include "swaplab/hibernate/image_format.h"
 #include "text.h"
 
@@ -81,8 +83,21 @@ std::string Printable(const std::array<char, 10>& m) { return tools::Printable(s
 std::string DevName(uint64_t d) { return fmt::format("{}:{}", major(d), minor(d)); }
 
 // The inspect report as ordered (field, value) rows, shared by text and CSV.
+// The image's swsusp_info and map chain, when page 0 says there is one
+// (read-only; an unreadable image is reported, not an error of inspect).
+using ImageFacts = std::optional<Result<hibernate::ImageInspection>>;
+ImageFacts InspectImageOf(const AreaInfo& a) {
+  if (!a.header.hibernation) return std::nullopt;
+  area::EngineOptions eo;
+  eo.limits = a.limits;
+  eo.writable = false;
+  auto engine = area::OpenPosixEngine(a.path, eo);
+  if (!engine.ok()) return Result<hibernate::ImageInspection>(engine.status());
+  return hibernate::InspectImage(**engine, 0, a.size_bytes / kPageSize);
+}
+
 std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const Status& verdict,
-                                                      uint64_t max_extents) {
+                                                      uint64_t max_extents, const ImageFacts& img) {
   const auto& h = a.header;
   std::vector<std::pair<std::string, std::string>> r;
   r.emplace_back("path", tools::Printable(a.path, 4096));
@@ -128,6 +143,17 @@ std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const S
     r.emplace_back("swsusp.crc32", fmt::format("0x{:08x}", s.crc32));
     r.emplace_back("swsusp.hw_sig", fmt::format("0x{:08x}", s.hw_sig));
     r.emplace_back("swsusp.orig_sig", Printable(s.orig_sig));
+    if (img && img->ok()) {
+      const auto& i = (*img)->info;
+      r.emplace_back("swsusp_info", fmt::format("{} image, {}", hibernate::Name(i.origin), hibernate::Name((*img)->compress)));
+      r.emplace_back("swsusp_info.pages", fmt::format("{} (image_pages {} + meta pages {} + 1)", i.pages,
+                                                      i.image_pages, i.meta_pages()));
+      r.emplace_back("swsusp_info.num_physpages", std::to_string(i.num_physpages));
+      r.emplace_back("image.stream_pages", fmt::format("{} in {} map pages, {} runs on disk", (*img)->chain.entries.size(),
+                                                       (*img)->chain.map_dblocks.size(), (*img)->layout.runs_disk_order));
+    } else if (img) {
+      r.emplace_back("image", "unreadable: " + tools::Printable(img->status().message(), 4096));
+    }
   } else {
     r.emplace_back("hibernation", "no image");
   }
@@ -135,7 +161,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const S
   return r;
 }
 
-nlohmann::json Json(const AreaInfo& a, const Status& verdict) {
+nlohmann::json Json(const AreaInfo& a, const Status& verdict, const ImageFacts& img) {
   const auto& h = a.header;
   nlohmann::json j;
   j["path"] = a.path;
@@ -167,6 +193,21 @@ nlohmann::json Json(const AreaInfo& a, const Status& verdict) {
     j["hibernation"] = {
         {"image", s.image}, {"flags", s.flags},   {"flag_names", hibernate::SwsuspFlagNames(s.flags)},
         {"crc32", s.crc32}, {"hw_sig", s.hw_sig}, {"orig_sig", Printable(s.orig_sig)}};
+    if (img && img->ok()) {
+      const auto& i = (*img)->info;
+      j["hibernation"]["swsusp_info"] = {{"origin", hibernate::Name(i.origin)},
+                                         {"num_physpages", i.num_physpages},
+                                         {"image_pages", i.image_pages},
+                                         {"meta_pages", i.meta_pages()},
+                                         {"pages", i.pages},
+                                         {"size", i.size}};
+      j["hibernation"]["compress"] = hibernate::Name((*img)->compress);
+      j["hibernation"]["stream_pages"] = (*img)->chain.entries.size();
+      j["hibernation"]["map_pages"] = (*img)->chain.map_dblocks.size();
+      j["hibernation"]["runs_disk_order"] = (*img)->layout.runs_disk_order;
+    } else if (img) {
+      j["hibernation"]["unreadable"] = img->status().message();
+    }
   } else {
     j["hibernation"] = nullptr;
   }
@@ -183,15 +224,16 @@ std::string CsvField(const std::string& s) {
 
 int Report(const AreaInfo& a, const AreaOptions& o) {
   const Status verdict = area::ValidateArea(a);
+  const ImageFacts img = InspectImageOf(a);
   if (o.json) {
     fmt::print("{}\n",
-               Json(a, verdict).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+               Json(a, verdict, img).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else if (o.csv) {
     fmt::print("field,value\n");
-    for (const auto& [k, v] : Rows(a, verdict, UINT64_MAX))
+    for (const auto& [k, v] : Rows(a, verdict, UINT64_MAX, img))
       fmt::print("{},{}\n", CsvField(k), CsvField(v));
   } else {
-    for (const auto& [k, v] : Rows(a, verdict, o.max_extents)) fmt::print("{:<16} {}\n", k, v);
+    for (const auto& [k, v] : Rows(a, verdict, o.max_extents, img)) fmt::print("{:<16} {}\n", k, v);
   }
   return 0;
 }
