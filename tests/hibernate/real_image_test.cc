@@ -211,7 +211,7 @@ TEST(ImageChecks, SwsuspInfoCountsThatDisagreeWithTheChain) {
   StoreU64(info + kInfoSize, (k.w.T + 1) * kPageSize);
   EXPECT_READ_FAILS_WITH(k.r, "entries for an image of " + std::to_string(k.w.T + 1) + " pages");
   StoreU64(info + kInfoPages, k.w.T);
-  EXPECT_READ_FAILS_WITH(k.r, "is not pages " + std::to_string(k.w.T) + " × 4096");
+  EXPECT_READ_FAILS_WITH(k.r, "is not pages " + std::to_string(k.w.T) + " * 4096");
   StoreU64(info + kInfoSize, k.w.T * kPageSize);
   StoreU64(info + kInfoImagePages, k.w.T);
   EXPECT_READ_FAILS_WITH(k.r, "image_pages " + std::to_string(k.w.T) + " is not below pages");

@@ -65,9 +65,23 @@ reader_checks() {  # NAME DISK MODE T
     "$VM_SWAPLAB" image read "$out.bad.img" --json >"$out.bad.json" 2>"$out.bad.err"
     rc=$?
     [ $rc -eq 1 ] || vm_fail "$name: swaplab image read exited $rc on a copy with one flipped byte ($(cat "$out.corrupt")), want 1"
-    vm_log "$name: reader: exit 1 on the copy with $(cat "$out.corrupt")"
+    grep -Eq "compressed unit [0-9]+ \(stream pages|CRC32 of the decompressed stream" "$out.bad.err" ||
+      vm_fail "$name: the flipped unit byte is not named: $(head -c 400 "$out.bad.err")"
+    vm_log "$name: reader: exit 1 on the copy with $(cat "$out.corrupt"): $(head -c 200 "$out.bad.err")"
     rm -f "$out.bad.img"
   fi
+  # a flipped byte in the map chain and in swsusp_info: named, exit 1
+  local field want
+  for field in map info; do
+    python3 "$CHECK" corrupt-field "$field" "$disk" "$out.bad.img" >"$out.corrupt" || vm_fail "$name: cannot corrupt $field"
+    "$VM_SWAPLAB" image read "$out.bad.img" >/dev/null 2>"$out.bad.err"
+    rc=$?
+    [ $rc -eq 1 ] || vm_fail "$name: swaplab image read exited $rc with $(cat "$out.corrupt"), want 1"
+    if [ "$field" = map ]; then want="entry 5 of map page 0 .* past the device end"; else want="swsusp_info|entries for an image of"; fi
+    grep -Eq "$want" "$out.bad.err" || vm_fail "$name: $(cat "$out.corrupt") not named: $(head -c 400 "$out.bad.err")"
+    vm_log "$name: reader: exit 1 on the copy with $(cat "$out.corrupt"): $(head -c 200 "$out.bad.err")"
+    rm -f "$out.bad.img"
+  done
 }
 
 run_case() {  # MODE MAKER

@@ -126,6 +126,25 @@ def corrupt(disk, out):
           (byte, blocks[stream_page], stream_page, len(units) // 2, len(units), first, length))
 
 
+def corrupt_field(disk, out, what):
+    """One flipped byte in the map chain (entry 5 of map page 0 gets a high
+    byte: a dblock past the device end) or in swsusp_info (the pages count)."""
+    with open(disk, "rb") as f:
+        h = read_header(f)
+        blocks = stream_dblocks(f, h["image"])
+    if what == "map":
+        byte, where = h["image"] * PAGE + 5 * 8 + 6, "entry 5 of map page 0 (dblock %d)" % h["image"]
+    else:
+        byte, where = blocks[0] * PAGE + 424, "swsusp_info.pages (dblock %d)" % blocks[0]
+    shutil.copyfile(disk, out)
+    with open(out, "r+b") as g:
+        g.seek(byte)
+        b = g.read(1)
+        g.seek(byte)
+        g.write(bytes([b[0] ^ 0x40]))
+    print("flipped byte %d: %s" % (byte, where))
+
+
 def load_json(path):
     import json
     with open(path) as f:
@@ -184,6 +203,8 @@ def summary_read(path):
 def main(argv):
     if len(argv) >= 2 and argv[1] == "page" and len(argv) == 4:
         sys.stdout.buffer.write(pattern_page(int(argv[2], 0), int(argv[3], 0)))
+    elif len(argv) == 5 and argv[1] == "corrupt-field" and argv[2] in ("map", "info"):
+        corrupt_field(argv[3], argv[4], argv[2])
     elif len(argv) >= 2 and argv[1] == "count" and len(argv) == 5:
         print(count_pattern_pages(argv[2], int(argv[3], 0), int(argv[4], 0)))
     elif len(argv) >= 2 and argv[1] == "header" and len(argv) == 3:
