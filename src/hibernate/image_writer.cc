@@ -216,10 +216,18 @@ Status WriteBody(ImageSession& session, RequestBatcher& batch,
   AlignedPage hdr;
   st = batch.SyncRead(rep.resume_block, hdr.data());
   if (!st.ok()) return st;
+  AlignedPage orig = hdr;
   st = MarkSwapHeader(hdr.b, rep.image, rep.flags, o.hw_sig, rep.crc32);
   if (!st.ok()) return st;
   st = batch.SyncWrite(rep.resume_block, hdr.data());
-  if (!st.ok()) return st;
+  if (!st.ok()) {
+    // A device may report a write failed that it did in part or in whole:
+    // put the page back as it was (best effort), so that no signature is
+    // left pointing at slots the caller is about to free. The kernel leaves
+    // page 0 as the device left it (docs/fidelity.md).
+    (void)batch.SyncWrite(rep.resume_block, orig.data());
+    return st;
+  }
   w.FlushLast();
   return Status::Ok();
 }

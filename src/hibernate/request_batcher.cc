@@ -113,6 +113,8 @@ void RequestBatcher::Close() {
   rq.page = cur_->start;
   rq.bufs = std::move(cur_->pages);
   rq.tag = next_tag_++;
+  if (in_flight_pages_.empty()) first_tag_ = rq.tag;
+  in_flight_pages_.push_back({rq.page, n});
   closed_.push_back(std::move(rq));
   cur_.reset();
   closed_pages_ += n;
@@ -167,13 +169,37 @@ Status RequestBatcher::Wait() {
     std::vector<area::IoCompletion> done;
     Status w = engine_.Wait(&done);
     if (st.ok()) st = w;
+    if (st.ok()) st = CheckCompletions(done);
   }
+  in_flight_pages_.clear();
   in_flight_ = false;
   copies_ = 0;  // the copy pages are free again
   heap_used_ = 0;
   arena_used_ = 0;
   next_ = nullptr;
   return st;
+}
+
+// A request that completed fewer pages than it carried, without an error
+// code, is an I/O error too: its pages were not transferred.
+Status RequestBatcher::CheckCompletions(const std::vector<area::IoCompletion>& done) const {
+  for (const auto& c : done) {
+    if (c.tag < first_tag_ || c.tag - first_tag_ >= in_flight_pages_.size()) continue;
+    const auto [page, n] = in_flight_pages_[c.tag - first_tag_];
+    if (c.error != 0) return Status(c.error, "I/O error at dblock " + std::to_string(c.failed_page));
+    if (c.pages_done < n)
+      return Status(-EIO, "short completion: the request at dblock " + std::to_string(page) + " did " +
+                              std::to_string(c.pages_done) + " of " + std::to_string(n) + " pages");
+  }
+  return Status::Ok();
+}
+
+static Status SyncDone(const std::vector<area::IoCompletion>& done, uint64_t dblock) {
+  for (const auto& c : done) {
+    if (c.error != 0) return Status(c.error, "I/O error at dblock " + std::to_string(dblock));
+    if (c.pages_done < 1) return Status(-EIO, "short completion: the sync request at dblock " + std::to_string(dblock) + " did 0 of 1 pages");
+  }
+  return Status::Ok();
 }
 
 Status RequestBatcher::SyncWrite(uint64_t dblock, const std::byte* page) {
@@ -184,7 +210,8 @@ Status RequestBatcher::SyncWrite(uint64_t dblock, const std::byte* page) {
   Status st = engine_.Submit(std::span<area::IoRequest>(&rq, 1));
   if (!st.ok()) return st;
   std::vector<area::IoCompletion> done;
-  return engine_.Wait(&done);
+  st = engine_.Wait(&done);
+  return st.ok() ? SyncDone(done, dblock) : st;
 }
 
 Status RequestBatcher::SyncRead(uint64_t dblock, std::byte* dest) {
@@ -195,6 +222,7 @@ Status RequestBatcher::SyncRead(uint64_t dblock, std::byte* dest) {
   if (!st.ok()) return st;
   std::vector<area::IoCompletion> done;
   st = engine_.Wait(&done);
+  if (st.ok()) st = SyncDone(done, dblock);
   if (st.ok()) std::memcpy(dest, tmp.data(), kPageSize);
   return st;
 }

@@ -59,7 +59,10 @@ class MemEngine : public area::IoEngine {
       end = r.page + n;
       area::IoCompletion c;
       c.tag = r.tag;
-      if (submitted_++ == fail_request) {
+      if (submitted_ >= crash_after) {  // the machine stopped: never reaches the disk
+        ++submitted_;
+        c.pages_done = n;
+      } else if (submitted_++ == fail_request) {
         c.error = error;
         c.failed_page = r.page;
         ++stats_.errors;
@@ -94,6 +97,9 @@ class MemEngine : public area::IoEngine {
 
   uint64_t fail_request = UINT64_MAX;
   int error = -EIO;
+  // Requests from this index on are reported done but never performed: the
+  // disk as a SIGKILL or power cut after `crash_after` requests leaves it.
+  uint64_t crash_after = UINT64_MAX;
   uint64_t keep_pages = UINT64_MAX;  // writes at or above this page are dropped (scale tests)
   std::map<uint64_t, Page> data_;
   std::vector<LoggedRequest> log_;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "swaplab/alloc/status.h"
@@ -137,6 +138,11 @@ class RequestBatcher {
   std::optional<Bio> cur_;
   std::vector<area::IoRequest> closed_;
   Status SubmitClosed();
+  Status CheckCompletions(const std::vector<area::IoCompletion>& done) const;
+  // (first dblock, pages) of every bio handed to the engine since the last
+  // Wait, by tag − first_tag_.
+  std::vector<std::pair<uint64_t, uint32_t>> in_flight_pages_;
+  uint64_t first_tag_ = 0;
   bool in_flight_ = false;  // bios handed to the engine since the last Wait
   uint64_t closed_pages_ = 0, flush_pages_ = 0;
   Status deferred_;  // a submit error met while queueing, returned by Wait
