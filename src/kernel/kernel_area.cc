@@ -303,6 +303,10 @@ Status Cleanup(std::vector<std::string>* log) {
     while (dirent* de = readdir(d)) {
       const std::string p = std::string(kAreaDir) + "/" + de->d_name;
       if (!IsOurFile(p) || p.size() < 5 || p.substr(p.size() - 5) != ".swap") continue;
+      // a `swaplab run` temporary area (label swaplab-r<pid>): only once
+      // its process is gone (workload/temp_files.h)
+      const std::string label = AreaLabel(p);
+      if (label.rfind("swaplab-r", 0) == 0 && ProcessAlive(label.substr(9))) continue;
       if (unlink(p.c_str()) != 0) {
         keep(Errno(errno, "unlink " + p));
       } else {

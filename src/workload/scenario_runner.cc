@@ -1,5 +1,6 @@
 // Runs scenarios (scenario_runner.h).
 #include "swaplab/workload/scenario_runner.h"
+#include "swaplab/workload/temp_files.h"
 
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "swaplab/area/io_engine.h"
@@ -54,14 +56,6 @@ struct Sample {
 
 // The kernel's sysfs name of an mTHP size: hugepages-64kB → "64kB".
 std::string SizeName(int order) { return std::to_string(4u << order) + "kB"; }
-
-// A real swap file for the job, removed when the job ends.
-struct TempSwapFile {
-  std::string path;
-  ~TempSwapFile() {
-    if (!path.empty()) ::unlink(path.c_str());
-  }
-};
 
 class Job {
  public:
@@ -258,12 +252,16 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
   std::vector<Slot> jobs;
   for (int r = 0; r < sc.repetitions; ++r)  // interleaved: rep-major
     for (size_t v = 0; v < sc.variants.size(); ++v) jobs.push_back(Slot{v, r, Status(-EINTR, "not run"), Sample{}});
-  TempSwapFile file;
-  if (sc.devices[0].real_file) {
-    file.path = sc.devices[0].dir + "/swaplab-" + sc.name + "-" + std::to_string(::getpid()) + ".swap";
+  // A real swap file for the jobs: labelled, and removed on every exit
+  // path but SIGKILL (then `swaplab kernel cleanup` finds it).
+  std::optional<TempFile> temp;
+  if (sc.devices[0].real_file) temp.emplace(TempAreaPath(sc.devices[0].dir, sc.name));
+  const std::string& file_path = temp ? temp->path() : std::string();
+  if (temp) {
     area::FormatOptions fo;
     fo.size_bytes = sc.devices[0].pages * 4096;
-    if (Status st = area::FormatArea(file.path, fo); !st.ok())
+    fo.label = TempAreaLabel();
+    if (Status st = area::FormatArea(file_path, fo); !st.ok())
       return Status(st.code(), sc.file + ": $.devices[0]: " + st.message());
   }
   std::atomic<size_t> next{0};
@@ -276,7 +274,7 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
         o.progress(sc.name + ": " + sc.variants[s.variant].label + " rep " + std::to_string(s.rep + 1) + "/" +
                    std::to_string(sc.repetitions));
       }
-      auto r = Job(sc, sc.variants[s.variant], s.rep, file.path, o.structural).Run();
+      auto r = Job(sc, sc.variants[s.variant], s.rep, file_path, o.structural).Run();
       s.status = r.status();
       if (r.ok()) s.sample = std::move(r).value();
     }

@@ -1,5 +1,6 @@
 // `swaplab run` and `swaplab reproduce` (scenario_cmds.h).
 #include "scenario_cmds.h"
+#include "swaplab/workload/temp_files.h"
 
 #include <fmt/core.h>
 #include <malloc.h>
@@ -92,6 +93,7 @@ int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmd
 }
 
 int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions& o, bool reproduce) {
+  workload::InstallTempFileCleanup();  // a real-file device's area goes on Ctrl-C too
   // The image writer allocates and frees a private copy per page in
   // flight: keep freed memory in the process instead of returning it to
   // the kernel and faulting it in again (a third of the time otherwise).

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `swaplab run` with a real-file device (issue 11, case 6): its temporary
+# area is named and labelled swaplab-r<pid>, removed on SIGINT and SIGTERM,
+# left by SIGKILL but then removed by `swaplab kernel cleanup` — which never
+# removes the area of a run still alive.
+# usage: run_temp_area.sh SWAPLAB SCENARIO_DIR
+set -uo pipefail
+S="$1"
+SC="$2/rfc-holes-real.json"
+W="$(mktemp -d /var/tmp/swaplab-tmpt.XXXXXX)"
+cleanup() { [ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$W"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# the run's area lives in $W (the scenario's dir), so nothing else is touched
+sed "s|\"dir\": \"/var/tmp\"|\"dir\": \"$W\"|" "$SC" >"$W/sc.json"
+
+start_run() {
+  "$S" run "$W/sc.json" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    f="$(ls "$W"/swaplab-r"$pid"-*.swap 2>/dev/null | head -n1)"
+    # formatted (the header written) and in use by the run
+    if [ -n "$f" ]; then
+      label="$("$S" area inspect "$f" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["label"])' 2>/dev/null)"
+      [ -n "$label" ] && return 0
+    fi
+    sleep 0.05
+  done
+  fail "no temporary area swaplab-r$pid-*.swap appeared in $W"
+}
+
+for sig in INT TERM; do
+  start_run
+  [ "$label" = "swaplab-r$pid" ] || fail "label is '$label', want swaplab-r$pid"
+  kill -s "$sig" "$pid"
+  wait "$pid" 2>/dev/null
+  pid=""
+  [ -e "$f" ] && fail "SIG$sig left $f behind"
+done
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SIGINT and SIGTERM passed; SIGKILL + kernel cleanup skipped: not root"
+  exit 0
+fi
+start_run
+# a live run's area is not removed by cleanup
+"$S" kernel cleanup >/dev/null 2>&1
+[ -e "$f" ] || fail "kernel cleanup removed the area of a run still alive"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+pid=""
+[ -e "$f" ] || fail "SIGKILL: the area is not there (cannot check cleanup)"
+echo "the file left by SIGKILL: $f"
+# cleanup looks in /var/tmp: move it there under its own name to be found
+g="/var/tmp/$(basename "$f")"
+mv "$f" "$g"
+"$S" kernel cleanup >"$W/cl.out" 2>&1 || fail "kernel cleanup: $(cat "$W/cl.out")"
+[ -e "$g" ] && { rm -f "$g"; fail "kernel cleanup left $g"; }
+grep -q "remove $g" "$W/cl.out" || fail "kernel cleanup did not report the removal: $(cat "$W/cl.out")"
+echo "run temporary area: SIGINT and SIGTERM remove it, SIGKILL leaves it, kernel cleanup removes it"
