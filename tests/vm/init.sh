@@ -7,6 +7,9 @@
 #               |resume-swaplab resumes the image there, or returns ("no image")
 #               |probe          print "swaplab-init: probe ok" and power off
 #   swaplab.pages=N swaplab.seed=S   the agent's pattern
+#   swaplab.image_size=BYTES    written to /sys/power/image_size before the
+#                               agent runs (hibernate mode; without it the
+#                               kernel's default, 2/5 of RAM, is left alone)
 # Every line it prints starts with "swaplab-init:"; it always ends by powering
 # the guest off.
 /bin/busybox mkdir -p /proc /sys /dev /tmp /bin /sbin
@@ -23,12 +26,13 @@ off() { sync; poweroff -f; sleep 10; }
 read -r up _ </proc/uptime
 say "start at uptime $up s, kernel $(uname -r)"
 
-mode=hibernate pages=2048 seed=1
+mode=hibernate pages=2048 seed=1 image_size=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     swaplab.mode=*) mode="${arg#*=}" ;;
     swaplab.pages=*) pages="${arg#*=}" ;;
     swaplab.seed=*) seed="${arg#*=}" ;;
+    swaplab.image_size=*) image_size="${arg#*=}" ;;
   esac
 done
 say "mode $mode pages $pages seed $seed"
@@ -62,6 +66,10 @@ case "$mode" in
     swapon /dev/vda || { say "swapon /dev/vda failed"; off; }
     read -r up _ </proc/uptime
     say "swapon done at uptime $up s"
+    if [ -n "$image_size" ]; then
+      echo "$image_size" >/sys/power/image_size || say "cannot write $image_size to /sys/power/image_size"
+      say "image_size $(cat /sys/power/image_size)"
+    fi
     SWAPLAB_AGENT_POWEROFF=1 /bin/swaplab_guest_agent hibernate "$pages" "$seed"
     say "agent exited with $?"
     ;;
