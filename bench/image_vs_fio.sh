@@ -41,12 +41,12 @@ if [ ! -f "$FILE" ] || [ "$(stat -c %s "$FILE")" -ne $((SIZE_MIB << 20)) ]; then
   rm -f "$FILE"
   dd if=/dev/zero of="$FILE" bs=1M count=$SIZE_MIB oflag=direct conv=fsync status=none
 fi
-"$SWAPLAB" area format "$FILE" >/dev/null
+"$SWAPLAB" area format "$FILE" --force >/dev/null
 
 fio_mib() {
   fio --name=seq --filename="$FILE" --size=1G --rw=write --bs=1M --iodepth=32 --direct=1 \
       --ioengine=io_uring --output-format=json | jq '.jobs[0].write.bw_bytes / 1048576'
-  "$SWAPLAB" area format "$FILE" >/dev/null  # fio wrote over the swap header
+  "$SWAPLAB" area format "$FILE" --force >/dev/null  # fio wrote over the swap header
 }
 
 variants=("base base per-page" "allocator free-clusters-sorted per-page" "allocator+per-run free-clusters-sorted per-run")

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "area/area_internal.h"
+#include "swaplab/area/area_lock.h"
 #include "swaplab/area/swap_area.h"
 
 namespace swaplab::area {
@@ -66,6 +67,8 @@ struct Target {
   bool created = false;
   bool blkdev = false;
   uint64_t area_bytes = 0;  // what the header describes
+  uint64_t old_bytes = 0;   // the existing file's or device's size
+  AreaLock lock;            // released after ~Target closed fd
   ~Target() {
     if (fd >= 0) ::close(fd);
   }
@@ -74,7 +77,7 @@ struct Target {
 Status OpenTarget(const std::string& path, const FormatOptions& o, Target* t) {
   struct stat st {};
   if (::stat(path.c_str(), &st) < 0) {
-    if (errno != ENOENT) return Errno(errno, path + ": stat");
+    if (errno != ENOENT) return Errno(errno, path);
     if (!o.size_bytes) return Invalid(path + ": does not exist; give --size to create it");
     if (*o.size_bytes % kPageSize != 0)
       return Invalid(fmt::format("{}: size: {} bytes is not a whole number of {}-byte pages", path,
@@ -84,12 +87,22 @@ Status OpenTarget(const std::string& path, const FormatOptions& o, Target* t) {
     if (t->fd < 0) return Errno(errno, path + ": create");
     t->created = true;
     t->area_bytes = *o.size_bytes;
+    auto lock = LockFd(t->fd, path);
+    if (!lock.ok()) return lock.status();
+    t->lock = std::move(lock).value();
     return Status::Ok();
   }
+  // The type (never opening a FIFO or a character device), the running
+  // kernel's use (swapped on, mounted: refused even with --force), and the
+  // lock every writer takes, held until the header is on disk.
+  auto lock = LockArea(path);
+  if (!lock.ok()) return lock.status();
+  t->lock = std::move(lock).value();
   if (S_ISBLK(st.st_mode)) {
     // Exclusive, as mkswap opens it: fails while mounted or swapped on.
-    t->fd = ::open(path.c_str(), O_RDWR | O_EXCL | O_CLOEXEC);
-    if (t->fd < 0) return Errno(errno, path + ": open");
+    auto fd = internal::OpenAreaFd(path, O_RDWR | O_EXCL, &st);
+    if (!fd.ok()) return fd.status();
+    t->fd = *fd;
     t->blkdev = true;
     uint64_t dev_bytes = 0;
     if (::ioctl(t->fd, BLKGETSIZE64, &dev_bytes) < 0) return Errno(errno, path + ": BLKGETSIZE64");
@@ -97,11 +110,12 @@ Status OpenTarget(const std::string& path, const FormatOptions& o, Target* t) {
       return Invalid(fmt::format("{}: size: {} bytes is larger than the device ({} bytes)", path,
                                  *o.size_bytes, dev_bytes));
     t->area_bytes = o.size_bytes.value_or(dev_bytes);
+    t->old_bytes = dev_bytes;
     return Status::Ok();
   }
-  if (!S_ISREG(st.st_mode)) return Invalid(path + ": not a regular file or a block device");
-  t->fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (t->fd < 0) return Errno(errno, path + ": open");
+  auto fd = internal::OpenAreaFd(path, O_RDWR, &st);
+  if (!fd.ok()) return fd.status();
+  t->fd = *fd;
   const auto file_bytes = static_cast<uint64_t>(st.st_size);
   const uint64_t final_bytes = std::max(file_bytes, o.size_bytes.value_or(0));
   if (final_bytes % kPageSize != 0)
@@ -110,7 +124,18 @@ Status OpenTarget(const std::string& path, const FormatOptions& o, Target* t) {
                     "{}-byte pages",
                     path, final_bytes, kPageSize));
   t->area_bytes = o.size_bytes.value_or(file_bytes);
+  t->old_bytes = file_bytes;
   return Status::Ok();
+}
+
+// Refuses to write over what libblkid recognises (or over data it does not)
+// unless forced: the rule is internal::ReformatWithoutForce.
+Status CheckExisting(const std::string& path, const FormatOptions& o, const Target& t) {
+  auto c = internal::ProbeExisting(t.fd, t.old_bytes, path);
+  if (!c.ok()) return c.status();
+  if (o.force || internal::ReformatWithoutForce(*c)) return Status::Ok();
+  return Status(-EBUSY, fmt::format("{}: holds {}; use --force to overwrite", path,
+                                    internal::Describe(*c)));
 }
 
 }  // namespace
@@ -133,6 +158,8 @@ Status FormatArea(const std::string& path, const FormatOptions& o) {
 
   Target t;
   if (Status s = OpenTarget(path, o, &t); !s.ok()) return s;
+  if (!t.created)
+    if (Status s = CheckExisting(path, o, t); !s.ok()) return s;
   auto fail = [&](Status s) {
     if (t.created) ::unlink(path.c_str());
     return s;
@@ -175,7 +202,8 @@ Status FormatArea(const std::string& path, const FormatOptions& o) {
     }
     std::array<std::byte, kPageSize> old{};
     if (Status s = internal::PreadAll(t.fd, old.data(), old.size(), 0, path); !s.ok()) return s;
-    if (HasPartitionTable(old)) std::copy(old.begin(), old.begin() + 1024, page.begin());
+    // Forced over something else, keep its boot area as mkswap does.
+    if (o.force || HasPartitionTable(old)) std::copy(old.begin(), old.begin() + 1024, page.begin());
   }
   if (Status s = internal::PwriteAll(t.fd, page.data(), page.size(), 0, path + ": header page");
       !s.ok())

@@ -16,6 +16,7 @@
 #include <cstdlib>
 
 #include "area/area_internal.h"
+#include "swaplab/area/area_lock.h"
 
 namespace swaplab::area {
 
@@ -40,7 +41,8 @@ Result<AreaInfo> InspectFd(int fd, const std::string& path) {
     info.size_bytes = static_cast<uint64_t>(st.st_size);
     info.bdev = st.st_dev;
   } else {
-    return Status(-EINVAL, path + ": not a regular file or a block device");
+    return Status(-EINVAL, fmt::format("{}: is {}; a swap area must be a regular file or a block device", path,
+                                       FileTypeName(st.st_mode)));
   }
   if (info.size_bytes < kPageSize)
     return Status(-EINVAL, fmt::format("{}: size: {} bytes, shorter than the {}-byte header page",
@@ -74,16 +76,11 @@ Result<AreaInfo> InspectFd(int fd, const std::string& path) {
   return info;
 }
 
-Result<int> OpenFd(const std::string& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return Errno(errno, path + ": open");
-  return fd;
-}
 
 }  // namespace
 
 Result<AreaInfo> InspectArea(const std::string& path) {
-  auto fd = OpenFd(path, O_RDONLY);
+  auto fd = internal::OpenAreaFd(path, O_RDONLY, nullptr);
   if (!fd.ok()) return fd.status();
   Result<AreaInfo> r = InspectFd(*fd, path);
   ::close(*fd);
@@ -149,9 +146,9 @@ struct SwapArea::Sink final : alloc::DiscardSink {
 
 Result<std::unique_ptr<SwapArea>> SwapArea::Open(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) < 0) return Errno(errno, path + ": stat");
+  if (Status s = CheckAreaPath(path, &st); !s.ok()) return s;
   // swapon claims a block device exclusively (as a mount would).
-  auto fd = OpenFd(path, O_RDWR | (S_ISBLK(st.st_mode) ? O_EXCL : 0));
+  auto fd = internal::OpenAreaFd(path, O_RDWR | (S_ISBLK(st.st_mode) ? O_EXCL : 0), nullptr);
   if (!fd.ok()) return fd.status();
   char* real = ::realpath(path.c_str(), nullptr);
   const std::string name = real != nullptr ? real : path;

@@ -108,13 +108,16 @@ TEST(FormatArea, RefusesBadPagesOnAFile) {
   EXPECT_NE(::access(p.c_str(), F_OK), 0);  // the new file was removed again
 }
 
-TEST(FormatArea, ExistingFileKeepsItsDataAndZeroesTheBootArea) {
+TEST(FormatArea, ForcedOverDataKeepsItsDataAndTheBootArea) {
   TempPath p;
   std::vector<char> junk(kPages * kPageSize, '\x5a');
   WriteAt(p.str(), 0, junk.data(), junk.size());
-  ASSERT_TRUE(FormatArea(p.str(), Opts(std::nullopt)).ok());
+  EXPECT_EQ(FormatArea(p.str(), Opts(std::nullopt)).code(), -EBUSY);  // data: needs force
+  FormatOptions o = Opts(std::nullopt);
+  o.force = true;
+  ASSERT_TRUE(FormatArea(p.str(), o).ok());
   const auto page0 = ReadPage0(p.str());
-  for (size_t i = 0; i < 1024; ++i) ASSERT_EQ(page0[i], std::byte{0}) << i;
+  for (size_t i = 0; i < 1024; ++i) ASSERT_EQ(page0[i], std::byte{0x5a}) << i;  // as mkswap
   EXPECT_EQ(ReadBytes(p.str(), kPageSize, 1)[0], std::byte{0x5a});  // mkswap writes page 0 only
   const auto info = InspectArea(p.str());
   EXPECT_EQ(info->header.v1.last_page, kPages - 1);
@@ -126,7 +129,10 @@ TEST(FormatArea, KeepsABootAreaHoldingAPartitionTable) {
   const unsigned char sig[2] = {0x55, 0xaa};
   WriteAt(p.str(), 510, sig, 2);
   WriteAt(p.str(), 100, "bootcode", 8);
-  ASSERT_TRUE(FormatArea(p.str(), Opts(std::nullopt)).ok());
+  EXPECT_EQ(FormatArea(p.str(), Opts(std::nullopt)).code(), -EBUSY);  // not without --force
+  FormatOptions o = Opts(std::nullopt);
+  o.force = true;
+  ASSERT_TRUE(FormatArea(p.str(), o).ok());
   const auto b = ReadBytes(p.str(), 100, 8);
   EXPECT_EQ(std::memcmp(b.data(), "bootcode", 8), 0);
   EXPECT_EQ(InspectArea(p.str())->header.signature, Signature::kSwapSpace2);
@@ -284,7 +290,8 @@ TEST(OpenRefusesFile, PreallocatedUnwrittenBlocks) {
 }
 
 TEST(OpenRefusesFile, NotARegularFileOrBlockDevice) {
-  ExpectRefused(OpenStatus("/dev/null"), {"not a regular file or a block device"});
+  ExpectRefused(OpenStatus("/dev/null"),
+                {"/dev/null: is a character device", "must be a regular file or a block device"});
 }
 
 // ---- open: what the allocator gets ------------------------------------------

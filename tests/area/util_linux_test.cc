@@ -390,7 +390,16 @@ TEST_F(Loop, MkswapOnTheDeviceIsByteIdenticalAndInspectable) {
   EXPECT_EQ(info->header.v1.last_page, kPages - 1);
   EXPECT_EQ(info->header.v1.label, "dev");
   EXPECT_EQ(UuidToString(info->header.v1.uuid), kTestUuidText);
-  ASSERT_TRUE(FormatArea(loop_->dev(), Opts(std::nullopt, "dev")).ok());
+  // A labelled swap area is another tool's: refused on the block device too,
+  // untouched, until forced.
+  const Status refused = FormatArea(loop_->dev(), Opts(std::nullopt, "dev"));
+  EXPECT_EQ(refused.code(), -EBUSY) << refused.ToString();
+  EXPECT_THAT(refused.message(), HasSubstr("a swap area (other, type swap, LABEL=\"dev\""));
+  EXPECT_THAT(refused.message(), HasSubstr("use --force to overwrite"));
+  EXPECT_EQ(mk, ReadPage0(loop_->dev()));
+  FormatOptions forced = Opts(std::nullopt, "dev");
+  forced.force = true;
+  ASSERT_TRUE(FormatArea(loop_->dev(), forced).ok());
   EXPECT_EQ(mk, ReadPage0(loop_->dev()));
 }
 

@@ -23,28 +23,33 @@ namespace swaplab::tools {
 using area::AreaInfo;
 using area::kPageSize;
 
-namespace {
-
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
-
-int ExitCodeFor(const Status& s) {
+int AreaExitCode(const Status& s) {
   switch (-s.code()) {
-    case EINVAL:
+    case EINVAL:        // a bad option value, or a path of the wrong type
     case ENOENT:
     case EEXIST:
     case ENOTDIR:
     case EISDIR:
     case ENAMETOOLONG:
-      return kExitBadInput;
-    default:
-      return kExitFailed;
+    case EACCES:
+    case EPERM:
+    case ELOOP:
+    case ENXIO:
+    case EROFS:
+      return 2;
+    default:            // EBUSY (locked, swapped on, mounted, a signature), EIO, ...
+      return 1;
   }
 }
 
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitBadInput = 2;
+
 int Fail(const Status& s) {
-  fmt::print(stderr, "swaplab area: {}\n", s.ToString());
-  return ExitCodeFor(s);
+  fmt::print(stderr, "swaplab area: {}\n", tools::Printable(s.ToString(), 1024));
+  return AreaExitCode(s);
 }
 
 // "5,9,100-103" → {5, 9, 100, 101, 102, 103}.
@@ -157,7 +162,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const S
   } else {
     r.emplace_back("hibernation", "no image");
   }
-  r.emplace_back("swapon", verdict.ok() ? "accepted" : "refused: " + verdict.message());
+  r.emplace_back("swapon", verdict.ok() ? "accepted" : "refused: " + tools::Printable(verdict.message(), 1024));
   return r;
 }
 
@@ -222,8 +227,9 @@ std::string CsvField(const std::string& s) {
   return q + "\"";
 }
 
-int Report(const AreaInfo& a, const AreaOptions& o) {
-  const Status verdict = area::ValidateArea(a);
+// Prints the report; returns the swapon verdict.
+Status Report(const AreaInfo& a, const AreaOptions& o) {
+  Status verdict = area::ValidateArea(a);
   const ImageFacts img = InspectImageOf(a);
   if (o.json) {
     fmt::print("{}\n",
@@ -235,12 +241,13 @@ int Report(const AreaInfo& a, const AreaOptions& o) {
   } else {
     for (const auto& [k, v] : Rows(a, verdict, o.max_extents, img)) fmt::print("{:<16} {}\n", k, v);
   }
-  return 0;
+  return verdict;
 }
 
 int RunFormat(const AreaOptions& o) {
   area::FormatOptions f;
   f.label = o.label;
+  f.force = o.force;
   if (!o.size.empty()) {
     auto s = ParseSize(o.size, "--size");
     if (!s.ok()) return Fail(s.status());
@@ -259,14 +266,17 @@ int RunFormat(const AreaOptions& o) {
   if (Status s = area::FormatArea(o.path, f); !s.ok()) return Fail(s);
   auto info = area::InspectArea(o.path);
   if (!info.ok()) return Fail(info.status());
-  if (o.json || o.csv) return Report(*info, o);
+  if (o.json || o.csv) {
+    (void)Report(*info, o);  // format succeeded; a swapon refusal is in the report
+    return 0;
+  }
   const auto& h = info->header.v1;
   const uint64_t usable = h.last_page - h.bad_pages.size();
   fmt::print("Set up swap space version 1 on {}: {} pages ({} KiB usable), LABEL={}, UUID={}\n",
-             o.path, uint64_t{h.last_page} + 1, usable * (kPageSize / 1024),
-             h.label.empty() ? "(none)" : h.label, area::UuidToString(h.uuid));
+             tools::Printable(o.path), uint64_t{h.last_page} + 1, usable * (kPageSize / 1024),
+             h.label.empty() ? "(none)" : tools::Printable(h.label), area::UuidToString(h.uuid));
   if (Status v = area::ValidateArea(*info); !v.ok())
-    fmt::print("warning: swapon would refuse it: {}\n", v.message());
+    fmt::print("warning: swapon would refuse it: {}\n", tools::Printable(v.message(), 1024));
   return 0;
 }
 
@@ -285,6 +295,14 @@ AreaCommands AddArea(CLI::App& app, AreaOptions& o) {
   c.format->add_option("--label,-L", o.label, "volume label, at most 16 bytes");
   c.format->add_option("--uuid,-U", o.uuid, "UUID (random if absent)");
   c.format->add_option("--bad", o.bad, "bad pages, e.g. 5,9,100-103 (block devices only)");
+  c.format->add_flag("--force", o.force,
+                     "write over what the target holds. Without it an existing target is "
+                     "probed (libblkid) and refused (exit 1) when it holds a filesystem, a "
+                     "partition table, a RAID / LVM member, a hibernation image, a swap area "
+                     "with a label, or no signature but non-zero bytes in its first 64 KiB; an "
+                     "all-zero file or an unlabelled swap area is formatted. Never a mounted "
+                     "or swapped-on target, even with --force; the boot area (bytes 0..1023) "
+                     "is kept");
   c.format->add_flag("--json", o.json, "report the new area as one JSON document");
   c.format->add_flag("--csv", o.csv, "report the new area as field,value CSV");
   c.inspect = c.area->add_subcommand("inspect",
@@ -305,7 +323,8 @@ int RunArea(const AreaCommands& c, const AreaOptions& o) {
   if (c.format->parsed()) return RunFormat(o);
   auto info = area::InspectArea(o.path);
   if (!info.ok()) return Fail(info.status());
-  return Report(*info, o);
+  // The report is printed either way; an area swapon would refuse exits 1.
+  return Report(*info, o).ok() ? 0 : kExitFailed;
 }
 
 }  // namespace swaplab::tools

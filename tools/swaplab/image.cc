@@ -3,6 +3,7 @@
 #include "image.h"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +20,10 @@
 #include "swaplab/hibernate/request_batcher.h"
 #include "swaplab/hibernate/rfc_layouts.h"
 #include "swaplab/hibernate/snapshot.h"
+#include "area.h"
 #include "size_arg.h"
+#include "swaplab/area/area_lock.h"
+#include "text.h"
 
 namespace swaplab::tools {
 
@@ -49,7 +53,9 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
                    "restore the swap signature first, as the kernel's resume does: the image can then never be "
                    "resumed (without it, not a byte of the area is written)");
   c.read->add_option("--dump", o.dump, "write the decompressed stream (pages 0 … T-1) to this new file");
-  c.write->add_option("--size", o.size, "image size (K, M, G suffixes)");
+  c.write->add_option("--size", o.size,
+                      "image size (K, M, G suffixes); checked against the area's free slots and this machine's memory "
+                      "before anything is built (exit 2)");
   c.write->add_option("--source", o.source, "base | free-clusters | free-clusters-sorted | reserve | pmd");
   c.write->add_option("--compress", o.compress, "none | lzo | lz4 (read and inspect take it from the header)");
   c.write->add_option("--policy", o.policy, "allocator preset");
@@ -74,23 +80,91 @@ ordered_json BatchJson(const hibernate::BatchStats& b) {
   return {{"bios", b.bios}, {"sync_ios", b.sync_ios}, {"pages", b.pages}, {"drains", b.drains}, {"bio_sizes", sizes}};
 }
 
-int Fail(const Status& st, const char* what) {
-  fmt::print(stderr, "swaplab image {}: {}\n", what, st.ToString());
-  return st.code() == -EINVAL || st.code() == -ENOENT ? 2 : 1;
+// Exit codes as `area` has them (area.h, AreaExitCode): 2 for bad usage or
+// a path that cannot be used at all, 1 for a run or an area that failed.
+int Fail(const Status& st, const char* what, int code) {
+  fmt::print(stderr, "swaplab image {}: {}\n", what, Printable(st.ToString(), 1024));
+  return code;
+}
+int Fail(const Status& st, const char* what) { return Fail(st, what, AreaExitCode(st)); }
+
+// The slots an image of `saveable` pages needs at least, as the writer lays
+// it out (§3.2): swsusp_info, the PFN list (one meta page per 512 pages),
+// the data pages (zero pages are not written: their expected share is
+// taken off, with 5% slack for the seeded draw), one map page per 511
+// stream pages. Compressed, no unit holds more than 256 pages' worth of
+// input, so a 256th of the stream is a floor. A bound, never a prediction.
+uint64_t SlotsNeededAtLeast(uint64_t saveable, double zero_share, bool compressed) {
+  const uint64_t meta = (saveable + 511) / 512;
+  const double data = static_cast<double>(saveable) * (1.0 - zero_share) * 0.95;
+  uint64_t stream = 1 + meta + static_cast<uint64_t>(data);
+  if (compressed) stream = (stream + 255) / 256;
+  return stream + (stream + 510) / 511;
+}
+
+// --size against the area and the machine, before any of it is built.
+Status CheckImageSize(const area::AreaInfo& info, uint64_t size, uint64_t snapshot_memory,
+                      double zero_share, bool compressed, const std::string& size_arg) {
+  const auto& h = info.header.v1;
+  const uint64_t pages = std::min<uint64_t>(uint64_t{h.last_page} + 1, info.size_bytes / area::kPageSize);
+  const uint64_t usable = pages - 1 - std::min<uint64_t>(pages - 1, h.bad_pages.size());
+  const uint64_t saveable = std::max<uint64_t>(1, size / area::kPageSize);
+  const uint64_t needs = SlotsNeededAtLeast(saveable, zero_share, compressed);
+  if (needs > usable)
+    return Status(-EINVAL, fmt::format("--size {}: the image needs {} slots{}, the area has {} ({})", size_arg,
+                                       needs, compressed ? " even at the best compression" : "", usable,
+                                       Printable(info.path)));
+  // The snapshot keeps two PFN lists (8 bytes a page) and, when it is built
+  // before the write (--snapshot-memory), every stream page.
+  const uint64_t stream_bytes = (1 + (saveable + 511) / 512 + saveable) * area::kPageSize;
+  const uint64_t mem = 16 * saveable + (stream_bytes <= snapshot_memory ? stream_bytes : 0);
+  const long phys = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (phys > 0 && page > 0 && mem > static_cast<uint64_t>(phys) * static_cast<uint64_t>(page))
+    return Status(-EINVAL, fmt::format("--size {}: the snapshot needs {} bytes of memory, the machine has {}{}",
+                                       size_arg, mem, static_cast<uint64_t>(phys) * static_cast<uint64_t>(page),
+                                       stream_bytes <= snapshot_memory ? " (lower --snapshot-memory to build it while writing)" : ""));
+  return Status::Ok();
 }
 
 }  // namespace
 
 int RunImage(const ImageCommands& c, const ImageOptions& o) {
   if (!c.write->parsed()) return RunImageReadInspect(c, o);
+  // Every option first: bad usage exits 2 before the area is touched.
   auto batch_mode = hibernate::ParseBatchMode(o.batch);
   auto capacity = hibernate::ParseCapacityMode(o.bio_capacity);
-  if (!batch_mode.ok()) return Fail(batch_mode.status(), "usage");
-  if (!capacity.ok()) return Fail(capacity.status(), "usage");
+  if (!batch_mode.ok()) return Fail(batch_mode.status(), "usage", 2);
+  if (!capacity.ok()) return Fail(capacity.status(), "usage", 2);
   hibernate::BatchOptions bo{*batch_mode, *capacity, o.max_pages};
+  auto compress = hibernate::ParseCompressor(o.compress);
+  if (!compress.ok()) return Fail(compress.status(), "write", 2);
+  auto source = hibernate::ParseSlotSource(o.source);
+  if (!source.ok()) return Fail(source.status(), "write", 2);
+  auto size = ParseSize(o.size, "--size");
+  if (!size.ok()) return Fail(size.status(), "write", 2);
+  auto budget = ParseSize(o.memory_budget, "--memory-budget");
+  if (!budget.ok()) return Fail(budget.status(), "write", 2);
+  auto snap_mem = ParseSize(o.snapshot_memory, "--snapshot-memory");
+  if (!snap_mem.ok()) return Fail(snap_mem.status(), "write", 2);
+  if (*budget < 2 * 4096)
+    return Fail(Status(-EINVAL, "--memory-budget " + Printable(o.memory_budget) + ": at least 8K"), "write", 2);
+  auto policy = alloc::Policy::Preset(o.policy);
+  if (!policy.ok()) return Fail(policy.status(), "write", 2);
+  auto layout = hibernate::ParseRfcLayout(o.layout);
+  if (!layout.ok()) return Fail(layout.status(), "write", 2);
+
+  // Held until we return: no other swaplab writes this area meanwhile, and
+  // one the running kernel swaps on (or a mounted device) is refused.
+  auto lock = area::LockArea(o.area);
+  if (!lock.ok()) return Fail(lock.status(), "write");
   auto area = area::SwapArea::Open(o.area);
-  if (!area.ok()) return Fail(area.status(), "write");
+  // Past LockArea's type check, −EINVAL is an area swapon would refuse.
+  if (!area.ok()) return Fail(area.status(), "write", area.status().code() == -EINVAL ? 1 : AreaExitCode(area.status()));
   const area::AreaInfo& info = (*area)->info();
+  if (Status st = CheckImageSize(info, *size, *snap_mem, o.zero_share, *compress != hibernate::Compressor::kNone,
+                                 Printable(o.size));
+      !st.ok())
+    return Fail(st, "write", 2);
   area::EngineOptions eo;
   eo.limits = info.limits;
   auto engine = area::OpenUringEngine(o.area, eo);
@@ -106,27 +180,12 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   };
   double cpu0 = cpu_now();
   ordered_json j;
-  j["area"] = o.area;
+  j["area"] = Printable(o.area, 4096);
   j["batch"] = o.batch;
   j["bio_capacity"] = o.bio_capacity;
   j["max_pages"] = o.max_pages ? o.max_pages : hibernate::HibBioMaxPages(info.limits);
 
   {
-    auto compress = hibernate::ParseCompressor(o.compress);
-    if (!compress.ok()) return Fail(compress.status(), "write");
-    auto source = hibernate::ParseSlotSource(o.source);
-    auto size = ParseSize(o.size, "--size");
-    auto policy = alloc::Policy::Preset(o.policy);
-    if (!source.ok()) return Fail(source.status(), "write");
-    if (!size.ok()) return Fail(size.status(), "write");
-    auto budget = ParseSize(o.memory_budget, "--memory-budget");
-    if (!budget.ok()) return Fail(budget.status(), "write");
-    auto snap_mem = ParseSize(o.snapshot_memory, "--snapshot-memory");
-    if (!snap_mem.ok()) return Fail(snap_mem.status(), "write");
-    if (*budget < 2 * 4096) return Fail(Status(-EINVAL, "--memory-budget " + o.memory_budget + ": at least 8K"), "write");
-    if (!policy.ok()) return Fail(policy.status(), "write");
-    auto layout = hibernate::ParseRfcLayout(o.layout);
-    if (!layout.ok()) return Fail(layout.status(), "write");
     alloc::SystemOptions so;
     so.policy = *policy;
     so.nr_cpus = 1;

@@ -21,10 +21,20 @@ struct FormatOptions {
   std::string label;
   std::optional<std::array<uint8_t, 16>> uuid;  // random if absent
   std::vector<uint32_t> bad_pages;
+  // Write over whatever the target holds (never a mounted or swapped-on
+  // one); its boot area [0, 1024) is kept, as mkswap keeps it.
+  bool force = false;
 };
 // Writes a v1 header like util-linux mkswap. A file that does not exist is
 // created with written zero blocks (never sparse, never preallocated);
 // size must then be given and be a whole number of pages ≥ 10 pages.
+// The target is locked (LockArea) until the header is on disk. An existing
+// target is probed first (libblkid) and, unless o.force, refused with
+// −EBUSY "PATH: holds WHAT; use --force to overwrite" when it holds any
+// signature other than an unlabelled swap area (swaplab's own, or mkswap's
+// without -L), or no signature but a non-zero byte in its first 64 KiB.
+// Nothing is written before these checks pass. −EBUSY also for an area the
+// kernel swaps on, a mounted device, or one another swaplab holds locked.
 Status FormatArea(const std::string& path, const FormatOptions& o);
 
 // A summary of the page → disk block map.

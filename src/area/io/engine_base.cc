@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "swaplab/area/area_lock.h"
+
 namespace swaplab::area::io {
 namespace {
 
@@ -118,7 +120,11 @@ Result<std::unique_ptr<FileTarget>> FileTarget::Open(const std::string& path,
   std::unique_ptr<FileTarget> t(new FileTarget);
   t->path_ = path;
   t->writable_ = o.writable;
-  const int base = (o.writable ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+  // The type first, before any open: a FIFO or a character device is never
+  // opened (an open could block or have side effects); O_NONBLOCK covers a
+  // path swapped between this check and the open, and fstat re-checks.
+  if (Status s = CheckAreaPath(path); !s.ok()) return s;
+  const int base = (o.writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
   t->fd_ = -1;
   if (o.o_direct) {
     t->fd_ = ::open(path.c_str(), base | O_DIRECT);
@@ -137,6 +143,7 @@ Result<std::unique_ptr<FileTarget>> FileTarget::Open(const std::string& path,
   }
   struct stat st {};
   if (fstat(t->fd_, &st) != 0) return ErrnoStatus(errno, "fstat " + path);
+  if (const int fl = fcntl(t->fd_, F_GETFL); fl >= 0) fcntl(t->fd_, F_SETFL, fl & ~O_NONBLOCK);
   uint64_t bytes = 0;
   if (S_ISBLK(st.st_mode)) {
     t->blkdev_ = true;
@@ -145,7 +152,8 @@ Result<std::unique_ptr<FileTarget>> FileTarget::Open(const std::string& path,
   } else if (S_ISREG(st.st_mode)) {
     bytes = static_cast<uint64_t>(st.st_size);
   } else {
-    return Status(-EINVAL, path + ": not a regular file or a block device");
+    return Status(-EINVAL, fmt::format("{}: is {}; a swap area must be a regular file or a block device",
+                                       path, FileTypeName(st.st_mode)));
   }
   t->pages_ = bytes / kPage;
   return t;
