@@ -90,6 +90,7 @@ exec 9<"$W/a"
 flock -x -n 9 || fail "flock(1) could not take the lock"
 run 1 "a: in use by another swaplab \(locked\)" "$S" image write "$W/a" --size 1M
 run 1 "a: in use by another swaplab \(locked\)" "$S" area format "$W/a"
+run 1 "a: in use by another swaplab \(locked\)" "$S" image read "$W/a" --consume
 "$S" image write "$W/a" --size 1M --json >/dev/null 2>&1 && fail "second writer not refused"
 [ "$(sha "$W/a")" = "$sum" ] || fail "a refused writer changed the area"
 run 0 "" "$S" area inspect "$W/a"   # readers do not lock
@@ -110,6 +111,7 @@ else
     ln -s "$W/sw" "$W/sw-link"   # another name, same inode
     run 1 "sw-link: the running kernel swaps on it \(/proc/swaps: .*sw\)" "$S" area format "$W/sw-link" --force
     run 1 "sw: the running kernel swaps on it" "$S" image write "$W/sw" --size 1M
+    run 1 "sw: the running kernel swaps on it" "$S" image read "$W/sw" --consume
     swapoff "$W/sw"; SWAPPED=""
     [ "$(sha "$W/sw")" = "$sum" ] || fail "a swapped-on area changed"
     echo "ok: a swapped-on area is refused (exit 1, unchanged)"

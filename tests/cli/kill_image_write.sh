@@ -13,18 +13,18 @@ W="$(mktemp -d /var/tmp/swaplab-kill.XXXXXX)"
 trap 'rm -rf "$W"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 A="$W/area"
-dd if=/dev/zero of="$A" bs=1M count=320 status=none || fail dd
+dd if=/dev/zero of="$A" bs=1M count=200 status=none || fail dd
 # how long one write takes here, to spread the kills over it
 "$S" area format "$A" >/dev/null || fail format
 t0=$(date +%s%N)
-"$S" image write "$A" --size 200M --compress lzo --snapshot-memory 0 >/dev/null || fail "image write"
+"$S" image write "$A" --size 120M --compress lzo --snapshot-memory 0 >/dev/null || fail "image write"
 t1=$(date +%s%N)
 span_us=$(( (t1 - t0) / 1000 ))
 whole=0 none=0 torn=0
 for ((k = 0; k < POINTS; k++)); do
-  "$S" area format "$A" >/dev/null || fail format
+  "$S" area format "$A" --force >/dev/null || fail format  # over the last image
   delay_us=$(( span_us * 2 * k / POINTS ))  # up to twice the write: some finish
-  "$S" image write "$A" --size 200M --compress lzo --snapshot-memory 0 --seed $((k + 1)) >/dev/null 2>&1 &
+  "$S" image write "$A" --size 120M --compress lzo --snapshot-memory 0 --seed $((k + 1)) >/dev/null 2>&1 &
   pid=$!
   sleep "$(printf '%d.%06d' $((delay_us / 1000000)) $((delay_us % 1000000)))"
   kill -9 "$pid" 2>/dev/null

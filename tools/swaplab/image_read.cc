@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "image.h"
+#include "swaplab/area/area_lock.h"
 #include "swaplab/area/io_engine.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/image_chain.h"
@@ -133,6 +134,9 @@ int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o) {
   if (!batch_mode.ok()) return Fail(batch_mode.status(), what, 2);
   auto info = area::InspectArea(o.area);
   if (!info.ok()) return Fail(info.status(), what, 2);
+  // --consume writes: lock the area as every writer does (area_lock.h)
+  auto lock = area::LockAreaIf(o.consume, o.area);
+  if (!lock.ok()) return Fail(lock.status(), what, lock.status().code() == -EBUSY ? 1 : 2);
   area::EngineOptions eo;
   eo.limits = info->limits;
   eo.writable = o.consume;  // read-only unless the image is to be consumed
