@@ -58,10 +58,15 @@ ConsoleFacts ParseConsole(const std::string& console) {
 
 namespace {
 
+// The last `lines` lines of s (all of it when shorter).
 std::string Tail(const std::string& s, int lines) {
   size_t at = s.size();
-  for (int i = 0; i <= lines && at != std::string::npos && at > 0; ++i) at = s.rfind('\n', at - 1);
-  return at == std::string::npos ? s : s.substr(at + 1);
+  for (int i = 0; i <= lines; ++i) {
+    if (at == 0) return s;
+    at = s.rfind('\n', at - 1);
+    if (at == std::string::npos) return s;
+  }
+  return s.substr(at + 1);
 }
 
 std::string AgentPath(const VmOptions& o) {

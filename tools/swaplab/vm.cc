@@ -81,7 +81,14 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGHUP, &sa, &old_hup);
-  auto rep = vm::RunHibernate(ho, &g_interrupted);
+  // No exception may skip the work dir's removal and qemu's kill: they
+  // are undone by destructors, which only run when the exception is caught.
+  Result<vm::HibernateReport> rep = Status(-EIO, "not run");
+  try {
+    rep = vm::RunHibernate(ho, &g_interrupted);
+  } catch (const std::exception& e) {
+    rep = Status(-EIO, std::string("internal error: ") + e.what());
+  }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);
