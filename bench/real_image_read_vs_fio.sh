@@ -16,7 +16,7 @@
 # each made by one guest boot (tests/vm/vm_lib.sh: vm_init, vm_boot) whose
 # agent mlocks PAGES (230000, ~900 MiB) seeded pattern pages and hibernates;
 # the guest has MEM_MIB (2560) MiB and swaplab.image_size=<RAM bytes> (so the
-# kernel does not try to shrink the image to 2/5 of RAM; tests/vm/init.sh).
+# kernel does not try to shrink the image to 2/5 of RAM; src/vm/guest/init.sh).
 # They are kept in CACHE (/var/tmp/swaplab-bench-images/MODE.img, with
 # MODE.meta: pages, seed, memory, kernel, sha256, seconds the creation took,
 # and the console log) and reused while the .meta matches; SWAPLAB_BENCH_REMAKE=1

@@ -4,7 +4,7 @@
 #   make_initramfs.sh OUT.cpio AGENT MODULES_DIR [MODULE...]
 #
 # with busybox (the static one of busybox-static), the guest agent, tests/vm/
-# init.sh as /init, and the named kernel modules of MODULES_DIR
+# src/vm/guest/init.sh as /init, and the named kernel modules of MODULES_DIR
 # (lib/modules/RELEASE of an unpacked kernel package) plus everything they
 # depend on, decompressed (.ko.xz / .ko.zst / .ko.gz), listed in load order in
 # /modules.list. A module that the kernel has built in is skipped. Needs no
@@ -28,7 +28,7 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/modules}
 cp "$busybox" "$root/bin/busybox"
 cp "$agent" "$root/bin/swaplab_guest_agent"
-cp "$here/init.sh" "$root/init"
+cp "$here/../../src/vm/guest/init.sh" "$root/init"
 chmod 0755 "$root/init" "$root/bin/busybox" "$root/bin/swaplab_guest_agent"
 
 norm() { echo "$1" | tr '-' '_'; }

@@ -14,7 +14,7 @@
                                          through the image (read from the swap map
                                          chain); prints where
 
-The pattern must stay the agent's (tests/vm/guest_agent.c, MakePage).
+The pattern must stay the agent's (src/vm/guest/guest_agent.c, MakePage).
 The swsusp header and swap map layout are those of docs/formats.md.
 """
 import shutil

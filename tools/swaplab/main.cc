@@ -7,6 +7,7 @@
 #include "kernel.h"
 #include "replay.h"
 #include "scenario_cmds.h"
+#include "vm.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"swaplab — the Linux swap slot allocator and hibernation image path, in user space"};
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
   swaplab::tools::ScenarioCmdOptions run_opts, repro_opts;
   CLI::App* run_cmd = swaplab::tools::AddRun(app, run_opts);
   CLI::App* repro_cmd = swaplab::tools::AddReproduce(app, repro_opts);
+  swaplab::tools::VmCmdOptions vm_opts;
+  const swaplab::tools::VmCommands vm_cmds = swaplab::tools::AddVm(app, vm_opts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -34,6 +37,7 @@ int main(int argc, char** argv) {
   if (area_cmds.area->parsed()) return swaplab::tools::RunArea(area_cmds, area);
   if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
   if (kernel_cmds.kernel->parsed()) return swaplab::tools::RunKernel(kernel_cmds, kernel);
+  if (vm_cmds.vm->parsed()) return swaplab::tools::RunVm(vm_cmds, vm_opts);
   if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
   if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);
   if (repro_cmd->parsed()) return swaplab::tools::RunReproduce(repro_opts);

@@ -5,6 +5,11 @@
 #   swaplab.mode=hibernate      swapon /dev/vda, run the agent: pattern, hibernate
 #               |resume         point /sys/power/resume at /dev/vda: the kernel
 #               |resume-swaplab resumes the image there, or returns ("no image")
+#               |layout         swapon /dev/vda, the agent prepares
+#                               swaplab.layout=fresh|shuffled|holes on it
+#                               (swaplab.swap_pages=N: the area's pages),
+#                               writes the trace to /dev/vdb, fills memory to
+#                               about swaplab.image_pages=N pages, hibernates
 #               |probe          print "swaplab-init: probe ok" and power off
 #   swaplab.pages=N swaplab.seed=S   the agent's pattern
 #   swaplab.image_size=BYTES    written to /sys/power/image_size before the
@@ -26,13 +31,17 @@ off() { sync; poweroff -f; sleep 10; }
 read -r up _ </proc/uptime
 say "start at uptime $up s, kernel $(uname -r)"
 
-mode=hibernate pages=2048 seed=1 image_size=
+mode=hibernate pages=2048 seed=1 image_size= layout=fresh swap_pages=0 image_pages=0 rotational=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     swaplab.mode=*) mode="${arg#*=}" ;;
     swaplab.pages=*) pages="${arg#*=}" ;;
     swaplab.seed=*) seed="${arg#*=}" ;;
     swaplab.image_size=*) image_size="${arg#*=}" ;;
+    swaplab.layout=*) layout="${arg#*=}" ;;
+    swaplab.rotational=*) rotational="${arg#*=}" ;;
+    swaplab.swap_pages=*) swap_pages="${arg#*=}" ;;
+    swaplab.image_pages=*) image_pages="${arg#*=}" ;;
   esac
 done
 say "mode $mode pages $pages seed $seed"
@@ -71,6 +80,15 @@ case "$mode" in
       say "image_size $(cat /sys/power/image_size)"
     fi
     SWAPLAB_AGENT_POWEROFF=1 /bin/swaplab_guest_agent hibernate "$pages" "$seed"
+    say "agent exited with $?"
+    ;;
+  layout)
+    [ -n "$rotational" ] && echo "$rotational" >/sys/block/vda/queue/rotational
+    say "vda rotational $(cat /sys/block/vda/queue/rotational)"
+    swapon /dev/vda || { say "swapon /dev/vda failed"; off; }
+    read -r up _ </proc/uptime
+    say "swapon done at uptime $up s"
+    SWAPLAB_AGENT_POWEROFF=1 /bin/swaplab_guest_agent layout "$layout" "$swap_pages" "$image_pages" "$seed" /dev/vdb
     say "agent exited with $?"
     ;;
   resume|resume-swaplab) ;;

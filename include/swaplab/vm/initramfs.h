@@ -1,0 +1,39 @@
+// The guest's initramfs, written as a newc cpio archive (the format of
+// Documentation/driver-api/early-userspace/buffer-format.rst): a static
+// busybox, the guest agent, the embedded /init (src/vm/guest/init.sh), and
+// kernel modules with their dependencies, read from each module's .modinfo
+// `depends=` (no kmod needed), decompressed with xz / zstd / gzip.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+#include "swaplab/alloc/status.h"
+
+namespace swaplab::vm {
+
+struct InitramfsSpec {
+  std::string busybox;      // empty: the first static one of /bin, /usr/bin
+  std::string agent;        // static guest agent
+  std::string modules_dir;  // lib/modules/RELEASE (needs modules.order)
+  std::vector<std::string> modules = {"virtio_blk", "lz4"};
+};
+
+struct InitramfsReport {
+  std::vector<std::string> modules;  // load order (dependencies first); built-in ones left out
+  uint64_t bytes = 0;
+};
+
+// The embedded /init script.
+const std::string& InitScript();
+
+// Writes the archive to `out` (scratch files go in `tmpdir`). -ENOENT: no
+// static busybox, no module or modules.order; -EIO: a decompressor failed.
+Result<InitramfsReport> WriteInitramfs(const std::string& out, const InitramfsSpec& spec,
+                                       const std::string& tmpdir);
+
+// Low level, for tests: one newc record (mode with its S_IF* type bits).
+void AppendCpioEntry(std::string* archive, const std::string& name, uint32_t mode, const std::string& data,
+                     uint32_t ino);
+void AppendCpioTrailer(std::string* archive);
+
+}  // namespace swaplab::vm

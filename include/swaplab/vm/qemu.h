@@ -1,0 +1,97 @@
+// A Linux kernel in a qemu guest: which kernel (Debian's packaged 6.12 from
+// scripts/guest-kernel's cache by default), the accelerator, one boot with
+// the serial console to a file, a time limit and cancellation. Every qemu
+// started here is killed and reaped before the call returns, on every path.
+#pragma once
+#include <csignal>
+#include <string>
+#include <string_view>
+#include <vector>
+#include "swaplab/alloc/status.h"
+
+namespace swaplab::vm {
+
+enum class Accel { kTcg, kKvm, kAuto };
+Result<Accel> ParseAccel(std::string_view s);  // "tcg" | "kvm" | "auto"
+const char* Name(Accel a);
+
+// An unpacked kernel package: vmlinuz and its lib/modules/RELEASE.
+struct GuestKernel {
+  std::string release;  // "6.12.57+deb13-amd64"; empty for a user's kernel of unknown release
+  std::string kernel;   // bzImage
+  std::string modules;  // lib/modules/RELEASE
+};
+// The newest release unpacked in `cache` (a directory with RELEASE/.unpacked;
+// empty: $SWAPLAB_GUEST_KERNEL_CACHE or /var/cache/swaplab/guest-kernel).
+// -ENOENT with what to run when there is none.
+Result<GuestKernel> FindGuestKernel(const std::string& cache = "");
+
+struct VmOptions {
+  std::string kernel;    // bzImage; empty: the cached Debian kernel
+  std::string modules;   // its modules dir; empty: the cached kernel's
+  std::string append;    // extra kernel arguments
+  Accel accel = Accel::kAuto;
+  int mem_mib = 384;
+  int smp = 1;
+  int timeout_s = 300;   // per boot
+  std::string swap_disk; // host file given to the guest as /dev/vda; empty: a temporary one
+  bool rotational = false;  // the guest marks /dev/vda rotational before swapon
+  std::string qemu = "qemu-system-x86_64";
+  std::string agent;     // the static guest agent; empty: the one built with swaplab
+};
+
+// A private temporary directory (mkdtemp under $TMPDIR or /var/tmp, named
+// swaplab-vm.XXXXXX), removed with everything in it by the destructor
+// unless keep() was called.
+class WorkDir {
+ public:
+  static Result<WorkDir> Create();
+  WorkDir(WorkDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  WorkDir& operator=(WorkDir&&) = delete;
+  ~WorkDir();
+  const std::string& path() const { return path_; }
+  void keep() { path_.clear(); }
+
+ private:
+  explicit WorkDir(std::string p) : path_(std::move(p)) {}
+  std::string path_;
+};
+
+struct Drive {
+  std::string path;  // raw file
+};
+
+struct BootSpec {
+  std::string name;                // console in WORKDIR/NAME.log
+  std::string kernel, initrd;
+  std::string append;              // the whole command line after the fixed part
+  std::vector<Drive> drives;       // /dev/vda, /dev/vdb, ...
+  Accel accel = Accel::kTcg;       // kTcg or kKvm
+  int timeout_s = 300;
+  std::string stop_on;             // non-empty: kill the guest once the console shows this
+};
+
+struct BootResult {
+  std::string console;       // the serial console, \r removed
+  std::string qemu_stderr;
+  double wall_s = 0;         // host seconds from spawn to exit
+  bool powered_off = false;  // the guest powered itself off ("reboot: Power down")
+  bool timed_out = false;
+  bool stopped = false;      // killed after stop_on was seen
+  int exit_status = 0;       // qemu's, or 128 + signal
+};
+
+// Boots once (posix_spawn of opts.qemu) and waits. The guest is killed
+// (SIGKILL, reaped) on timeout, once stop_on shows, or when *interrupted
+// becomes non-zero (then -EINTR). -ENOENT when qemu cannot be started.
+Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::string& workdir,
+                        const volatile std::sig_atomic_t* interrupted);
+
+// kTcg / kKvm as asked; kAuto: kvm only if /dev/kvm is usable and a probe
+// boot (swaplab.mode=probe) reaches init within 25 s, else tcg. `why` says
+// which and why.
+Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel, const std::string& initrd,
+                           const std::string& workdir, const volatile std::sig_atomic_t* interrupted,
+                           std::string* why);
+
+}  // namespace swaplab::vm

@@ -1,0 +1,115 @@
+// `vm hibernate` rendered: text table and JSON.
+#include "swaplab/report/vm_report.h"
+
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+namespace swaplab::report {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json Metrics(const vm::SideMetrics& m) {
+  ordered_json j;
+  j["snapshot_pages"] = m.snapshot_pages;
+  j["stream_pages"] = m.stream_pages;
+  j["map_pages"] = m.map_pages;
+  j["slots"] = m.slots;
+  j["runs_disk_order"] = m.runs_disk_order;
+  j["runs_write_order"] = m.runs_write_order ? ordered_json(m.runs_write_order) : ordered_json(nullptr);
+  j["runs_alloc_order"] = m.runs_alloc_order ? ordered_json(m.runs_alloc_order) : ordered_json(nullptr);
+  j["bios_per_page"] = m.bios_per_page;
+  j["bios_per_run"] = m.bios_per_run;
+  j["write_s"] = m.write_s >= 0 ? ordered_json(m.write_s) : ordered_json(nullptr);
+  j["read_s"] = m.read_s >= 0 ? ordered_json(m.read_s) : ordered_json(nullptr);
+  j["write_mbps"] = m.write_mbps >= 0 ? ordered_json(m.write_mbps) : ordered_json(nullptr);
+  return j;
+}
+
+double Agreement(const vm::ModelSideInfo& m) {
+  return m.expected ? static_cast<double>(m.agree) / static_cast<double>(m.expected) : 1.0;
+}
+
+std::string Secs(double s) { return s >= 0 ? fmt::format("{:.3f}", s) : std::string("-"); }
+
+}  // namespace
+
+std::string VmHibernateJson(const vm::HibernateReport& r) {
+  const auto& o = r.options;
+  ordered_json j;
+  j["options"] = {{"layout", hibernate::Name(o.layout)},  {"swap_pages", r.swap_pages},
+                  {"image_pages_asked", r.image_pages_asked}, {"compress", hibernate::Name(o.compress)},
+                  {"resume", o.resume}, {"seed", o.seed}, {"mem_mib", o.vm.mem_mib}, {"smp", o.vm.smp},
+                  {"rotational", o.vm.rotational}, {"policy", o.policy}};
+  ordered_json k = Metrics(r.kernel);
+  k["release"] = r.kinfo.release;
+  k["accel"] = r.kinfo.accel;
+  k["accel_why"] = r.kinfo.accel_why;
+  k["origin"] = r.kinfo.origin;
+  k["compress"] = r.kinfo.compress;
+  k["crc"] = r.kinfo.crc_verified ? "verified" : "none";
+  k["clusters_touched"] = r.kernel.clusters_touched;
+  k["seconds_kind"] = "the guest kernel's own console lines (guest clock under " + r.kinfo.accel + ")";
+  k["layout_pages_swapped"] = r.kinfo.layout_swapped;
+  k["layout_pages_not_in_swap"] = r.kinfo.layout_not_in_swap;
+  k["layout_pages_freed"] = r.kinfo.layout_freed;
+  k["boot_wall_s"] = r.kinfo.boot_wall_s;
+  if (o.resume) {
+    k["resume_wall_s"] = r.kinfo.resume_wall_s;
+    k["resumed_intact"] = r.kinfo.resumed_intact;
+  }
+  k["pm_lines"] = r.kinfo.pm_lines;
+  j["kernel"] = k;
+  ordered_json m = Metrics(r.model);
+  m["policy"] = r.minfo.policy;
+  m["slot_source"] = "base";
+  m["seconds_kind"] = r.minfo.seconds_kind;
+  m["trace_records"] = r.minfo.records;
+  m["expected"] = r.minfo.expected;
+  m["agree"] = r.minfo.agree;
+  m["agreement"] = Agreement(r.minfo);
+  m["disagreements"] = r.minfo.disagreements;
+  m["model_wall_s"] = r.minfo.model_wall_s;
+  j["model"] = m;
+  return j.dump(2) + "\n";
+}
+
+std::string VmHibernateText(const vm::HibernateReport& r) {
+  const auto& o = r.options;
+  std::string s;
+  s += fmt::format("vm hibernate: layout {}, swap {} pages, image ~{} pages asked, compress {}, seed {}\n",
+                   hibernate::Name(o.layout), r.swap_pages, r.image_pages_asked, hibernate::Name(o.compress), o.seed);
+  s += fmt::format("kernel: Linux {} in qemu, accel {}, {} MiB, {} CPU; image origin {}, CRC {}\n",
+                   r.kinfo.release, r.kinfo.accel_why, o.vm.mem_mib, o.vm.smp, r.kinfo.origin,
+                   r.kinfo.crc_verified ? "verified" : "none");
+  s += fmt::format("layout in the guest: {} pages swapped out, {} not in swap, {} freed\n", r.kinfo.layout_swapped,
+                   r.kinfo.layout_not_in_swap, r.kinfo.layout_freed);
+  s += fmt::format("model: {} (slot source base), trace {} records, placement agreement {}/{} ({:.2f}%)\n",
+                   r.minfo.policy, r.minfo.records, r.minfo.agree, r.minfo.expected, 100 * Agreement(r.minfo));
+  s += fmt::format("\n{:<22} {:>14} {:>14}\n", "", "kernel", "model");
+  auto row = [&](const char* name, uint64_t k, uint64_t m) { s += fmt::format("{:<22} {:>14} {:>14}\n", name, k, m); };
+  auto opt = [](uint64_t v) { return v ? std::to_string(v) : std::string("-"); };
+  row("snapshot pages", r.kernel.snapshot_pages, r.model.snapshot_pages);
+  row("stream pages", r.kernel.stream_pages, r.model.stream_pages);
+  row("map pages", r.kernel.map_pages, r.model.map_pages);
+  row("runs (disk order)", r.kernel.runs_disk_order, r.model.runs_disk_order);
+  s += fmt::format("{:<22} {:>14} {:>14}\n", "runs (submit order)", opt(r.kernel.runs_write_order), "-");
+  s += fmt::format("{:<22} {:>14} {:>14}\n", "runs (alloc order)", "-", opt(r.model.runs_alloc_order));
+  row("bios per page", r.kernel.bios_per_page, r.model.bios_per_page);
+  row("bios per run", r.kernel.bios_per_run, r.model.bios_per_run);
+  s += fmt::format("{:<22} {:>14} {:>14}\n", "write, s", Secs(r.kernel.write_s), Secs(r.model.write_s));
+  s += fmt::format("{:<22} {:>14} {:>14}\n", "read, s", Secs(r.kernel.read_s), Secs(r.model.read_s));
+  s += "\nkernel seconds: its own console lines (guest clock under " + r.kinfo.accel +
+       "); model seconds: " + r.minfo.seconds_kind + "\n";
+  s += fmt::format("host wall: guest boot {:.2f} s", r.kinfo.boot_wall_s);
+  if (o.resume) s += fmt::format(", resume boot {:.2f} s", r.kinfo.resume_wall_s);
+  s += fmt::format(", model {:.2f} s\n", r.minfo.model_wall_s);
+  for (const auto& l : r.kinfo.pm_lines) s += "  " + l + "\n";
+  for (size_t i = 0; i < r.minfo.disagreements.size() && i < 5; ++i)
+    s += "  disagreement: " + r.minfo.disagreements[i] + "\n";
+  return s;
+}
+
+}  // namespace swaplab::report

@@ -1,0 +1,242 @@
+// Booting a guest: qemu through posix_spawn, the console to a file, a time
+// limit, cancellation; the work directory; the accelerator probe.
+#include "swaplab/vm/qemu.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace swaplab::vm {
+
+namespace fs = std::filesystem;
+
+Result<Accel> ParseAccel(std::string_view s) {
+  if (s == "tcg") return Accel::kTcg;
+  if (s == "kvm") return Accel::kKvm;
+  if (s == "auto") return Accel::kAuto;
+  return Status(-EINVAL, "accel '" + std::string(s) + "': expected tcg, kvm or auto");
+}
+
+const char* Name(Accel a) {
+  switch (a) {
+    case Accel::kTcg: return "tcg";
+    case Accel::kKvm: return "kvm";
+    case Accel::kAuto: return "auto";
+  }
+  return "?";
+}
+
+Result<GuestKernel> FindGuestKernel(const std::string& cache_in) {
+  std::string cache = cache_in;
+  if (cache.empty()) {
+    const char* env = std::getenv("SWAPLAB_GUEST_KERNEL_CACHE");
+    cache = env && *env ? env : "/var/cache/swaplab/guest-kernel";
+  }
+  std::vector<std::string> releases;
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator(cache, ec))
+    if (fs::exists(d.path() / ".unpacked", ec)) releases.push_back(d.path().filename().string());
+  if (releases.empty()) {
+    std::string why = "no guest kernel in " + cache + " (run: bash scripts/guest-kernel)";
+    std::ifstream un(cache + "/unavailable");
+    std::string line;
+    if (un && std::getline(un, line) && !line.empty()) why = "no guest kernel in " + cache + ": " + line;
+    return Status(-ENOENT, why);
+  }
+  // Newest by version order: compare digit runs as numbers.
+  auto vless = [](const std::string& a, const std::string& b) {
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+      if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+        size_t ie = i, je = j;
+        while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+        while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+        const unsigned long long x = std::stoull(a.substr(i, ie - i)), y = std::stoull(b.substr(j, je - j));
+        if (x != y) return x < y;
+        i = ie, j = je;
+      } else {
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i, ++j;
+      }
+    }
+    return a.size() - i < b.size() - j;
+  };
+  std::sort(releases.begin(), releases.end(), vless);
+  GuestKernel k;
+  k.release = releases.back();
+  k.kernel = cache + "/" + k.release + "/boot/vmlinuz-" + k.release;
+  k.modules = cache + "/" + k.release + "/lib/modules/" + k.release;
+  if (access(k.kernel.c_str(), R_OK) != 0) return Status(-ENOENT, "cannot read " + k.kernel);
+  return k;
+}
+
+Result<WorkDir> WorkDir::Create() {
+  const char* t = std::getenv("TMPDIR");
+  std::string tmpl = std::string(t && *t ? t : "/var/tmp") + "/swaplab-vm.XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (mkdtemp(buf.data()) == nullptr) return Status(-errno, "mkdtemp " + tmpl + ": " + std::strerror(errno));
+  return WorkDir(std::string(buf.data()));
+}
+
+WorkDir::~WorkDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  s.erase(std::remove(s.begin(), s.end(), '\r'), s.end());
+  return s;
+}
+
+// True once `text` is in the file (read from where the last call stopped,
+// keeping a tail so a match across reads is found).
+class LogWatch {
+ public:
+  LogWatch(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {}
+  bool Seen() {
+    if (text_.empty()) return false;
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return false;
+    in.seekg(static_cast<std::streamoff>(pos_));
+    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    pos_ += chunk.size();
+    tail_ += chunk;
+    if (tail_.find(text_) != std::string::npos) return true;
+    if (tail_.size() > text_.size()) tail_.erase(0, tail_.size() - text_.size());
+    return false;
+  }
+
+ private:
+  std::string path_, text_, tail_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::string& workdir,
+                        const volatile std::sig_atomic_t* interrupted) {
+  const std::string log = workdir + "/" + b.name + ".log";
+  const std::string err = workdir + "/" + b.name + ".qemu.err";
+  ::unlink(log.c_str());
+  std::vector<std::string> args = {opts.qemu, "-accel", Name(b.accel), "-m", std::to_string(opts.mem_mib),
+                                   "-smp", std::to_string(opts.smp), "-nodefaults", "-no-reboot",
+                                   "-display", "none", "-monitor", "none", "-serial", "file:" + log,
+                                   "-kernel", b.kernel, "-initrd", b.initrd,
+                                   "-append", "console=ttyS0 panic=-1 no_console_suspend pm_debug_messages "
+                                              "loglevel=8 " + b.append};
+  for (const Drive& d : b.drives) {
+    args.push_back("-drive");
+    args.push_back("file=" + d.path + ",format=raw,if=virtio,cache=writeback");
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Default signal handling in the child and its own process group, so a
+  // terminal's Ctrl-C reaches swaplab only, which then kills qemu.
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  pid_t pid = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = posix_spawnp(&pid, opts.qemu.c_str(), &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Status(-ENOENT, "cannot start " + opts.qemu + ": " + std::strerror(rc));
+
+  BootResult r;
+  LogWatch watch(log, b.stop_on);
+  bool cancelled = false;
+  int status = 0;
+  for (int polls = 0;; ++polls) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    bool kill_now = false;
+    if (interrupted && *interrupted) kill_now = cancelled = true;
+    else if (el > b.timeout_s) kill_now = r.timed_out = true;
+    else if (polls % 4 == 0 && watch.Seen()) kill_now = r.stopped = true;
+    if (kill_now) {
+      ::kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.console = ReadFile(log);
+  r.qemu_stderr = ReadFile(err);
+  r.powered_off = r.console.find("reboot: Power down") != std::string::npos;
+  if (cancelled) return Status(-EINTR, "interrupted: qemu (" + b.name + ") killed");
+  return r;
+}
+
+Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel, const std::string& initrd,
+                           const std::string& workdir, const volatile std::sig_atomic_t* interrupted,
+                           std::string* why) {
+  if (opts.accel != Accel::kAuto) {
+    *why = std::string(Name(opts.accel)) + " (asked for)";
+    return opts.accel;
+  }
+  if (access("/dev/kvm", F_OK) != 0) {
+    *why = "tcg (no /dev/kvm)";
+    return Accel::kTcg;
+  }
+  if (access("/dev/kvm", R_OK | W_OK) != 0) {
+    *why = "tcg (/dev/kvm not accessible)";
+    return Accel::kTcg;
+  }
+  BootSpec b;
+  b.name = "kvm-probe";
+  b.kernel = kernel;
+  b.initrd = initrd;
+  b.append = "swaplab.mode=probe";
+  b.accel = Accel::kKvm;
+  b.timeout_s = 25;
+  b.stop_on = "swaplab-init: probe ok";
+  auto r = Boot(opts, b, workdir, interrupted);
+  if (!r.ok()) return r.status();
+  if (r->stopped || r->console.find("swaplab-init: probe ok") != std::string::npos) {
+    *why = "kvm (probe boot reached init in " + std::to_string(r->wall_s).substr(0, 4) + " s)";
+    return Accel::kKvm;
+  }
+  std::string e = r->qemu_stderr.substr(0, r->qemu_stderr.find('\n'));
+  *why = "tcg (kvm probe failed: " + (e.empty() ? (r->timed_out ? "no init within 25 s" : "qemu exited") : e) + ")";
+  return Accel::kTcg;
+}
+
+}  // namespace swaplab::vm

@@ -1,0 +1,257 @@
+// `vm hibernate`: seed 001's layout made by the guest's kernel, its image
+// read on the host, and the model run on the guest's trace.
+#include "swaplab/vm/vm_hibernate.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "model_side.h"
+#include "swaplab/area/swap_area.h"
+#include "swaplab/hibernate/image_chain.h"
+#include "swaplab/hibernate/image_reader.h"
+#include "swaplab/vm/initramfs.h"
+
+#ifndef SWAPLAB_GUEST_AGENT
+#define SWAPLAB_GUEST_AGENT ""
+#endif
+
+namespace swaplab::vm {
+
+namespace fs = std::filesystem;
+
+ConsoleFacts ParseConsole(const std::string& console) {
+  ConsoleFacts f;
+  std::istringstream in(console);
+  static const std::regex kSpeed(R"((Wrote|Read) (\d+) kbytes in ([0-9.]+) seconds \(([0-9.]+) MB/s\))");
+  static const std::regex kRelease(R"(swaplab-init: start at uptime [0-9.]+ s, kernel (\S+))");
+  static const std::regex kLayout(
+      R"(swaplab-agent: layout \S+: (\d+) pages swapped out, (\d+) not in swap, (\d+) freed)");
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, m, kRelease) && f.release.empty()) f.release = m[1];
+    if (std::regex_search(line, m, kLayout)) {
+      f.swapped = std::stoull(m[1]);
+      f.not_in_swap = std::stoull(m[2]);
+      f.freed = std::stoull(m[3]);
+    }
+    if (line.find("pattern pages intact") != std::string::npos) f.resumed_intact = true;
+    if (std::regex_search(line, m, kSpeed)) {
+      const bool wrote = m[1] == "Wrote";
+      (wrote ? f.wrote_kb : f.read_kb) = std::stoull(m[2]);
+      (wrote ? f.wrote_s : f.read_s) = std::stod(m[3]);
+      (wrote ? f.wrote_mbps : f.read_mbps) = std::stod(m[4]);
+    }
+    const size_t pm = line.find("PM: ");
+    if (pm != std::string::npos &&
+        (line.find("kbytes in") != std::string::npos || line.find("pages copied") != std::string::npos ||
+         line.find("Need to copy") != std::string::npos || line.find("Compressing") != std::string::npos))
+      f.pm_lines.push_back(line.substr(pm));
+  }
+  return f;
+}
+
+namespace {
+
+// The last `lines` lines of s (all of it when shorter).
+std::string Tail(const std::string& s, int lines) {
+  size_t at = s.size();
+  for (int i = 0; i <= lines; ++i) {
+    if (at == 0) return s;
+    at = s.rfind('\n', at - 1);
+    if (at == std::string::npos) return s;
+  }
+  return s.substr(at + 1);
+}
+
+std::string AgentPath(const VmOptions& o) {
+  if (!o.agent.empty()) return o.agent;
+  if (const char* e = std::getenv("SWAPLAB_GUEST_AGENT"); e && *e) return e;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && fs::exists(self.parent_path() / "swaplab_guest_agent", ec))
+    return (self.parent_path() / "swaplab_guest_agent").string();
+  return SWAPLAB_GUEST_AGENT;
+}
+
+Status MakeZeroFile(const std::string& path, uint64_t bytes) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return Status(-errno, "cannot create " + path);
+  const int rc = ::ftruncate(fd, static_cast<off_t>(bytes));
+  ::close(fd);
+  return rc == 0 ? Status::Ok() : Status(-EIO, "cannot size " + path);
+}
+
+std::string CompressArg(hibernate::Compressor c) {
+  switch (c) {
+    case hibernate::Compressor::kNone: return " hibernate=nocompress";
+    case hibernate::Compressor::kLz4: return " hibernate.compressor=lz4";
+    case hibernate::Compressor::kLzo: return " hibernate.compressor=lzo";
+  }
+  return "";
+}
+
+// Reads the image the guest left on `disk`: layout (inspect) and every page
+// (read, with the kernel's CRC32 when it wrote one). Read-only.
+Status ReadKernelImage(const std::string& disk, SideMetrics* k, KernelSideInfo* ki) {
+  auto info = area::InspectArea(disk);
+  if (!info.ok()) return info.status();
+  area::EngineOptions eo;
+  eo.limits = info->limits;
+  eo.writable = false;
+  auto engine = area::OpenUringEngine(disk, eo);
+  if (!engine.ok()) return engine.status();
+  const uint64_t device_pages = info->size_bytes / area::kPageSize;
+  auto in = hibernate::InspectImage(**engine, 0, device_pages);
+  if (!in.ok()) return Status(in.status().code(), "image inspect: " + in.status().message());
+  ki->origin = hibernate::Name(in->info.origin);
+  ki->compress = hibernate::Name(in->compress);
+  k->snapshot_pages = in->info.pages;
+  k->stream_pages = in->chain.entries.size();
+  k->map_pages = in->chain.map_dblocks.size();
+  k->slots = in->layout.slots;
+  k->runs_disk_order = in->layout.runs_disk_order;
+  k->runs_write_order = in->layout.runs_write_order;
+  k->clusters_touched = in->layout.clusters_touched;
+  k->bios_per_page = in->layout.bios_per_page;
+  k->bios_per_run = in->layout.bios_per_run;
+  hibernate::ReaderOptions ro;
+  ro.device_pages = device_pages;
+  auto rep = hibernate::ReadImage(**engine, 0, ro);
+  if (!rep.ok()) return Status(rep.status().code(), "image read: " + rep.status().message());
+  ki->crc_verified = rep->crc_checked;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile std::sig_atomic_t* interrupted) {
+  HibernateReport rep;
+  rep.options = o;
+  if (o.swap_bytes % 4096 || o.swap_bytes < (1u << 20))
+    return Status(-EINVAL, "--swap: a whole number of pages, at least 1 MiB");
+  rep.swap_pages = o.swap_bytes / 4096;
+  rep.image_pages_asked = o.image_bytes / 4096;
+  GuestKernel gk;
+  gk.kernel = o.vm.kernel;
+  gk.modules = o.vm.modules;
+  if (gk.kernel.empty()) {
+    auto k = FindGuestKernel();
+    if (!k.ok()) return k.status();
+    gk = *k;
+    if (!o.vm.modules.empty()) gk.modules = o.vm.modules;
+  } else if (gk.modules.empty()) {
+    return Status(-EINVAL, "--kernel needs --modules (its lib/modules/RELEASE)");
+  }
+  const std::string agent = AgentPath(o.vm);
+  if (agent.empty() || access(agent.c_str(), R_OK) != 0)
+    return Status(-ENOENT, "no guest agent (build the swaplab_guest_agent target; needs a static libc)");
+  auto wd = WorkDir::Create();
+  if (!wd.ok()) return wd.status();
+  const std::string dir = wd->path();
+  const std::string initrd = dir + "/initramfs.cpio";
+  InitramfsSpec is;
+  is.agent = agent;
+  is.modules_dir = gk.modules;
+  if (auto ir = WriteInitramfs(initrd, is, dir); !ir.ok()) return ir.status();
+  if (interrupted && *interrupted) return Status(-EINTR, "interrupted");
+  auto accel = ResolveAccel(o.vm, gk.kernel, initrd, dir, interrupted, &rep.kinfo.accel_why);
+  if (!accel.ok()) return accel.status();
+  rep.kinfo.accel = Name(*accel);
+
+  const std::string disk = o.vm.swap_disk.empty() ? dir + "/swap.img" : o.vm.swap_disk;
+  {
+    std::error_code ec;
+    fs::remove(disk, ec);
+    area::FormatOptions fo;
+    fo.size_bytes = o.swap_bytes;
+    fo.label = "swaplab-vm";
+    if (Status st = area::FormatArea(disk, fo); !st.ok()) return st;
+  }
+  const std::string trace_disk = dir + "/trace.img";
+  if (Status st = MakeZeroFile(trace_disk, (8ull << 20) + rep.swap_pages * 128); !st.ok()) return st;
+
+  BootSpec b;
+  b.name = "hibernate";
+  b.kernel = gk.kernel;
+  b.initrd = initrd;
+  b.accel = *accel;
+  b.timeout_s = o.vm.timeout_s;
+  b.drives = {{disk}, {trace_disk}};
+  b.append = "swaplab.mode=layout swaplab.layout=" + std::string(hibernate::Name(o.layout)) +
+             " swaplab.swap_pages=" + std::to_string(rep.swap_pages) +
+             " swaplab.image_pages=" + std::to_string(rep.image_pages_asked) +
+             " swaplab.seed=" + std::to_string(o.seed) + " swaplab.rotational=" + (o.vm.rotational ? "1" : "0") +
+             CompressArg(o.compress) + (o.vm.append.empty() ? "" : " " + o.vm.append);
+  auto boot = Boot(o.vm, b, dir, interrupted);
+  if (!boot.ok()) return boot.status();
+  rep.kinfo.boot_wall_s = boot->wall_s;
+  auto keep = [&](const std::string& name, const std::string& text) {
+    if (o.keep_dir.empty()) return;
+    std::error_code ec;
+    fs::create_directories(o.keep_dir, ec);
+    std::ofstream(o.keep_dir + "/" + name) << text;
+  };
+  keep("hibernate.log", boot->console);
+  const ConsoleFacts cf = ParseConsole(boot->console);
+  rep.kinfo.release = cf.release.empty() ? gk.release : cf.release;
+  rep.kinfo.layout_swapped = cf.swapped;
+  rep.kinfo.layout_not_in_swap = cf.not_in_swap;
+  rep.kinfo.layout_freed = cf.freed;
+  rep.kinfo.pm_lines = cf.pm_lines;
+  rep.kernel.write_s = cf.wrote_s;
+  rep.kernel.write_mbps = cf.wrote_mbps;
+  if (!boot->powered_off || cf.wrote_s < 0)
+    return Status(-EIO, std::string(boot->timed_out ? "the guest timed out" : "the guest did not hibernate") +
+                            " (qemu exit " + std::to_string(boot->exit_status) + "); console tail:\n" +
+                            Tail(boot->console, 25) + Tail(boot->qemu_stderr, 5));
+
+  // The trace: NUL-terminated text at the start of the second disk.
+  {
+    std::ifstream in(trace_disk, std::ios::binary);
+    std::string t;
+    std::getline(in, t, '\0');
+    if (t.rfind("swaplab-trace 1", 0) != 0) return Status(-EIO, "the guest wrote no trace on its second disk");
+    rep.trace = std::move(t);
+    std::ofstream(dir + "/trace.txt") << rep.trace;
+    keep("layout.trace", rep.trace);
+  }
+  if (Status st = ReadKernelImage(disk, &rep.kernel, &rep.kinfo); !st.ok()) return st;
+  if (!o.keep_dir.empty()) {
+    std::error_code ec;
+    fs::copy_file(disk, o.keep_dir + "/swap.img", fs::copy_options::overwrite_existing, ec);
+  }
+  if (interrupted && *interrupted) return Status(-EINTR, "interrupted");
+
+  if (o.resume) {
+    BootSpec r = b;
+    r.name = "resume";
+    // The same drives as the hibernating boot: a different device set
+    // changes the firmware's memory map, and the kernel refuses the image
+    // ("Hibernate inconsistent memory map detected!").
+    r.append = "swaplab.mode=resume" + (o.vm.append.empty() ? "" : " " + o.vm.append);
+    auto rb = Boot(o.vm, r, dir, interrupted);
+    if (!rb.ok()) return rb.status();
+    keep("resume.log", rb->console);
+    const ConsoleFacts rf = ParseConsole(rb->console);
+    rep.kernel.read_s = rf.read_s;
+    rep.kinfo.resume_wall_s = rb->wall_s;
+    rep.kinfo.resumed_intact = rf.resumed_intact;
+    for (const auto& l : rf.pm_lines) rep.kinfo.pm_lines.push_back(l);
+    if (rf.read_s < 0 || !rf.resumed_intact)
+      return Status(-EIO, "the guest did not resume the image intact; console tail:\n" + Tail(rb->console, 25));
+  }
+
+  if (Status st = RunModelSide(dir + "/trace.txt", o.policy, o.vm.smp, rep.kernel.stream_pages, &rep.model,
+                               &rep.minfo);
+      !st.ok())
+    return Status(st.code(), "model: " + st.message());
+  return rep;
+}
+
+}  // namespace swaplab::vm

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Killing `swaplab vm hibernate` mid-way leaves nothing behind: SIGINT to
+# swaplab while the guest runs, and SIGKILL of its qemu. Afterwards no qemu
+# it started is alive, its work dir is gone, and no loop device was added.
+#   vm_kill.sh SWAPLAB
+set -uo pipefail
+swaplab="$1"
+command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not found"; exit 77; }
+cache="${SWAPLAB_GUEST_KERNEL_CACHE:-/var/cache/swaplab/guest-kernel}"
+ls "$cache"/*/.unpacked >/dev/null 2>&1 || { echo "SKIP: no guest kernel in $cache"; exit 77; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+loops_before="$(losetup -a 2>/dev/null | sort)"
+
+# Waits (up to 60 s) for a qemu child of PID; prints its pid.
+qemu_of() {
+  local n=0 q
+  while [ $n -lt 600 ]; do
+    q="$(pgrep -P "$1" -f qemu-system 2>/dev/null | head -n1)"
+    [ -n "$q" ] && { echo "$q"; return 0; }
+    kill -0 "$1" 2>/dev/null || return 1
+    sleep 0.1; n=$((n + 1))
+  done
+  return 1
+}
+
+for how in sigint kill-qemu; do
+  work="$tmp/$how"
+  mkdir -p "$work"
+  TMPDIR="$work" "$swaplab" vm hibernate --layout shuffled --swap 96M --image 64M --accel tcg \
+    >"$tmp/$how.out" 2>"$tmp/$how.err" &
+  pid=$!
+  q="$(qemu_of "$pid")" || { echo "FAIL: $how: no qemu started"; cat "$tmp/$how.err"; exit 1; }
+  sleep 3  # mid-way: the guest is booting or preparing the layout
+  case "$how" in
+    sigint) kill -INT "$pid" ;;
+    kill-qemu) kill -KILL "$q" ;;
+  esac
+  wait "$pid"
+  rc=$?
+  [ "$rc" -ne 0 ] || { echo "FAIL: $how: swaplab exited 0"; exit 1; }
+  if kill -0 "$q" 2>/dev/null; then echo "FAIL: $how: qemu $q still alive"; kill -KILL "$q"; exit 1; fi
+  left="$(ls -A "$work")"
+  [ -z "$left" ] || { echo "FAIL: $how: left in TMPDIR: $left"; exit 1; }
+  [ "$(losetup -a 2>/dev/null | sort)" = "$loops_before" ] || { echo "FAIL: $how: loop devices changed"; exit 1; }
+  echo "vm: $how: swaplab exited $rc ($(head -c 200 "$tmp/$how.err" | tr '\n' ' ')), qemu gone, no temp dir, no loop device"
+done
+echo "PASS"

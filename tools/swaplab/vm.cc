@@ -1,0 +1,103 @@
+// `swaplab vm hibernate`: seed 001's layouts on a real kernel in a qemu
+// guest, its image read back, the model side by side (issue 12).
+#include "vm.h"
+
+#include <fmt/core.h>
+
+#include <csignal>
+
+#include "size_arg.h"
+#include "swaplab/report/vm_report.h"
+#include "swaplab/vm/vm_hibernate.h"
+
+namespace swaplab::tools {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void OnSignal(int) { g_interrupted = 1; }
+
+int Fail(const Status& st, int code) {
+  fmt::print(stderr, "swaplab vm hibernate: {}\n", st.ToString());
+  return code;
+}
+
+}  // namespace
+
+VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
+  VmCommands c;
+  c.vm = app.add_subcommand("vm", "a Linux kernel in a qemu guest (Debian's 6.12 by default)");
+  c.vm->require_subcommand(1, 1);
+  auto* h = c.hibernate = c.vm->add_subcommand(
+      "hibernate", "the guest prepares a seed-001 layout, hibernates; kernel and model side by side");
+  h->add_option("--layout", o.layout, "fresh | shuffled | holes")->check(CLI::IsMember({"fresh", "shuffled", "holes"}));
+  h->add_option("--swap", o.swap, "swap disk size (bytes, K/M/G)")->capture_default_str();
+  h->add_option("--image", o.image, "memory in use at hibernation, about the image's size")->capture_default_str();
+  h->add_option("--compress", o.compress, "none | lzo | lz4")->check(CLI::IsMember({"none", "lzo", "lz4"}));
+  h->add_flag("--resume", o.resume, "boot again, resume the image, report the kernel's read time");
+  h->add_flag("--json", o.json, "one JSON document");
+  h->add_option("--kernel", o.kernel, "bzImage (default: the cached Debian 6.12 kernel)");
+  h->add_option("--modules", o.modules, "its lib/modules/RELEASE");
+  h->add_option("--append", o.append, "extra kernel arguments");
+  h->add_option("--accel", o.accel, "tcg | kvm | auto")->check(CLI::IsMember({"tcg", "kvm", "auto"}));
+  h->add_option("--mem", o.mem_mib, "guest memory, MiB")->capture_default_str();
+  h->add_option("--smp", o.smp, "guest CPUs")->capture_default_str();
+  h->add_option("--timeout", o.timeout_s, "seconds per boot")->capture_default_str();
+  h->add_flag("--rotational", o.rotational, "the guest marks the swap disk rotational");
+  h->add_option("--seed", o.seed, "layout seed")->capture_default_str();
+  h->add_option("--policy", o.policy, "the model's preset")->capture_default_str();
+  h->add_option("--keep", o.keep, "copy the disk, trace and consoles into DIR");
+  h->add_option("--agent", o.agent, "the static guest agent (default: the one built with swaplab)");
+  return c;
+}
+
+int RunVm(const VmCommands& c, const VmCmdOptions& o) {
+  (void)c;
+  vm::HibernateOptions ho;
+  ho.layout = *hibernate::ParseRfcLayout(o.layout);
+  ho.compress = *hibernate::ParseCompressor(o.compress);
+  auto swap = ParseSize(o.swap, "--swap");
+  if (!swap.ok()) return Fail(swap.status(), 2);
+  auto image = ParseSize(o.image, "--image");
+  if (!image.ok()) return Fail(image.status(), 2);
+  ho.swap_bytes = *swap;
+  ho.image_bytes = *image;
+  ho.resume = o.resume;
+  ho.seed = o.seed;
+  ho.policy = o.policy;
+  ho.keep_dir = o.keep;
+  ho.vm.kernel = o.kernel;
+  ho.vm.modules = o.modules;
+  ho.vm.append = o.append;
+  ho.vm.accel = *vm::ParseAccel(o.accel);
+  ho.vm.mem_mib = o.mem_mib;
+  ho.vm.smp = o.smp;
+  ho.vm.timeout_s = o.timeout_s;
+  ho.vm.rotational = o.rotational;
+  ho.vm.agent = o.agent;
+  struct sigaction sa {}, old_int{}, old_term{}, old_hup{};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
+  // No exception may skip the work dir's removal and qemu's kill: they
+  // are undone by destructors, which only run when the exception is caught.
+  Result<vm::HibernateReport> rep = Status(-EIO, "not run");
+  try {
+    rep = vm::RunHibernate(ho, &g_interrupted);
+  } catch (const std::exception& e) {
+    rep = Status(-EIO, std::string("internal error: ") + e.what());
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  if (!rep.ok()) {
+    const int code = rep.status().code();
+    return Fail(rep.status(), code == -EINVAL ? 2 : code == -EINTR ? 130 : 1);
+  }
+  fmt::print("{}", o.json ? report::VmHibernateJson(*rep) : report::VmHibernateText(*rep));
+  return 0;
+}
+
+}  // namespace swaplab::tools

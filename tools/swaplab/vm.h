@@ -1,0 +1,29 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace swaplab::tools {
+
+struct VmCmdOptions {
+  std::string layout = "fresh";
+  std::string swap = "128M";
+  std::string image = "64M";
+  std::string compress = "lzo";
+  bool resume = false;
+  bool json = false;
+  std::string kernel, modules, append, accel = "auto", keep, policy = "linux-6.14", agent;
+  int mem_mib = 384, smp = 1, timeout_s = 300;
+  bool rotational = false;
+  uint64_t seed = 1;
+};
+
+struct VmCommands {
+  CLI::App* vm = nullptr;
+  CLI::App* hibernate = nullptr;
+};
+
+VmCommands AddVm(CLI::App& app, VmCmdOptions& o);
+int RunVm(const VmCommands& c, const VmCmdOptions& o);
+
+}  // namespace swaplab::tools
