@@ -34,15 +34,15 @@
 # same after the runs (the reader is read-only). Both sides read with O_DIRECT
 # from a file on this machine's disk, which the host under it may cache.
 #
-# Environment: SWAPLAB (default /work/main/build/release/swaplab), AGENT
-# (default /work/main/build/release/swaplab_guest_agent), CACHE, PAGES,
+# Environment: SWAPLAB (default build/release/swaplab of this checkout), AGENT
+# (default build/release/swaplab_guest_agent), CACHE, PAGES,
 # MEM_MIB, DISK_MIB, MODES ("nocompress lzo"), SEED (1); vm_lib.sh's
 # (SWAPLAB_VM_SMP, SWAPLAB_VM_ACCEL, SWAPLAB_VM_TIMEOUT: default 1200 here).
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-SWAPLAB=${SWAPLAB:-/work/main/build/release/swaplab}
-AGENT=${AGENT:-/work/main/build/release/swaplab_guest_agent}
+SWAPLAB=${SWAPLAB:-$(cd "$(dirname "$0")/.." && pwd)/build/release/swaplab}
+AGENT=${AGENT:-$(cd "$(dirname "$0")/.." && pwd)/build/release/swaplab_guest_agent}
 CACHE=${CACHE:-/var/tmp/swaplab-bench-images}
 PAGES=${PAGES:-230000}
 MEM_MIB=${MEM_MIB:-2560}
