@@ -187,3 +187,43 @@ TEST(Discard_10_2, OldPresetRestartsSearchAfterDiscard) {
 
 }  // namespace
 }  // namespace swaplab::alloc::test
+
+namespace swaplab::alloc::test {
+namespace {
+
+// A device whose discard fails at call `fail_at` (issue 11's fault sweep:
+// every discard request failing in turn). The kernel ignores discard errors
+// (discard_swap_cluster()): whichever call fails, every slot comes back,
+// every emptied cluster ends FREE, the invariants hold.
+struct FailingSink : DiscardSink {
+  explicit FailingSink(size_t at) : fail_at(at) {}
+  void Discard(int, uint64_t, uint64_t) override {
+    if (calls++ == fail_at) ++failed;
+  }
+  size_t fail_at, calls = 0, failed = 0;
+};
+
+TEST(DiscardFaults, EveryDiscardFailingInTurnLeavesNoSlotAndFreeClusters) {
+  size_t total = 0;
+  for (size_t at = 0; at == 0 || at < total; ++at) {
+    FailingSink sink(at);
+    Harness h(Held());
+    const int t = h.On(DiscardDev("a", 256, &sink));
+    std::vector<Folio*> folios;
+    for (int i = 0; i < 12; ++i) folios.push_back(h.AllocNew(i % 2, i % 3 == 0 ? 2 : 0));
+    for (Folio* f : folios) ASSERT_TRUE(h.Del(*f).ok());
+    h.sys.RunDeferredWork();
+    ASSERT_INVARIANTS(h.sys);
+    if (at == 0) total = sink.calls;
+    ASSERT_GT(total, 1u);
+    EXPECT_EQ(sink.failed, 1u) << "call " << at;
+    EXPECT_EQ(h.Dv(t).inuse, 0u) << "call " << at;
+    EXPECT_TRUE(h.L(t, ListId::kDiscard).empty()) << "call " << at;
+    // every cluster but the header's (16 slots each here) is FREE again
+    EXPECT_EQ(h.L(t, ListId::kFree).size(), 256u / 16 - 1) << "call " << at;
+    EXPECT_EQ(h.sys.nr_swap_pages(), 255) << "call " << at;
+  }
+}
+
+}  // namespace
+}  // namespace swaplab::alloc::test
