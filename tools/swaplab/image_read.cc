@@ -161,6 +161,7 @@ int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o) {
     j["meta_pages"] = r->info.meta_pages();
     j["stream_pages"] = r->chain.entries.size();
     j["map_pages"] = r->chain.map_dblocks.size();
+    j["map_dblocks"] = r->chain.map_dblocks;  // the chain, in order
     j["info_dblock"] = r->chain.entries[0];  // swsusp_info, stream page 0
     j["first_data_dblock"] = r->chain.entries.size() > 1 ? r->chain.entries[1] : 0;
     j["runs_disk_order"] = r->layout.runs_disk_order;
