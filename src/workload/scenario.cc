@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+
+#include "token_text.h"
 
 namespace swaplab::workload {
 
@@ -15,6 +18,65 @@ using nlohmann::json;
 namespace {
 
 constexpr uint64_t kPage = 4096;
+// The largest size a scenario may state anywhere (a device, a region, an
+// image, a process): the largest swap area, 2^32 pages (16 TiB).
+constexpr uint64_t kMaxPages = uint64_t{1} << 32;
+
+// A JSON key as a path component: cut and escaped (token_text.h).
+std::string PathKey(const std::string& key) { return TokenText(key); }
+// `msg` from a name parser that quotes `v` whole: the quote cut and escaped.
+std::string WithToken(std::string msg, const std::string& v) {
+  const std::string t = TokenText(v);
+  if (t == v) return msg;
+  for (size_t at = msg.find(v); at != std::string::npos; at = msg.find(v, at + t.size())) msg.replace(at, v.size(), t);
+  return msg;
+}
+
+// Finds the first key given twice in one object (nlohmann::json keeps the
+// last silently) with its JSON path ("$.devices[0].size"), during the
+// parse: a stack of the objects and arrays open at the current point.
+class DuplicateKeyFinder {
+ public:
+  bool operator()(int /*depth*/, json::parse_event_t ev, json& parsed) {
+    using E = json::parse_event_t;
+    if ((ev == E::object_start || ev == E::array_start || ev == E::value) && !open_.empty() && !open_.back().object)
+      ++open_.back().n;  // an element of the enclosing array
+    switch (ev) {
+      case E::object_start: open_.push_back({true}); break;
+      case E::array_start: open_.push_back({false}); break;
+      case E::object_end:
+      case E::array_end:
+        if (!open_.empty()) open_.pop_back();
+        break;
+      case E::key: {
+        if (open_.empty() || !parsed.is_string()) break;
+        Open& o = open_.back();
+        o.key = parsed.get<std::string>();
+        if (!o.keys.insert(o.key).second && first_.empty()) first_ = Path();
+        break;
+      }
+      case E::value: break;
+    }
+    return true;
+  }
+  // "" when every key is unique.
+  const std::string& first_duplicate() const { return first_; }
+
+ private:
+  struct Open {
+    bool object = true;
+    std::set<std::string> keys{};
+    std::string key{};  // object: the last key read
+    size_t n = 0;       // array: elements begun
+  };
+  std::string Path() const {
+    std::string p = "$";
+    for (const Open& o : open_) p += o.object ? "." + PathKey(o.key) : "[" + std::to_string(o.n - 1) + "]";
+    return p;
+  }
+  std::vector<Open> open_;
+  std::string first_;
+};
 
 // Carries the file name and the JSON path of the value being read; the
 // first error wins and stops the parse.
@@ -34,7 +96,7 @@ class Reader {
         ok |= it.key() == k;
         list += (list.empty() ? "" : ", ") + std::string(k);
       }
-      if (!ok) return Error(path + "." + it.key(), "unknown key (known here: " + list + ")");
+      if (!ok) return Error(path + "." + PathKey(it.key()), "unknown key (known here: " + list + ")");
     }
     return Status::Ok();
   }
@@ -79,7 +141,7 @@ class Reader {
     if (Status st = Str(j, path, key, &v); !st.ok()) return st;
     if (v.empty()) return Status::Ok();
     auto x = parse(v);
-    if (!x.ok()) return Error(path + "." + key, x.status().message());
+    if (!x.ok()) return Error(path + "." + key, WithToken(x.status().message(), v));
     *out = *x;
     return Status::Ok();
   }
@@ -93,6 +155,9 @@ class Reader {
     else return Error(path + "." + key, "expected a size such as \"64K\" or \"6G\", got " + std::string(v.type_name()));
     if (!b.ok()) return Error(path + "." + key, b.status().message());
     if (*b == 0 || *b % kPage != 0) return Error(path + "." + key, "size " + std::to_string(*b) + " is not a positive multiple of 4 KiB");
+    if (*b / kPage > kMaxPages)
+      return Error(path + "." + key, "size " + std::to_string(*b / kPage) +
+                                         " pages is above the limit of 2^32 pages (16 TiB, the largest swap area)");
     *out = *b / kPage;
     return Status::Ok();
   }
@@ -147,7 +212,7 @@ Status PolicyOf(const Reader& r, const json& j, const std::string& path, alloc::
   SL_TRY(r.Str(j, path, "preset", &preset));
   if (!preset.empty()) {
     auto pr = alloc::Policy::Preset(preset);
-    if (!pr.ok()) return r.Error(path + ".preset", pr.status().message());
+    if (!pr.ok()) return r.Error(path + ".preset", WithToken(pr.status().message(), preset));
     *p = *pr;
   }
   if (!j.contains("knobs")) return Status::Ok();
@@ -174,7 +239,7 @@ Status PolicyOf(const Reader& r, const json& j, const std::string& path, alloc::
           found = true;
         }
       }
-      if (!found) return r.Error(kp + ".search[" + std::to_string(i) + "]", "unknown search step '" + steps[i] + "'");
+      if (!found) return r.Error(kp + ".search[" + std::to_string(i) + "]", "unknown search step '" + TokenText(steps[i]) + "'");
     }
   }
   if (Status st = p->Validate(); !st.ok()) return r.Error(path, st.message());
@@ -228,7 +293,7 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
     std::string exit = "oldest";
     SL_TRY(r.Str(j, path, "exit", &exit));
-    if (exit != "oldest" && exit != "random") return r.Error(path + ".exit", "'" + exit + "' is neither \"oldest\" nor \"random\"");
+    if (exit != "oldest" && exit != "random") return r.Error(path + ".exit", "'" + TokenText(exit) + "' is neither \"oldest\" nor \"random\"");
     s.random_exit = exit == "random";
     SL_TRY(r.Bool(j, path, "exit_at_end", &s.exit_at_end));
     SL_TRY(r.Pages(j, path, "swapped", &s.swapped_pages, false));
@@ -272,7 +337,7 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     return Step(s);
   }
   return r.Error(path + ".generator",
-                 "unknown generator '" + gen + "' (known: fill-free, holes, mthp-mix, build-churn, usemem, rotation, image)");
+                 "unknown generator '" + TokenText(gen) + "' (known: fill-free, holes, mthp-mix, build-churn, usemem, rotation, image)");
 }
 
 // Pages a step leaves swapped out at most (for the size checks).
@@ -316,15 +381,15 @@ Result<uint64_t> ParseBytes(const std::string& s) {
   try {
     v = std::stod(s, &pos);
   } catch (...) {
-    return Status(-EINVAL, "'" + s + "' is not a size (e.g. 64K, 6G)");
+    return Status(-EINVAL, "'" + TokenText(s) + "' is not a size (e.g. 64K, 6G)");
   }
   const std::string suffix = s.substr(pos);
   double mul = 1;
   if (suffix == "K" || suffix == "k" || suffix == "KiB") mul = 1024;
   else if (suffix == "M" || suffix == "m" || suffix == "MiB") mul = 1024.0 * 1024;
   else if (suffix == "G" || suffix == "g" || suffix == "GiB") mul = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty()) return Status(-EINVAL, "'" + s + "': unknown suffix '" + suffix + "' (K, M, G)");
-  if (!(v >= 0) || v * mul > 1e15) return Status(-EINVAL, "'" + s + "' is not a plausible size");
+  else if (!suffix.empty()) return Status(-EINVAL, "'" + TokenText(s) + "': unknown suffix '" + TokenText(suffix) + "' (K, M, G)");
+  if (!(v >= 0) || v * mul > 1e15) return Status(-EINVAL, "'" + TokenText(s) + "' is not a plausible size");
   // A fractional size ("5.4G") is rounded to whole pages; a whole one
   // ("6K") is taken as written (and refused later if not page-sized).
   const uint64_t bytes = static_cast<uint64_t>(v * mul + 0.5);
@@ -334,11 +399,15 @@ Result<uint64_t> ParseBytes(const std::string& s) {
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
   Reader r(file);
   json j;
+  DuplicateKeyFinder dups;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return r.Error("$", std::string("not JSON: ") + e.what());
+    j = json::parse(text, std::ref(dups));
+  } catch (const json::exception& e) {
+    // The message quotes the last token read: cut and escaped.
+    return r.Error("$", "not JSON: " + TokenText(e.what(), 256));
   }
+  if (!dups.first_duplicate().empty())
+    return r.Error(dups.first_duplicate(), "key given twice in one object (a JSON parser would keep only the last)");
   Scenario sc;
   sc.file = file;
   SL_TRY(r.Keys(j, "$", {"name", "group", "title", "setup", "seed", "repetitions", "cpus", "parallel", "policy",
@@ -381,10 +450,10 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     std::string backing = "simulated";
     SL_TRY(r.Str(d, p, "backing", &backing));
     if (backing != "simulated" && backing != "file")
-      return r.Error(p + ".backing", "'" + backing + "' is neither \"simulated\" nor \"file\"");
+      return r.Error(p + ".backing", "'" + TokenText(backing) + "' is neither \"simulated\" nor \"file\"");
     ds.real_file = backing == "file";
     SL_TRY(r.Str(d, p, "dir", &ds.dir));
-    if (!names.insert(ds.name).second) return r.Error(p + ".name", "device name '" + ds.name + "' used twice");
+    if (!names.insert(ds.name).second) return r.Error(p + ".name", "device name '" + TokenText(ds.name) + "' used twice");
     sc.devices.push_back(ds);
   }
   SL_TRY(ParseSteps(r, j, "aging", sc.cpus, sc.devices[0].pages, &sc.aging));
@@ -418,7 +487,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     SL_TRY(r.Num(h, p, "alloc_call_us", &c.alloc_call_us, 0, 1e6));
     for (size_t i = 0; i < sc.devices.size(); ++i) {
       if (sc.devices[i].real_file)
-        return r.Error(p, "device " + sc.devices[i].name +
+        return r.Error(p, "device " + TokenText(sc.devices[i].name) +
                               " is a real file: its measured seconds already include this machine's CPU; "
                               "host_cpu prices CPU work for simulated devices only");
     }
@@ -434,10 +503,10 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     if (s.contains("cells")) {
       if (!s["cells"].is_object()) return r.Error("$.seed_reported.cells", "expected an object row -> column -> text");
       for (auto row = s["cells"].begin(); row != s["cells"].end(); ++row) {
-        const std::string p = "$.seed_reported.cells." + row.key();
+        const std::string p = "$.seed_reported.cells." + PathKey(row.key());
         if (!row->is_object()) return r.Error(p, "expected an object column -> text");
         for (auto col = row->begin(); col != row->end(); ++col) {
-          if (!col->is_string()) return r.Error(p + "." + col.key(), "expected a string (as the seed printed it)");
+          if (!col->is_string()) return r.Error(p + "." + PathKey(col.key()), "expected a string (as the seed printed it)");
           sc.seed_reported.cells[row.key()][col.key()] = col->get<std::string>();
         }
       }
@@ -449,7 +518,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
 Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s) {
   if (s == "none") return std::optional<HostCpuCost>{};
   auto bad = [&](const std::string& why) {
-    return Status(-EINVAL, "--host-cpu '" + s + "': " + why +
+    return Status(-EINVAL, "--host-cpu '" + TokenText(s) + "': " + why +
                                " (expected none, or W,R,A: microseconds per write bio, per read bio, per allocator call)");
   };
   double v[3];
@@ -464,8 +533,8 @@ Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (part.empty() || used != part.size()) return bad("'" + part + "' is not a number");
-    if (!(v[i] >= 0 && v[i] <= 1e6)) return bad("'" + part + "' is outside 0..1000000");
+    if (part.empty() || used != part.size()) return bad("'" + TokenText(part) + "' is not a number");
+    if (!(v[i] >= 0 && v[i] <= 1e6)) return bad("'" + TokenText(part) + "' is outside 0..1000000");
     pos = end + 1;
   }
   HostCpuCost c;

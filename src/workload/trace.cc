@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "token_text.h"
+
 namespace swaplab::workload {
 
 const char* Name(TraceOp op) {
@@ -58,6 +60,27 @@ std::vector<std::string_view> Split(std::string_view s) {
   return out;
 }
 
+// Reads one line (without its '\n') into *out, keeping at most `max`
+// bytes; the rest of a longer line is read and dropped, and *too_long set.
+// false at the end of the input.
+bool ReadLine(std::istream& in, std::string* out, size_t max, bool* too_long) {
+  out->clear();
+  *too_long = false;
+  std::streambuf* sb = in.rdbuf();
+  bool any = false;
+  for (;;) {
+    const int c = sb->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return any;
+    }
+    any = true;
+    if (c == '\n') return true;
+    if (out->size() < max) out->push_back(static_cast<char>(c));
+    else *too_long = true;
+  }
+}
+
 bool Has(const char* list, std::string_view key) {
   for (auto k : Split(list)) {
     if (k == key) return true;
@@ -78,11 +101,17 @@ Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) 
 
 Result<bool> TraceReader::Next(TraceRecord* rec) {
   std::string raw;
-  while (std::getline(*in_, raw)) {
+  bool too_long = false;
+  while (ReadLine(*in_, &raw, kMaxTraceLineBytes, &too_long)) {
     ++line_;
     auto where = [&](const std::string& what) {
       return Status(-EINVAL, name_ + ":" + std::to_string(line_) + ": " + what);
     };
+    // Untrusted text in a message: cut and escaped.
+    auto q = [](std::string_view t) { return "'" + TokenText(t) + "'"; };
+    if (too_long)
+      return where("line longer than the limit of " + std::to_string(kMaxTraceLineBytes) + " bytes, starting " +
+                   q(raw));
     std::string_view text(raw);
     if (auto hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
     const auto words = Split(text);
@@ -91,7 +120,7 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
       if (words.size() != 2 || words[0] != "swaplab-trace")
         return where("expected the header line 'swaplab-trace 1'");
       if (words[1] != "1")
-        return where("unsupported trace version '" + std::string(words[1]) + "' (this swaplab reads 1)");
+        return where("unsupported trace version " + q(words[1]) + " (this swaplab reads 1)");
       header_seen_ = true;
       continue;
     }
@@ -100,8 +129,8 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
       if (words[0] == Name(s.op)) spec = &s;
     }
     if (spec == nullptr)
-      return where("unknown operation '" + std::string(words[0]) +
-                   "' (expected swapon, swapoff, alloc, free, cache, drop-cache, dup, "
+      return where("unknown operation " + q(words[0]) +
+                   " (expected swapon, swapoff, alloc, free, cache, drop-cache, dup, "
                    "suspend-storage, resume-storage or expect)");
     TraceRecord r;
     r.op = spec->op;
@@ -110,41 +139,46 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
     for (size_t i = 1; i < words.size(); ++i) {
       const auto eq = words[i].find('=');
       if (eq == std::string_view::npos || eq == 0)
-        return where("expected key=value, got '" + std::string(words[i]) + "'");
+        return where("expected key=value, got " + q(words[i]));
       const auto key = words[i].substr(0, eq);
       const auto val = words[i].substr(eq + 1);
       if (!Has(spec->required, key) && !Has(spec->optional, key))
-        return where("'" + std::string(words[0]) + "' takes no field '" + std::string(key) + "'");
+        return where("'" + std::string(words[0]) + "' takes no field " + q(key));
       for (auto s : seen) {
         if (s == key) return where("field '" + std::string(key) + "' given twice");
       }
       seen.push_back(key);
       int64_t v = 0;
       const auto [p, ec] = std::from_chars(val.data(), val.data() + val.size(), v);
+      if (ec == std::errc::result_out_of_range && !val.empty() && val[0] != '-')
+        return where("field '" + std::string(key) + "' " + q(val) + " is above the limit of 2^63-1");
       if (ec != std::errc() || p != val.data() + val.size() || v < 0)
-        return where("field '" + std::string(key) + "' needs a non-negative integer, got '" +
-                     std::string(val) + "'");
+        return where("field '" + std::string(key) + "' needs a non-negative integer, got " + q(val));
       const auto u = static_cast<uint64_t>(v);
       auto flag = [&](bool* b) -> Status {
-        if (u > 1) return where("field '" + std::string(key) + "' is 0 or 1, got " + std::string(val));
+        if (u > 1) return where("field '" + std::string(key) + "' is 0 or 1, got " + std::to_string(u));
         *b = u == 1;
         return Status::Ok();
       };
       Status st;
       if (key == "dev") r.dev = u;
-      else if (key == "pages") r.pages = u;
-      else if (key == "ssd") st = flag(&r.ssd);
+      else if (key == "pages") {
+        if (u > kMaxTracePages)
+          return where("pages " + std::to_string(u) + " is above the limit of 2^32 (" + std::to_string(kMaxTracePages) +
+                       ") pages, the largest swap area");
+        r.pages = u;
+      } else if (key == "ssd") st = flag(&r.ssd);
       else if (key == "blkdev") st = flag(&r.blkdev);
       else if (key == "discard") st = flag(&r.discard);
       else if (key == "prio") {
-        if (u > 32767) return where("prio " + std::string(val) + " is outside 0..32767");
+        if (u > 32767) return where("prio " + std::to_string(u) + " is outside 0..32767");
         r.prio = static_cast<int>(u);
       } else if (key == "folio") r.folio = u;
       else if (key == "order") {
-        if (u > 15) return where("order " + std::string(val) + " is outside 0..15");
+        if (u > 15) return where("order " + std::to_string(u) + " is outside 0..15");
         r.order = static_cast<int>(u);
       } else if (key == "cpu") {
-        if (u > 1023) return where("cpu " + std::string(val) + " is outside 0..1023");
+        if (u > 1023) return where("cpu " + std::to_string(u) + " is outside 0..1023");
         r.cpu = static_cast<int>(u);
       } else if (key == "page") r.page = u;
       else if (key == "n") {

@@ -94,6 +94,66 @@ TEST(TraceFormat, BadLinesNameFileLineAndWhatWasExpected) {
   }
 }
 
+// Issue 11 item 8: a swapon larger than the largest swap area was cut to
+// 2^32 pages silently; it is refused, naming the line and the limit.
+TEST(TraceFormat, PagesAboveTheLargestSwapAreaAreRefusedNamingTheLimit) {
+  std::vector<TraceRecord> recs;
+  ASSERT_TRUE(ReadAll("swaplab-trace 1\nswapon dev=0 pages=4294967296\n", &recs).ok());
+  EXPECT_EQ(recs.at(0).pages, kMaxTracePages);
+  recs.clear();
+  Status st = ReadAll("swaplab-trace 1\n# big\nswapon dev=0 pages=4294967297\n", &recs);
+  EXPECT_EQ(st.code(), -EINVAL);
+  EXPECT_NE(st.message().find("t.trace:3:"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("pages 4294967297"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("limit of 2^32 (4294967296) pages"), std::string::npos) << st.message();
+  EXPECT_TRUE(recs.empty());
+  st = ReadAll("swaplab-trace 1\nswapon dev=0 pages=99999999999999999999\n", &recs);
+  EXPECT_EQ(st.code(), -EINVAL);
+  EXPECT_NE(st.message().find("t.trace:2:"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("limit"), std::string::npos) << st.message();
+}
+
+// Issue 11 item 8: a 10 MB bad token was echoed whole into the message.
+TEST(TraceFormat, LongBadTokensAreCutInMessages) {
+  const std::string token(10000, 'x');
+  std::vector<TraceRecord> recs;
+  for (const std::string& line : {"swapon dev=0 pages=" + token, token + " dev=0", "swapon " + token}) {
+    Status st = ReadAll("swaplab-trace 1\n" + line + "\n", &recs);
+    EXPECT_EQ(st.code(), -EINVAL);
+    EXPECT_NE(st.message().find("t.trace:2:"), std::string::npos) << st.message().substr(0, 200);
+    EXPECT_LT(st.message().size(), 400u) << st.message().substr(0, 200);
+    EXPECT_NE(st.message().find(std::string(64, 'x') + "…"), std::string::npos) << st.message().substr(0, 200);
+    EXPECT_EQ(st.message().find(std::string(65, 'x')), std::string::npos);
+  }
+}
+
+// A 10 MB line (a token, or a comment) is refused at the line limit without
+// being held whole.
+TEST(TraceFormat, LinesLongerThanTheLimitAreRefused) {
+  std::vector<TraceRecord> recs;
+  Status st = ReadAll("swaplab-trace 1\nalloc folio=" + std::string(10 << 20, '7') + " order=0 cpu=0\n", &recs);
+  EXPECT_EQ(st.code(), -EINVAL);
+  EXPECT_NE(st.message().find("t.trace:2: line longer than the limit of 65536 bytes"), std::string::npos)
+      << st.message().substr(0, 200);
+  EXPECT_LT(st.message().size(), 400u);
+  // A line just under the limit is read (a long comment).
+  const std::string ok = "alloc folio=1 order=0 cpu=0 #" + std::string(kMaxTraceLineBytes - 40, 'c');
+  recs.clear();
+  ASSERT_TRUE(ReadAll("swaplab-trace 1\n" + ok + "\nswapoff dev=0", &recs).ok());
+  EXPECT_EQ(recs.size(), 2u);
+}
+
+// Control characters in a bad token (a terminal escape) are escaped.
+TEST(TraceFormat, ControlCharactersAreEscapedInMessages) {
+  std::vector<TraceRecord> recs;
+  Status st = ReadAll("swaplab-trace 1\n\x1b[2Jalloc\x07 folio=1\n", &recs);
+  EXPECT_EQ(st.code(), -EINVAL);
+  EXPECT_NE(st.message().find("'\\x1b[2Jalloc\\x07'"), std::string::npos) << st.message();
+  for (char c : st.message()) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << st.message();
+  st = ReadAll("swaplab-trace 1\nalloc folio=1\x01 order=0 cpu=0\n", &recs);
+  EXPECT_NE(st.message().find("got '1\\x01'"), std::string::npos) << st.message();
+}
+
 class Replay : public ::testing::Test {
  protected:
   Replay() : sys_(Options()), runner_(sys_) {}

@@ -36,8 +36,16 @@ struct TraceRecord {
   uint64_t offset = 0;           // expect
 };
 
+// Limits a trace is checked against before anything is allocated: a
+// swapon's `pages` (the largest swap area: SystemOptions'
+// max_swapfile_pages, which would otherwise cut a larger area silently),
+// and the length of one line, comment included.
+inline constexpr uint64_t kMaxTracePages = uint64_t{1} << 32;
+inline constexpr size_t kMaxTraceLineBytes = 65536;
+
 // Reads a trace one record at a time. Errors say "FILE:LINE: what was
-// expected".
+// expected"; text from the trace in a message is cut to 64 bytes ("…")
+// with control and non-ASCII bytes written as \xNN.
 class TraceReader {
  public:
   static Result<std::unique_ptr<TraceReader>> Open(const std::string& path);

@@ -1,0 +1,58 @@
+// libFuzzer: arbitrary text through the trace parser; what parses is
+// replayed, record by record, on a small SwapSystem by the library's
+// TraceRunner, with CheckInvariants() after each record (as `swaplab replay
+// --check` does). The replay stops at the first error, as replay does.
+// Swapons above kMaxFuzzPages are skipped (the parser's own limit, 2^32, is
+// too large to run thousands of times a second).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "swaplab/alloc/swap_system.h"
+#include "swaplab/workload/trace.h"
+#include "swaplab/workload/trace_runner.h"
+
+using namespace swaplab;
+
+namespace {
+constexpr uint64_t kMaxFuzzPages = uint64_t{1} << 16;
+constexpr int kMaxRecords = 2000;
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto in = std::make_unique<std::istringstream>(std::string(reinterpret_cast<const char*>(data), size));
+  workload::TraceReader reader(std::move(in), "fuzz.trace");
+  alloc::SystemOptions so;
+  so.nr_cpus = 8;
+  alloc::SwapSystem sys(so);
+  workload::TraceRunner runner(sys);
+  workload::TraceRecord rec;
+  for (int i = 0; i < kMaxRecords; ++i) {
+    auto more = reader.Next(&rec);
+    if (!more.ok()) {
+      const Status err = more.status();
+      const std::string& m = err.message();
+      if (m.rfind("fuzz.trace:", 0) != 0 || m.size() > 1024) __builtin_trap();  // FILE:LINE, bounded
+      break;
+    }
+    if (!*more) break;
+    // A record formats to a line that parses back to itself.
+    const std::string line = workload::FormatRecord(rec);
+    workload::TraceReader again(std::make_unique<std::istringstream>(std::string(workload::kTraceHeader) + "\n" + line),
+                                "again");
+    workload::TraceRecord back;
+    auto b = again.Next(&back);
+    if (!b.ok() || !*b || workload::FormatRecord(back) != line) __builtin_trap();
+    if (rec.op == workload::TraceOp::kSwapon && rec.pages > kMaxFuzzPages) continue;
+    const Status st = runner.Apply(rec, "fuzz.trace");
+    if (const auto inv = sys.CheckInvariants(); !inv.ok()) {
+      fprintf(stderr, "invariant %s broken after line %llu '%s'\n", inv.ToString().c_str(),
+              static_cast<unsigned long long>(rec.line), line.c_str());
+      __builtin_trap();
+    }
+    if (!st.ok()) break;
+  }
+  return 0;
+}
