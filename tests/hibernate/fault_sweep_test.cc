@@ -67,18 +67,20 @@ void ExpectClean(Rig& r, uint64_t inuse_before, const std::string& where) {
   EXPECT_TRUE(HasSignature(r.engine->data_[0], kSwapSpace2Sig)) << where;
 }
 
+// The requests a clean write of `s` issues on a fresh rig.
+uint64_t WriteRequests(const SyntheticSnapshot& s, Compressor c) {
+  Rig r = MakeRig(8192);
+  ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
+  WriterOptions wo;
+  wo.compress = c;
+  return WriteImage(session, *r.engine, s, wo).ok() ? r.engine->submitted() : 0;
+}
+
 TEST(FaultSweep, EveryWriteRequestFailingLeavesNoSlot) {
   for (Compressor c : {Compressor::kNone, Compressor::kLzo}) {
     const auto s = Snap(1200);  // two map pages
-    uint64_t total = 0;
-    {
-      Rig r = MakeRig(8192);
-      ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
-      WriterOptions wo;
-      wo.compress = c;
-      ASSERT_TRUE(WriteImage(session, *r.engine, s, wo).ok());
-      total = r.engine->submitted();
-    }
+    const uint64_t total = WriteRequests(s, c);
+    ASSERT_GT(total, 4u);
     for (const Fault& f : kFaults) {
       for (uint64_t i = 0; i < total; ++i) {
         const std::string where = std::string(Name(c)) + " " + f.name + " at request " + std::to_string(i) + " of " +
@@ -141,15 +143,8 @@ TEST(FaultSweep, EveryReadRequestFailingIsReportedAndWritesNothing) {
 TEST(CrashSweep, AfterEveryRequestThereIsNoImageOrAWholeOne) {
   for (Compressor c : {Compressor::kNone, Compressor::kLzo}) {
     const auto s = Snap(1200);
-    uint64_t total = 0;
-    {
-      Rig r = MakeRig(8192);
-      ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
-      WriterOptions wo;
-      wo.compress = c;
-      ASSERT_TRUE(WriteImage(session, *r.engine, s, wo).ok());
-      total = r.engine->submitted();
-    }
+    const uint64_t total = WriteRequests(s, c);
+    ASSERT_GT(total, 4u);
     uint64_t whole = 0, none = 0;
     for (uint64_t n = 0; n <= total; ++n) {
       Rig r = MakeRig(8192);
