@@ -6,9 +6,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "model_side.h"
@@ -28,24 +29,39 @@ namespace fs = std::filesystem;
 ConsoleFacts ParseConsole(const std::string& console) {
   ConsoleFacts f;
   std::istringstream in(console);
-  static const std::regex kSpeed(R"((Wrote|Read) (\d+) kbytes in ([0-9.]+) seconds \(([0-9.]+) MB/s\))");
-  static const std::regex kRelease(R"(swaplab-init: start at uptime [0-9.]+ s, kernel (\S+))");
-  static const std::regex kLayout(
-      R"(swaplab-agent: layout \S+: (\d+) pages swapped out, (\d+) not in swap, (\d+) freed)");
-  std::smatch m;
   for (std::string line; std::getline(in, line);) {
-    if (std::regex_search(line, m, kRelease) && f.release.empty()) f.release = m[1];
-    if (std::regex_search(line, m, kLayout)) {
-      f.swapped = std::stoull(m[1]);
-      f.not_in_swap = std::stoull(m[2]);
-      f.freed = std::stoull(m[3]);
+    // "swaplab-init: start at uptime 2.33 s, kernel 6.12.117+deb12-amd64"
+    if (f.release.empty() && line.find("swaplab-init: start at uptime") != std::string::npos) {
+      const size_t k = line.find(", kernel ");
+      if (k != std::string::npos) {
+        const size_t from = k + 9, to = line.find_first_of(" \t\r", from);
+        f.release = line.substr(from, to == std::string::npos ? std::string::npos : to - from);
+      }
+    }
+    // "swaplab-agent: layout holes: A pages swapped out, B not in swap, C freed"
+    if (const size_t l = line.find("swaplab-agent: layout "); l != std::string::npos) {
+      const size_t colon = line.find(": ", l + 22);
+      unsigned long long a = 0, b = 0, c = 0;
+      if (colon != std::string::npos &&
+          std::sscanf(line.c_str() + colon + 2, "%llu pages swapped out, %llu not in swap, %llu freed", &a, &b, &c) == 3) {
+        f.swapped = a;
+        f.not_in_swap = b;
+        f.freed = c;
+      }
     }
     if (line.find("pattern pages intact") != std::string::npos) f.resumed_intact = true;
-    if (std::regex_search(line, m, kSpeed)) {
-      const bool wrote = m[1] == "Wrote";
-      (wrote ? f.wrote_kb : f.read_kb) = std::stoull(m[2]);
-      (wrote ? f.wrote_s : f.read_s) = std::stod(m[3]);
-      (wrote ? f.wrote_mbps : f.read_mbps) = std::stod(m[4]);
+    // "PM: hibernation: Wrote 1015156 kbytes in 7.18 seconds (141.38 MB/s)", and "Read"
+    for (const char* verb : {"Wrote ", "Read "}) {
+      const size_t v = line.find(verb);
+      unsigned long long kb = 0;
+      double secs = 0, mbps = 0;
+      if (v == std::string::npos ||
+          std::sscanf(line.c_str() + v + std::strlen(verb), "%llu kbytes in %lf seconds (%lf MB/s)", &kb, &secs, &mbps) != 3)
+        continue;
+      const bool wrote = verb[0] == 'W';
+      (wrote ? f.wrote_kb : f.read_kb) = kb;
+      (wrote ? f.wrote_s : f.read_s) = secs;
+      (wrote ? f.wrote_mbps : f.read_mbps) = mbps;
     }
     const size_t pm = line.find("PM: ");
     if (pm != std::string::npos &&
