@@ -126,7 +126,10 @@ class Runner {
       uint64_t lo = 0, hi = 0;
       if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2 || hi <= lo) continue;
       if (lo >= s_.worker->base() && hi <= cursor_ + kPage) continue;  // trace folios
-      if (hi - lo > (uint64_t{1} << 30)) continue;  // reservations (sanitizer shadow): not scanned
+      if (hi - lo > (uint64_t{1} << 30)) {  // sanitizer shadow and allocator regions: too big to walk
+        count += SmapsSwapPages(lo);          // the kernel's own count of the mapping's swapped pages
+        continue;
+      }
       for (uint64_t a = lo; a < hi; a += 512 * kPage) {
         const uint64_t n = std::min<uint64_t>(512, (hi - a) / kPage);
         auto pages = s_.worker->Pages(a, n);
@@ -138,6 +141,26 @@ class Runner {
       }
     }
     return count;
+  }
+  // "Swap:" of the worker's mapping that starts at `lo`, in pages
+  // (/proc/PID/smaps): for mappings of terabytes (ASan's allocator) a page
+  // walk is out of the question. Counts swap on any device: only ours is
+  // written during a run but a host's own swap could be too.
+  uint64_t SmapsSwapPages(uint64_t lo) const {
+    std::ifstream smaps("/proc/" + std::to_string(s_.worker->pid()) + "/smaps");
+    std::string line;
+    bool in = false;
+    while (std::getline(smaps, line)) {
+      uint64_t a = 0, b = 0;
+      if (std::sscanf(line.c_str(), "%lx-%lx ", &a, &b) == 2 && line.find(' ') != std::string::npos &&
+          line.find(':') > line.find(' ')) {
+        in = a == lo;
+        continue;
+      }
+      unsigned long kb = 0;
+      if (in && std::sscanf(line.c_str(), "Swap: %lu kB", &kb) == 1) return kb / (kPage / 1024);
+    }
+    return 0;
   }
   static std::string fmt_hex(uint64_t v) {
     char b[32];

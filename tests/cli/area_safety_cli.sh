@@ -8,6 +8,11 @@
 # usage: area_safety_cli.sh SWAPLAB
 set -uo pipefail
 S="$1"
+# 256 MiB of address space — except under ASan, whose shadow alone needs more
+# (there the exit code and the message are still checked).
+limited() {
+  if grep -qa __asan_init "$S"; then "$@"; else (ulimit -v 262144; exec "$@"); fi
+}
 W="$(mktemp -d /var/tmp/swaplab-safety.XXXXXX)"
 SWAPPED="" MNT="" LOOPDEV=""
 cleanup() {
@@ -71,14 +76,14 @@ echo "ok: exit codes (missing, ELOOP, EACCES, bad option: 2; refused area: 1 wit
 sum="$(sha "$W/a")"
 for sz in 1T 4T; do
   start=$(date +%s%N)
-  (ulimit -v 262144; exec timeout 5 "$S" image write "$W/a" --size $sz) >/dev/null 2>"$W/err"; rc=$?
+  limited timeout 5 "$S" image write "$W/a" --size $sz >/dev/null 2>"$W/err"; rc=$?
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   [ $rc -eq 2 ] || fail "--size $sz exited $rc, want 2: $(head -c 300 "$W/err")"
   grep -Eq -- "--size $sz: the image needs [0-9]+ slots, the area has 16383" "$W/err" ||
     fail "--size $sz: $(head -c 300 "$W/err")"
   [ $ms -lt 1000 ] || fail "--size $sz took $ms ms"
 done
-(ulimit -v 262144; exec timeout 5 "$S" image write "$W/a" --size 1T --compress lz4) >/dev/null 2>"$W/err"; rc=$?
+limited timeout 5 "$S" image write "$W/a" --size 1T --compress lz4 >/dev/null 2>"$W/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "even at the best compression" "$W/err" || fail "--size 1T lz4: exit $rc $(head -c 300 "$W/err")"
 [ "$(sha "$W/a")" = "$sum" ] || fail "a refused --size changed the area"
 echo "ok: --size 1T / 4T refused in < 1 s under ulimit -v 256M, area unchanged"
