@@ -324,7 +324,7 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
   rep.flags = h->flags;
   rep.hw_sig = h->hw_sig;
   rep.header_crc32 = h->crc32;
-  rep.compress = (h->flags & kSfNocompressMode) ? Compressor::kNone : CompressorFromFlags(h->flags);
+  rep.compress = CompressorFromFlags(h->flags);
   auto chain = WalkMapChain(b, *h, resume_block, o.device_pages);
   if (!chain.ok()) return chain.status();
   const std::vector<uint64_t>& entries = chain->entries;

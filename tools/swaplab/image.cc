@@ -72,13 +72,19 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
   return c;
 }
 
-namespace {
-
-ordered_json BatchJson(const hibernate::BatchStats& b) {
+nlohmann::ordered_json BatchJson(const hibernate::BatchStats& b) {
   ordered_json sizes = ordered_json::object();
   for (auto [pages, n] : b.bio_sizes) sizes[std::to_string(pages)] = n;
   return {{"bios", b.bios}, {"sync_ios", b.sync_ios}, {"pages", b.pages}, {"drains", b.drains}, {"bio_sizes", sizes}};
 }
+
+double CpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+namespace {
 
 // Exit codes as `area` has them (area.h, AreaExitCode): 2 for bad usage or
 // a path that cannot be used at all, 1 for a run or an area that failed.
@@ -171,14 +177,7 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   if (!engine.ok()) return Fail(engine.status(), "open");
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  // CPU time of the process (every thread, user + system, the kernel's
-  // io_uring work charged to us included), to tell CPU-bound from I/O-bound.
-  auto cpu_now = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-  };
-  double cpu0 = cpu_now();
+  double cpu0 = CpuSeconds();
   ordered_json j;
   j["area"] = Printable(o.area, 4096);
   j["batch"] = o.batch;
@@ -231,10 +230,10 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     wo.batch.arena = arena.value().get();
     const bool fixed = (*engine)->RegisterBuffer(wo.batch.arena->base(), wo.batch.arena->pages() * 4096);
     t0 = std::chrono::steady_clock::now();  // the write alone, not the layout
-    cpu0 = cpu_now();
+    cpu0 = CpuSeconds();
     auto rep = hibernate::WriteImage(session, **engine, *snap, wo);
     const double secs = seconds();
-    const double cpu_secs = cpu_now() - cpu0;
+    const double cpu_secs = CpuSeconds() - cpu0;
     (*engine)->UnregisterBuffer();
     if (!rep.ok()) return Fail(rep.status(), "write");
     j["source"] = o.source;

@@ -24,12 +24,6 @@ using nlohmann::ordered_json;
 
 namespace {
 
-double CpuSeconds() {  // every thread, user + system (io_uring work included)
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 std::string Hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 
 ordered_json HeaderJson(const area::SwsuspHeader& h) {
@@ -88,12 +82,6 @@ ordered_json LayoutJson(const hibernate::ImageLayout& l) {
           {"bios_per_page", l.bios_per_page},
           {"bios_per_run", l.bios_per_run},
           {"bios_one_run", l.bios_one_run}};
-}
-
-ordered_json BatchJson(const hibernate::BatchStats& b) {
-  ordered_json sizes = ordered_json::object();
-  for (auto [pages, n] : b.bio_sizes) sizes[std::to_string(pages)] = n;
-  return {{"bios", b.bios}, {"sync_ios", b.sync_ios}, {"pages", b.pages}, {"drains", b.drains}, {"bio_sizes", sizes}};
 }
 
 // Text: one "key  value" line per leaf, nested keys joined with '.'.
