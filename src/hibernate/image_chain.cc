@@ -83,6 +83,63 @@ uint64_t ReplayBios(const ImageChain& c, const area::DeviceLimits& limits, Batch
   return b.stats().bios;
 }
 
+// Reads the map pages of a chain one at a time. lookahead 0: a sync read
+// each, as get_swap_reader() issues them. lookahead > 0: the pages that
+// follow are guessed along the chain's last stride (a writer on a
+// contiguous area puts each map page 511 data slots after the one before)
+// and read with it in one batch of up to `lookahead` bios, the batch
+// doubling while guesses hold and falling back to one page when one fails;
+// a guessed page is used only when the chain really leads to it, and a
+// batch that fails is retried as one sync read of the page asked for.
+class MapPageReader {
+ public:
+  MapPageReader(RequestBatcher& b, uint64_t resume_block, uint64_t device_pages, uint32_t lookahead)
+      : b_(b), resume_(resume_block), device_pages_(device_pages),
+        lookahead_(device_pages == 0 ? 0 : std::min<uint32_t>(lookahead, kMaxLookahead)),
+        bufs_(std::max<uint32_t>(lookahead_, 1)), dblocks_(bufs_.size()) {}
+
+  // The page at dblock `at`, valid until the next call.
+  Result<const std::byte*> Read(uint64_t at) {
+    const uint64_t prev = prev_;
+    prev_ = at;
+    if (next_ < have_ && dblocks_[next_] == at) return bufs_[next_++].data();
+    const bool guessed_wrong = next_ < have_;
+    have_ = next_ = 0;
+    if (lookahead_ == 0 || prev == 0) return SyncRead(at);
+    window_ = guessed_wrong ? 1 : std::min<uint32_t>(window_ * 2, lookahead_);
+    const auto stride = static_cast<int64_t>(at - prev);
+    for (uint32_t i = 0; i < window_; ++i) {
+      const auto d = static_cast<uint64_t>(static_cast<int64_t>(at) + stride * static_cast<int64_t>(i));
+      if (i > 0 && (d == 0 || d >= device_pages_ || d == resume_ || stride == 0)) break;
+      b_.QueueRead(d, bufs_[i].data());
+      dblocks_[i] = d;
+      have_ = i + 1;
+    }
+    if (!b_.Wait().ok()) {  // a guess may have failed: ask for `at` alone
+      have_ = 0;
+      return SyncRead(at);
+    }
+    next_ = 1;
+    return bufs_[0].data();
+  }
+
+ private:
+  static constexpr uint32_t kMaxLookahead = 256;
+  Result<const std::byte*> SyncRead(uint64_t at) {
+    Status st = b_.SyncRead(at, bufs_[0].data());
+    if (!st.ok()) return st;
+    return bufs_[0].data();
+  }
+  RequestBatcher& b_;
+  uint64_t resume_, device_pages_;
+  uint32_t lookahead_;
+  std::vector<AlignedPage> bufs_;
+  std::vector<uint64_t> dblocks_;
+  size_t have_ = 0, next_ = 0;  // bufs_[next_, have_) hold guesses not yet asked for
+  uint64_t prev_ = 0;           // the page asked for last
+  uint32_t window_ = 1;
+};
+
 }  // namespace
 
 Result<area::SwsuspHeader> CheckSignature(std::span<const std::byte, kPageSize> page0) {
@@ -106,7 +163,7 @@ Status CheckHeaderFields(const area::SwsuspHeader& h, uint64_t resume_block, uin
   return Status::Ok();
 }
 
-Result<ImageChain> ReadImageChain(RequestBatcher& b, uint64_t resume_block, uint64_t device_pages) {
+Result<ImageChain> ReadImageChain(RequestBatcher& b, uint64_t resume_block, uint64_t device_pages, uint32_t lookahead) {
   AlignedPage page;
   Status st = b.SyncRead(resume_block, page.data());
   if (!st.ok()) return st;
@@ -114,15 +171,14 @@ Result<ImageChain> ReadImageChain(RequestBatcher& b, uint64_t resume_block, uint
   if (!h.ok()) return h.status();
   st = CheckHeaderFields(*h, resume_block, device_pages);
   if (!st.ok()) return st;
-  return WalkMapChain(b, *h, resume_block, device_pages);
+  return WalkMapChain(b, *h, resume_block, device_pages, lookahead);
 }
 
 Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h, uint64_t resume_block,
-                                uint64_t device_pages) {
+                                uint64_t device_pages, uint32_t lookahead) {
   ImageChain c;
   c.header = h;
-  AlignedPage page;
-  Status st;
+  MapPageReader reader(b, resume_block, device_pages, lookahead);
   // get_swap_reader(): every map page, in chain order.
   SlotSet used(device_pages);
   if (device_pages != 0) (void)used.Insert(resume_block < device_pages ? resume_block : 0);
@@ -136,11 +192,12 @@ Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h, 
       return Status(-EINVAL, "swap map: the chain loops back to dblock " + S(at) + " at " + where);
     if (device_pages == 0 && std::find(c.map_dblocks.begin(), c.map_dblocks.end(), at) != c.map_dblocks.end())
       return Status(-EINVAL, "swap map: the chain loops back to dblock " + S(at) + " at " + where);
-    st = b.SyncRead(at, page.data());
-    if (!st.ok()) return st;
+    auto read = reader.Read(at);
+    if (!read.ok()) return read.status();
+    const std::byte* page = *read;
     c.map_dblocks.push_back(at);
     for (uint64_t k = 0; k < kMapEntries; ++k) {
-      const uint64_t e = MapEntry(page.data(), k);
+      const uint64_t e = MapEntry(page, k);
       if (e == 0) {
         ended = true;
         continue;
@@ -154,7 +211,7 @@ Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h, 
         return Status(-EINVAL, "swap map: entry " + S(k) + " of " + where + " is dblock " + S(e) + ", which holds another page of the image");
       c.entries.push_back(e);
     }
-    at = MapNext(page.data());
+    at = MapNext(page);
     if (ended && at != 0)
       return Status(-EINVAL, "swap map: " + where + " is partly filled but has a next pointer (dblock " + S(at) + ")");
   }
@@ -220,7 +277,7 @@ Status CheckInfoAgainstChain(const SwsuspInfo& info, Compressor compress, uint64
 Result<ImageInspection> InspectImage(area::IoEngine& engine, uint64_t resume_block, uint64_t device_pages,
                                      CapacityMode capacity) {
   RequestBatcher b(engine, {});
-  auto chain = ReadImageChain(b, resume_block, device_pages);
+  auto chain = ReadImageChain(b, resume_block, device_pages, kChainLookahead);
   if (!chain.ok()) return chain.status();
   ImageInspection r;
   r.chain = std::move(chain).value();

@@ -3,6 +3,7 @@
 #include "swaplab/hibernate/image_reader.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -24,7 +25,17 @@ std::string S(uint64_t v) { return std::to_string(v); }
 class StreamCheck {
  public:
   StreamCheck(const ReaderOptions& o, ReadReport& rep, const SyntheticSnapshot* snap)
-      : o_(o), rep_(rep), snap_(snap), pfns_(rep.M, rep.N) {}
+      : o_(o), rep_(rep), snap_(snap), pfns_(rep.M, rep.N) {
+    // x86-64 images name the physical address of restore_registers, in the
+    // kernel's text; linux_banner lies in its read-only data a few MiB on
+    // (3.3 MiB in Debian's 6.12.117). Only the data pages whose frames lie
+    // within kBannerSpan of it are searched.
+    if (rep.info.origin == ImageOrigin::kKernelX86_64) {
+      const uint64_t pfn = rep.info.x86.jump_address_phys / kPageSize;
+      pfns_.Watch(pfn > kBannerSpan ? pfn - kBannerSpan : 0, pfn + kBannerSpan);
+      watch_ = true;
+    }
+  }
 
   // Stream page p (0 … T−1); where() names it, called only for a message.
   template <typename Where>
@@ -47,7 +58,7 @@ class StreamCheck {
         st = pfns_.Finish();
         if (!st.ok()) return Status(st.code(), "image corrupted: " + st.message());
       }
-    } else if (p > rep_.M && rep_.kernel_banner.empty() && snap_ == nullptr) {
+    } else if (p > rep_.M && rep_.kernel_banner.empty() && snap_ == nullptr && BannerCandidate(p)) {
       FindBanner(p, page);
     }
     if (o_.on_page) return o_.on_page(p, page);
@@ -62,6 +73,15 @@ class StreamCheck {
   }
 
  private:
+  static constexpr uint64_t kBannerSpan = (64 << 20) / kPageSize;  // frames either side
+
+  bool BannerCandidate(uint64_t p) const {
+    if (!watch_) return true;
+    const auto [first, end] = pfns_.watched_data();
+    const uint64_t d = p - rep_.M - 1;  // data page index
+    return d >= first && d < end;
+  }
+
   // linux_banner ("Linux version <release> (<builder>) <version>\n") sits
   // in the kernel's read-only data, which every image saves. The compiler
   // gives a global char array of 32 bytes or more 32-byte alignment (x86-64
@@ -90,6 +110,7 @@ class StreamCheck {
   ReadReport& rep_;
   const SyntheticSnapshot* snap_;
   PfnListCheck pfns_;
+  bool watch_ = false;  // the banner search is limited to the watched frames
   AlignedPage want_;
 };
 
@@ -107,13 +128,35 @@ std::string Where(const UnitPlace& u, const std::vector<uint64_t>& entries) {
          S(entries[u.first_entry]) + ".." + S(entries[std::min<uint64_t>(last, entries.size() - 1)]) + ")";
 }
 
+// Read buffers registered with the engine (io_uring fixed buffers: the
+// pages are pinned once, not per request) for as long as it lives.
+class RegisteredBuffer {
+ public:
+  RegisteredBuffer(area::IoEngine& e, RawPage* pages, uint64_t n)
+      : e_(e), on_(e.RegisterBuffer(pages[0].data(), n * kPageSize)) {}
+  ~RegisteredBuffer() {
+    if (on_) e_.UnregisterBuffer();
+  }
+  RegisteredBuffer(const RegisteredBuffer&) = delete;
+  RegisteredBuffer& operator=(const RegisteredBuffer&) = delete;
+
+ private:
+  area::IoEngine& e_;
+  bool on_;
+};
+
 struct DecUnit {
-  std::unique_ptr<RawPage[]> in{new RawPage[kCmpPages]};
+  std::unique_ptr<RawPage[]> in{new RawPage[kCmpPages]};  // a unit that wraps around the ring
   std::unique_ptr<RawPage[]> out{new RawPage[kUncPages]};
+  const std::byte* src = nullptr;  // the unit: in the ring, or gathered into `in`
   size_t in_len = 0, out_len = 0;
   Status st;
   UnitPlace place;
 };
+
+// Compressed units a worker takes per round when pipelined (the kernel's
+// rounds, and so its readahead bios, have one).
+constexpr unsigned kUnitsPerWorker = 32;
 
 // load_compressed_image() (§7.6, with RFC patch 8's submit of the current
 // bio after each readahead pass).
@@ -125,23 +168,45 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
   rep.ring_pages = ring_size;
   std::unique_ptr<RawPage[]> ring(new RawPage[ring_size]);
   std::vector<uint64_t> ring_entry(ring_size, 0);
+  const RegisteredBuffer registered(b.engine(), ring.get(), ring_size);
   struct DrainOnExit {  // reads in flight land in the ring: drain before it goes
     RequestBatcher& b;
     ~DrainOnExit() { (void)b.Wait(); }
   } drain_on_exit{b};
-  std::vector<DecUnit> units(o.threads != 0 ? o.threads : DefaultCompressionThreads());
-  ImageThreads th(static_cast<unsigned>(units.size()));
-  const unsigned nr = th.nr();
+  const unsigned nr = o.threads != 0 ? o.threads : DefaultCompressionThreads();
+  const unsigned K = o.pipelined ? kUnitsPerWorker : 1;
+  std::vector<DecUnit> units(size_t{nr} * K);
+  std::vector<DecUnit*> round;         // this round's units, in stream order
+  std::vector<unsigned> per_worker(nr);  // worker t has units[t·K, t·K + per_worker[t])
   uint32_t crc = 0;
+  // After what the workers write into: an early return joins them (they
+  // may still be decompressing or folding the CRC) before those go.
+  ImageThreads th(nr);
   const Compressor c = rep.compress;
   uint64_t want = ring_size, have = 0, asked = 0, issue = 0, consume = 0, next_entry = 1, page = 1;
   int eof = 0;
+  // Reads done join `have`: the kernel's way, all at once (hib_wait_io);
+  // pipelined, in queue order as they complete, waiting only until `need`
+  // pages are in, so that the disk always has the rest of the ring to read.
   auto drain = [&]() -> Status {
     Status st = b.Wait();
     have += asked;
     asked = 0;
     if (eof) eof = 2;
     return st;
+  };
+  const uint64_t base = b.pages_queued();
+  uint64_t counted = 0;  // pages of the ring read so far, in order (pipelined)
+  auto refill = [&](uint64_t need) -> Status {
+    for (;;) {
+      const uint64_t in = b.pages_done() - base - counted;
+      have += in;
+      asked -= in;
+      counted += in;
+      if (eof && asked == 0) eof = 2;
+      if (have >= need || asked == 0) return Status::Ok();
+      if (Status st = b.WaitSome(); !st.ok()) return st;
+    }
   };
   for (;;) {
     uint64_t issued = 0;  // 1. readahead
@@ -161,48 +226,77 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
     if (!st.ok()) return st;
     if (have == 0) {  // 3.
       if (asked == 0) break;
-      st = drain();
+      st = o.pipelined ? refill(1) : drain();
       if (!st.ok()) return st;
     }
     th.crc.Wait();  // 4.
-    unsigned thr = 0;   // 5. dispatch
-    for (; thr < nr && have > 0; ++thr) {
-      DecUnit& u = units[thr];
-      u.place = UnitPlace{rep.units + thr, ring_entry[consume], 1, 0};
-      const uint64_t L = LoadU64(ring[consume].data());
-      if (L == 0 || L > WorstCompress(kUncSize))
-        return Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + ": length header " + S(L) +
-                                   " outside (0, " + S(WorstCompress(kUncSize)) + "]");
-      const uint64_t need = (L + kCmpHeader + kPageSize - 1) / kPageSize;
-      u.place.pages = need;
-      if (need > have) {
-        if (eof == 2)
-          return Status(-ENODATA, "image truncated: " + Where(u.place, entries) + " needs " + S(need) +
-                                      " pages, the stream has " + S(have) + " left");
-        break;
+    // 5. dispatch, in stream order: up to K units to each worker (the
+    // kernel hands one unit to each thread a round; more units a hand-off
+    // keep the threads from waking each other every 128 KiB).
+    round.clear();
+    std::fill(per_worker.begin(), per_worker.end(), 0u);
+    bool short_of_pages = false;
+    for (unsigned t = 0; t < nr && !short_of_pages && have > 0; ++t) {
+      for (unsigned k = 0; k < K && have > 0; ++k) {
+        DecUnit& u = units[t * K + k];
+        u.place = UnitPlace{rep.units + round.size(), ring_entry[consume], 1, 0};
+        const uint64_t L = LoadU64(ring[consume].data());
+        if (L == 0 || L > WorstCompress(kUncSize))
+          return Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + ": length header " + S(L) +
+                                     " outside (0, " + S(WorstCompress(kUncSize)) + "]");
+        const uint64_t need = (L + kCmpHeader + kPageSize - 1) / kPageSize;
+        u.place.pages = need;
+        if (need > have && o.pipelined) {
+          st = refill(need);
+          if (!st.ok()) return st;
+        }
+        if (need > have) {
+          if (eof == 2)
+            return Status(-ENODATA, "image truncated: " + Where(u.place, entries) + " needs " + S(need) +
+                                        " pages, the stream has " + S(have) + " left");
+          short_of_pages = true;
+          break;
+        }
+        // Decompressed where it lies in the ring unless it wraps around the
+        // end: its slots are read into again only after step 7.
+        if (consume + need <= ring_size) {
+          u.src = ring[consume].data();
+          consume = (consume + need) % ring_size;
+        } else {
+          for (uint64_t i = 0; i < need; ++i) {
+            std::memcpy(u.in[i].data(), ring[consume].data(), kPageSize);
+            consume = (consume + 1) % ring_size;
+          }
+          u.src = u.in[0].data();
+        }
+        have -= need;
+        want += need;
+        u.in_len = L;
+        round.push_back(&u);
+        ++per_worker[t];
       }
-      for (uint64_t i = 0; i < need; ++i) {
-        std::memcpy(u.in[i].data(), ring[consume].data(), kPageSize);
-        consume = (consume + 1) % ring_size;
-      }
-      have -= need;
-      want += need;
-      u.in_len = L;
-      th.workers[thr]->Go([&u, c] {
-        auto n = DecompressBlock(c, {u.in[0].data() + kCmpHeader, u.in_len}, {u.out[0].data(), kUncSize});
-        u.st = n.status();
-        u.out_len = n.ok() ? *n : 0;
+      if (per_worker[t] == 0) break;
+      th.workers[t]->Go([first = &units[t * K], n = per_worker[t], c] {
+        for (DecUnit* u = first; u != first + n; ++u) {
+          auto r = DecompressBlock(c, {u->src + kCmpHeader, u->in_len}, {u->out[0].data(), kUncSize});
+          u->st = r.status();
+          u->out_len = r.ok() ? *r : 0;
+        }
       });
     }
-    if (have < kCmpPages && asked > 0) {  // 6. overlap the drain with decompression
+    if (!o.pipelined && have < kCmpPages && asked > 0) {  // 6. overlap the drain with decompression
       st = drain();
       if (!st.ok()) return st;
     }
-    bool done = false;  // 7. collect, in worker order
-    unsigned folded = thr;
-    for (unsigned i = 0; i < thr && st.ok(); ++i) {
-      th.workers[i]->Wait();
-      DecUnit& u = units[i];
+    bool done = false;  // 7. collect, in stream order
+    size_t folded = round.size();
+    for (size_t i = 0, t = 0, left = 0; i < round.size() && st.ok(); ++i, --left) {
+      if (left == 0) {  // the next worker's units
+        while (per_worker[t] == 0) ++t;
+        th.workers[t]->Wait();
+        left = per_worker[t++];
+      }
+      DecUnit& u = *round[i];
       u.place.first_page = page;
       if (!u.st.ok()) {
         st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + ": " + u.st.message());
@@ -230,10 +324,10 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
         break;
       }
     }
-    for (unsigned i = 0; i < thr; ++i) th.workers[i]->Wait();
+    for (unsigned t = 0; t < nr; ++t) th.workers[t]->Wait();
     if (!st.ok()) return st;
-    th.crc.Go([&units, &crc, folded] {  // 8. (or 7.4 at the end)
-      for (unsigned i = 0; i < folded; ++i) crc = Crc32Le(crc, units[i].out[0].data(), units[i].out_len);
+    th.crc.Go([&round, &crc, folded] {  // 8. (or 7.4 at the end)
+      for (size_t i = 0; i < folded; ++i) crc = Crc32Le(crc, round[i]->out[0].data(), round[i]->out_len);
     });
     if (done) break;
   }
@@ -251,34 +345,31 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
 // load_image(): metadata pages are sync_read (a drain after each), data
 // pages go straight into their frames, a window at a time. Two windows
 // alternate so that the next one is read while a worker checks the last
-// (the kernel has its frames and does no per-page work here).
+// (the kernel has its frames and does no per-page work here). Pipelined:
+// the metadata pages are read with the data, in the first window.
 Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
                         const ReaderOptions& o, ReadReport& rep) {
   auto where = [&](uint64_t p) { return "stream page " + S(p) + " (dblock " + S(entries[p]) + ")"; };
+  const uint64_t first = o.pipelined ? 1 : rep.M + 1;  // the first page read in windows
   AlignedPage scratch;
-  for (uint64_t p = 1; p <= rep.M; ++p) {
+  for (uint64_t p = 1; p < first; ++p) {
     b.QueueRead(entries[p], scratch.data());
     Status st = b.Wait();
     if (!st.ok()) return st;
     st = check.Page(p, scratch.data(), [&] { return where(p); });
     if (!st.ok()) return st;
   }
-  const uint64_t window = std::min<uint64_t>(o.window_pages == 0 ? rep.N : o.window_pages, rep.N);
+  const uint64_t pages = rep.T - first;
+  const uint64_t window = std::min<uint64_t>(o.window_pages == 0 ? pages : o.window_pages, pages);
   if (window == 0) return Status::Ok();
-  const uint64_t nr_windows = rep.N > window ? 2 : 1;
+  const uint64_t nr_windows = pages > window ? 2 : 1;
   std::unique_ptr<RawPage[]> mem(new RawPage[nr_windows * window]);
   RawPage* frames[2] = {mem.get(), mem.get() + (nr_windows - 1) * window};
-  struct Registered {  // fixed buffers: io_uring pins the frames once
-    area::IoEngine& e;
-    bool on;
-    ~Registered() {
-      if (on) e.UnregisterBuffer();
-    }
-  } reg{b.engine(), b.engine().RegisterBuffer(mem[0].data(), nr_windows * window * kPageSize)};
+  const RegisteredBuffer registered(b.engine(), mem.get(), nr_windows * window);
   WorkerThread checker;
   Status checked;  // the worker's verdict on the window it last checked
   int w = 0;
-  for (uint64_t p = rep.M + 1; p < rep.T; w ^= 1) {
+  for (uint64_t p = first; p < rep.T; w ^= 1) {
     const uint64_t n = std::min<uint64_t>(window, rep.T - p);
     RawPage* f = frames[w];
     for (uint64_t i = 0; i < n; ++i) b.QueueRead(entries[p + i], f[i].data());
@@ -305,6 +396,10 @@ Status RestoreSignature(RequestBatcher& b, uint64_t resume_block, AlignedPage& h
 }  // namespace
 
 Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, const ReaderOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   RequestBatcher b(engine, o.batch);
   ReadReport rep;
   AlignedPage hdr;
@@ -325,7 +420,7 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
   rep.hw_sig = h->hw_sig;
   rep.header_crc32 = h->crc32;
   rep.compress = CompressorFromFlags(h->flags);
-  auto chain = WalkMapChain(b, *h, resume_block, o.device_pages);
+  auto chain = WalkMapChain(b, *h, resume_block, o.device_pages, o.pipelined ? kChainLookahead : 0);
   if (!chain.ok()) return chain.status();
   const std::vector<uint64_t>& entries = chain->entries;
   rep.map_pages = chain->map_dblocks.size();
@@ -355,6 +450,8 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
     if (snap->image_pages() != rep.T || snap->nr_copy_pages() != rep.N)
       return Status(-ENODATA, "swsusp_info: counts do not match the snapshot");
   }
+  rep.chain_seconds = since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
   StreamCheck check(o, rep, snap);
   st = check.Page(0, info.data(), [&] { return "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")"; });
   if (!st.ok()) return st;
@@ -363,6 +460,7 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
   if (!st.ok()) return st;
   st = check.Finish();
   if (!st.ok()) return st;
+  rep.stream_seconds = since(t1);
   rep.batch = b.stats();
   return rep;
 }

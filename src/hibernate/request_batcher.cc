@@ -114,7 +114,7 @@ void RequestBatcher::Close() {
   rq.bufs = std::move(cur_->pages);
   rq.tag = next_tag_++;
   if (in_flight_pages_.empty()) first_tag_ = rq.tag;
-  in_flight_pages_.push_back({rq.page, n});
+  in_flight_pages_.push_back({rq.page, n, cur_->seq});
   closed_.push_back(std::move(rq));
   cur_.reset();
   closed_pages_ += n;
@@ -136,8 +136,9 @@ Status RequestBatcher::SubmitClosed() {
 // Mirrors the RFC's hib_submit_io_async() (patch 7, §6.2); per-page mode is
 // the pre-RFC one bio per page.
 void RequestBatcher::Queue(bool write, uint64_t dblock, std::byte* buf) {
+  const uint64_t seq = queued_seq_++;
   if (o_.mode == BatchMode::kPerPage) {
-    cur_ = Bio{write, dblock, 1, {buf}};
+    cur_ = Bio{write, dblock, 1, {buf}, seq};
     Close();
     return;
   }
@@ -150,7 +151,7 @@ void RequestBatcher::Queue(bool write, uint64_t dblock, std::byte* buf) {
     nr_pages_ = (contiguous || cur_->pages.size() > 1) ? max_pages_ : 1;  // adaptive rule
     Close();
   }
-  cur_ = Bio{write, dblock, BioCapacity(nr_pages_, o_.capacity), {buf}};
+  cur_ = Bio{write, dblock, BioCapacity(nr_pages_, o_.capacity), {buf}, seq};
 }
 
 // submit_bio() of every closed bio, and of the current one (patch 7).
@@ -171,12 +172,42 @@ Status RequestBatcher::Wait() {
     if (st.ok()) st = w;
     if (st.ok()) st = CheckCompletions(done);
   }
+  Settled();
+  return st;
+}
+
+void RequestBatcher::Settled() {
   in_flight_pages_.clear();
+  done_bios_ = 0;
+  done_seq_ = queued_seq_;
   in_flight_ = false;
   copies_ = 0;  // the copy pages are free again
   heap_used_ = 0;
   arena_used_ = 0;
   next_ = nullptr;
+}
+
+Status RequestBatcher::WaitSome() {
+  Status st = deferred_;
+  deferred_ = Status::Ok();
+  if (Status fl = Flush(); st.ok()) st = fl;
+  if (!in_flight_) return st;
+  ++stats_.partial_waits;
+  std::vector<area::IoCompletion> done;
+  Status w = engine_.WaitAny(&done);
+  if (st.ok()) st = w;
+  if (done.empty()) {  // nothing was in flight: a sync I/O's Wait took the completions
+    Settled();
+    return st;
+  }
+  if (st.ok()) st = CheckCompletions(done);
+  for (const auto& c : done)
+    if (c.tag >= first_tag_ && c.tag - first_tag_ < in_flight_pages_.size()) in_flight_pages_[c.tag - first_tag_].done = true;
+  for (; done_bios_ < in_flight_pages_.size() && in_flight_pages_[done_bios_].done; ++done_bios_) {
+    const InFlight& f = in_flight_pages_[done_bios_];
+    done_seq_ = f.seq + f.pages;
+  }
+  if (done_bios_ == in_flight_pages_.size()) Settled();
   return st;
 }
 
@@ -185,11 +216,11 @@ Status RequestBatcher::Wait() {
 Status RequestBatcher::CheckCompletions(const std::vector<area::IoCompletion>& done) const {
   for (const auto& c : done) {
     if (c.tag < first_tag_ || c.tag - first_tag_ >= in_flight_pages_.size()) continue;
-    const auto [page, n] = in_flight_pages_[c.tag - first_tag_];
+    const InFlight& f = in_flight_pages_[c.tag - first_tag_];
     if (c.error != 0) return Status(c.error, "I/O error at dblock " + std::to_string(c.failed_page));
-    if (c.pages_done < n)
-      return Status(-EIO, "short completion: the request at dblock " + std::to_string(page) + " did " +
-                              std::to_string(c.pages_done) + " of " + std::to_string(n) + " pages");
+    if (c.pages_done < f.pages)
+      return Status(-EIO, "short completion: the request at dblock " + std::to_string(f.dblock) + " did " +
+                              std::to_string(c.pages_done) + " of " + std::to_string(f.pages) + " pages");
   }
   return Status::Ok();
 }

@@ -102,6 +102,11 @@ Status PfnListCheck::Page(uint64_t k, const std::byte* page) {
                                  " does not follow PFN " + S(last_) + " (the list is in ascending order)");
     if (pfns_ == 0) first_ = pfn;
     last_ = pfn;
+    if (!(v & kZeroFlag) && pfn >= watch_lo_ && pfn <= watch_hi_) {
+      const uint64_t data_page = pfns_ - zero_;
+      if (watch_end_ == 0) watch_first_ = data_page;
+      watch_end_ = data_page + 1;
+    }
     ++pfns_;
     if (v & kZeroFlag) ++zero_;
   }

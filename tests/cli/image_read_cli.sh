@@ -24,15 +24,22 @@ sha0="$(sha256sum <"$A")"
 "$S" image inspect "$A" --json >"$W/inspect.json" || fail "inspect exit $?"
 "$S" image read "$A" --json --dump "$W/stream" >"$W/read.json" || fail "read exit $?"
 "$S" image read "$A" >/dev/null || fail "second read exit $?"
+"$S" image read "$A" --kernel-io --json >"$W/kread.json" || fail "read --kernel-io exit $?"
 [ "$(sha256sum <"$A")" = "$sha0" ] || fail "the area changed under a read without --consume"
 python3 - "$W" <<'PY' || fail "JSON"
 import json, os, sys
 w = sys.argv[1]
 i = json.load(open(w + "/inspect.json")); r = json.load(open(w + "/read.json"))
+k = json.load(open(w + "/kread.json"))
 assert i["origin"] == r["origin"] == "swaplab", (i["origin"], r["origin"])
 assert r["crc"] == "verified" and r["consumed"] is False, r
 assert r["pages_verified"] == r["snapshot_pages"] == i["snapshot_pages"]
 assert os.path.getsize(w + "/stream") == 4096 * r["snapshot_pages"]
+# the kernel's order reads the same image: one sync read per map page
+assert r["io"] == "pipelined" and k["io"] == "kernel", (r["io"], k["io"])
+for f in ("crc32", "units", "snapshot_pages", "map_pages", "pages_verified"):
+    assert r[f] == k[f], (f, r[f], k[f])
+assert k["sync_ios"] >= k["map_pages"] + 2 > r["sync_ios"], (k["sync_ios"], k["map_pages"], r["sync_ios"])
 PY
 
 # --dump never overwrites (exit 2, the file untouched)

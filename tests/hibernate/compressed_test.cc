@@ -50,6 +50,14 @@ TEST(Crc32, MatchesBitwiseKernelDefinitionAndChains) {
     EXPECT_EQ(whole, BitwiseCrc(0, buf.data(), buf.size()));
     EXPECT_EQ(chained, whole) << split;
   }
+  // Every length 0 … 300 (the folded path starts at 64 and has 64-, 16-
+  // and 1-byte tails) and every start alignment, from a random register.
+  for (size_t off = 0; off < 16; ++off) {
+    for (size_t n = 0; n <= 300 && off + n <= buf.size(); ++n) {
+      const auto r = static_cast<uint32_t>(rng());
+      ASSERT_EQ(Crc32Le(r, buf.data() + off, n), BitwiseCrc(r, buf.data() + off, n)) << "offset " << off << " length " << n;
+    }
+  }
   const char* check = "123456789";  // standard CRC-32 is 0xCBF43926 with inversions
   const auto* p = reinterpret_cast<const std::byte*>(check);
   EXPECT_EQ(~Crc32Le(~0u, p, 9), 0xCBF43926u);

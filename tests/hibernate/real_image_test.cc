@@ -74,12 +74,15 @@ std::string ReadError(Rig& r) {
   } while (0)
 
 TEST(KernelImage, EveryCompressorReadsWithoutChangingAByte) {
-  for (Compressor c : {Compressor::kNone, Compressor::kLzo, Compressor::kLz4}) {
+  for (Compressor c : {Compressor::kNone, Compressor::kLzo, Compressor::kLz4})
+  for (bool pipelined : {false, true}) {
+    SCOPED_TRACE(std::string(Name(c)) + (pipelined ? " pipelined" : " kernel I/O"));
     KernelLike k = MakeKernelLike(c);
     const auto before = k.r.engine->data_;
     const size_t requests = k.r.engine->log_.size();
     uint64_t seen = 0;
     ReaderOptions o = Ro(k.r);
+    o.pipelined = pipelined;
     o.on_page = [&](uint64_t p, const std::byte*) {
       EXPECT_EQ(p, seen);  // every stream page, in order
       ++seen;
@@ -102,6 +105,90 @@ TEST(KernelImage, EveryCompressorReadsWithoutChangingAByte) {
     seen = 0;
     ASSERT_TRUE(ReadImage(*k.r.engine, 0, o).ok());  // and again: nothing was consumed
   }
+}
+
+// The pipelined reader reads the same pages and reports the same image as
+// the kernel's order, with fewer round trips: the map chain is read ahead
+// along its stride, the metadata pages go with the data.
+TEST(KernelImage, PipelinedReadAgreesWithTheKernelOrderInFewerRoundTrips) {
+  for (Compressor c : {Compressor::kNone, Compressor::kLzo}) {
+    SCOPED_TRACE(Name(c));
+    KernelLike k = MakeKernelLike(c, 40000, 65536);
+    ReaderOptions o = Ro(k.r);
+    o.threads = 2;
+    auto kernel = ReadImage(*k.r.engine, 0, o);
+    o.pipelined = true;
+    auto fast = ReadImage(*k.r.engine, 0, o);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+    ASSERT_TRUE(fast.ok()) << fast.status().ToString();
+    EXPECT_GE(kernel->map_pages, 30u);
+    EXPECT_EQ(fast->map_pages, kernel->map_pages);
+    EXPECT_EQ(fast->T, kernel->T);
+    EXPECT_EQ(fast->units, kernel->units);
+    EXPECT_EQ(fast->crc32, kernel->crc32);
+    EXPECT_EQ(fast->crc_checked, kernel->crc_checked);
+    EXPECT_EQ(fast->pfns, kernel->pfns);
+    EXPECT_EQ(fast->zero_pages, kernel->zero_pages);
+    // kernel order: a sync read per map page (and per metadata page when
+    // uncompressed); pipelined: the first two map pages, then batches
+    // doubling to kChainLookahead
+    EXPECT_GE(kernel->batch.sync_ios, kernel->map_pages);
+    EXPECT_LE(fast->batch.sync_ios, 4u);
+    EXPECT_LT(fast->batch.sync_ios + fast->batch.drains, (kernel->batch.sync_ios + kernel->batch.drains) / 2);
+  }
+}
+
+// The chain read ahead is the chain: same map pages, same entries, whether
+// the guesses hold (a contiguous image) or fail at every step (map pages
+// moved to where the stride never leads).
+TEST(KernelImage, ChainLookaheadReadsTheSameChainWhereverTheMapPagesLie) {
+  KernelLike k = MakeKernelLike(Compressor::kNone, 40000, 65536);
+  RequestBatcher b0(*k.r.engine, {});
+  auto plain = ReadImageChain(b0, 0, k.r.pages);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  RequestBatcher b1(*k.r.engine, {});
+  auto ahead = ReadImageChain(b1, 0, k.r.pages, kChainLookahead);
+  ASSERT_TRUE(ahead.ok()) << ahead.status().ToString();
+  EXPECT_EQ(ahead->map_dblocks, plain->map_dblocks);
+  EXPECT_EQ(ahead->entries, plain->entries);
+  EXPECT_LT(b1.stats().sync_ios + b1.stats().drains, plain->map_dblocks.size() / 4);
+  // Scatter the map pages: map page j moves to a free slot near the end,
+  // every other one going the other way, and the pointers follow.
+  auto& d = k.r.engine->data_;
+  std::vector<uint64_t> moved;
+  for (size_t j = 0; j < plain->map_dblocks.size(); ++j)
+    moved.push_back(k.r.pages - 2 - (j % 2 ? j : plain->map_dblocks.size() + j));
+  for (size_t j = 0; j < moved.size(); ++j) {
+    d[moved[j]] = d[plain->map_dblocks[j]];
+    if (j + 1 < moved.size()) StoreU64(d[moved[j]].data() + kPageSize - 8, moved[j + 1]);
+  }
+  StoreU64(d[0].data() + kHdrImage, moved[0]);
+  RequestBatcher b2(*k.r.engine, {});
+  auto scattered = ReadImageChain(b2, 0, k.r.pages, kChainLookahead);
+  ASSERT_TRUE(scattered.ok()) << scattered.status().ToString();
+  EXPECT_EQ(scattered->map_dblocks, moved);
+  EXPECT_EQ(scattered->entries, plain->entries);
+}
+
+// The kernel banner is searched only in the frames near restore_registers
+// (jump_address_phys of the x86 record): found there, not looked for
+// elsewhere.
+TEST(KernelImage, BannerIsSearchedNearTheKernelText) {
+  KernelLike k = MakeKernelLike(Compressor::kNone);
+  auto first = ReadImage(*k.r.engine, 0, Ro(k.r));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const uint64_t p = first->M + 1 + first->N / 2;  // a data page in the middle
+  static constexpr char kText[] = "Linux version 6.12.0-test (builder) #1 SMP\n";
+  std::byte* page = k.r.engine->data_[k.w.stream_dblocks[p]].data();
+  std::memcpy(page + 96, kText, sizeof kText - 1);
+  auto near = ReadImage(*k.r.engine, 0, Ro(k.r));  // jump_address_phys 16 MiB: PFN 4096
+  ASSERT_TRUE(near.ok()) << near.status().ToString();
+  EXPECT_EQ(near->kernel_banner, "Linux version 6.12.0-test (builder) #1 SMP");
+  EXPECT_EQ(near->banner_page, p);
+  StoreU64(k.r.engine->data_[k.w.stream_dblocks[0]].data() + 8, uint64_t{1} << 40);  // 1 TiB away
+  auto far = ReadImage(*k.r.engine, 0, Ro(k.r));
+  ASSERT_TRUE(far.ok()) << far.status().ToString();
+  EXPECT_EQ(far->kernel_banner, "");
 }
 
 TEST(KernelImage, ConsumeRestoresTheSignatureAsResumeDoes) {

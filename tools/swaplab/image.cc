@@ -53,6 +53,10 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
                    "restore the swap signature first, as the kernel's resume does: the image can then never be "
                    "resumed (without it, not a byte of the area is written)");
   c.read->add_option("--dump", o.dump, "write the decompressed stream (pages 0 … T-1) to this new file");
+  c.read->add_flag("--kernel-io", o.kernel_io,
+                   "issue the reads the kernel's resume issues (one sync read per map page and per metadata page), "
+                   "so that the bios reported are the kernel's; without it the map chain is read ahead along its "
+                   "stride and the metadata with the data (the same checks)");
   c.write->add_option("--size", o.size,
                       "image size (K, M, G suffixes); checked against the area's free slots and this machine's memory "
                       "before anything is built (exit 2)");
@@ -75,7 +79,7 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
 nlohmann::ordered_json BatchJson(const hibernate::BatchStats& b) {
   ordered_json sizes = ordered_json::object();
   for (auto [pages, n] : b.bio_sizes) sizes[std::to_string(pages)] = n;
-  return {{"bios", b.bios}, {"sync_ios", b.sync_ios}, {"pages", b.pages}, {"drains", b.drains}, {"bio_sizes", sizes}};
+  return {{"bios", b.bios}, {"sync_ios", b.sync_ios}, {"pages", b.pages}, {"drains", b.drains}, {"partial_waits", b.partial_waits}, {"bio_sizes", sizes}};
 }
 
 double CpuSeconds() {

@@ -27,6 +27,7 @@ struct ImageOptions {
   bool json = false;
   bool consume = false;  // read: restore the swap signature as resume does
   std::string dump;      // read: write the decompressed stream here
+  bool kernel_io = false;  // read: issue the kernel's resume reads (sync map and metadata pages)
 };
 
 struct ImageCommands {

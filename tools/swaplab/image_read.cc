@@ -168,6 +168,7 @@ int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o) {
     ro.device_pages = device_pages;
     ro.threads = o.threads;
     ro.consume = o.consume;
+    ro.pipelined = !o.kernel_io;
     if (dump.f != nullptr) {
       ro.on_page = [&](uint64_t p, const std::byte* page) {
         if (std::fwrite(page, 1, area::kPageSize, dump.f) != area::kPageSize)
@@ -208,8 +209,11 @@ int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o) {
       j["kernel_banner_page"] = rep->banner_page;
     }
     j["consumed"] = rep->consumed;
+    j["io"] = o.kernel_io ? "kernel" : "pipelined";
     j.update(BatchJson(rep->batch));
     j["bytes"] = rep->stream_pages * area::kPageSize;
+    j["chain_seconds"] = rep->chain_seconds;    // header, map chain, swsusp_info
+    j["stream_seconds"] = rep->stream_seconds;  // every other stream page
     j["read_seconds_measured"] = seconds();
     j["read_cpu_seconds"] = CpuSeconds() - cpu0;
     if (dump.f != nullptr) {

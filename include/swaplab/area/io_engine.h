@@ -79,6 +79,12 @@ class IoEngine {
   // names the tag and the page), or an engine-level error; the completions
   // are appended in every case.
   virtual Status Wait(std::vector<IoCompletion>* done) = 0;
+  // Waits until at least one submitted request has completed (at once when
+  // one has, or when nothing is in flight) and appends the completions
+  // there are so far, each exactly once; the rest stay in flight for a
+  // later WaitAny or Wait. Errors as Wait, over what it appends. Engines
+  // that cannot wait for less wait for everything (this default).
+  virtual Status WaitAny(std::vector<IoCompletion>* done) { return Wait(done); }
   // Discards pages [page, page + n) (BLKDISCARD or a hole punch; the
   // simulated device forgets the pages, −EOPNOTSUPP unless limits.discard).
   virtual Status Discard(uint64_t page, uint64_t n) = 0;

@@ -48,7 +48,8 @@ inline constexpr uint64_t kCmpMinRdPages = 1024, kCmpMaxRdPages = 8192;
 unsigned DefaultCompressionThreads();
 
 // The kernel's crc32_le(crc, p, n) (§7.5): reflected 0xEDB88320, no
-// inversions; computed with zlib as ~zlib_crc32(~crc, p, n).
+// inversions; by carry-less folding where the CPU has PCLMULQDQ (x86-64),
+// else with zlib as ~zlib_crc32(~crc, p, n).
 uint32_t Crc32Le(uint32_t crc, const std::byte* p, size_t n);
 
 // One raw block (no header of its own, §7.7). Compress: `out` must hold

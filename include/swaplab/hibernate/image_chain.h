@@ -24,22 +24,29 @@ struct ImageChain {
   std::vector<uint64_t> entries;      // stream page p → its dblock (write order)
 };
 
-// Reads page 0 at resume_block and walks the whole chain (sync reads, as
-// get_swap_reader() does). Read-only. device_pages > 0 bounds every dblock
-// (and so every buffer: the entries are at most one per device page).
+// Reads page 0 at resume_block and walks the whole chain. Read-only.
+// lookahead 0: one sync read per map page, as get_swap_reader() does;
+// > 0 (at most 256): the next map pages are guessed along the chain's
+// stride and read ahead in batches of up to `lookahead` bios (a guess is
+// used only where the chain leads to it; the same checks either way).
+// device_pages > 0 bounds every dblock (and so every buffer: the entries
+// are at most one per device page); without it there is no lookahead.
 // -EINVAL naming the field: no S1SUSPEND (no image), orig_sig not a swap
 // signature, unknown or impossible flag bits, image 0 or the header page, a
 // map page or entry past the device end or on the header page, a chain that
 // loops or a slot used twice, an entry after the end, a partly filled map
 // page with a next pointer; -EFAULT: a chain without entries.
-Result<ImageChain> ReadImageChain(RequestBatcher& b, uint64_t resume_block, uint64_t device_pages);
+Result<ImageChain> ReadImageChain(RequestBatcher& b, uint64_t resume_block, uint64_t device_pages,
+                                  uint32_t lookahead = 0);
+// The lookahead of `image inspect` and of the pipelined reader.
+inline constexpr uint32_t kChainLookahead = 64;
 // Its three steps, for a reader that acts between them (resume restores
 // the signature after the first): the signature and orig_sig of page 0
 // (swsusp_check()); the other header fields; the chain from header.image.
 Result<area::SwsuspHeader> CheckSignature(std::span<const std::byte, kPageSize> page0);
 Status CheckHeaderFields(const area::SwsuspHeader& h, uint64_t resume_block, uint64_t device_pages);
 Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h, uint64_t resume_block,
-                                uint64_t device_pages);
+                                uint64_t device_pages, uint32_t lookahead = 0);
 
 // Where the image lies and what writing it cost or would cost.
 struct ImageLayout {
@@ -66,7 +73,8 @@ ImageLayout AnalyzeLayout(const ImageChain& c, const area::DeviceLimits& limits,
 Status CheckInfoAgainstChain(const SwsuspInfo& info, Compressor compress, uint64_t stream_pages);
 
 // What `image inspect` shows: header, chain, swsusp_info and layout, read
-// without reading the image's data or changing a byte. Errors as
+// without reading the image's data or changing a byte (the chain with
+// kChainLookahead). Errors as
 // ReadImageChain, plus -EINVAL for swsusp_info counts that do not hold
 // together or disagree with the chain.
 struct ImageInspection {

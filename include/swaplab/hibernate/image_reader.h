@@ -33,6 +33,12 @@ struct ReaderOptions {
   // does) only when set and the header has SF_HW_SIG.
   std::optional<uint32_t> hw_sig;
   uint64_t device_pages = 0;          // bounds the chain walk and every buffer; 0: no bound but the loop check
+  // Off: the reads the kernel's resume issues (get_swap_reader(): a sync
+  // read per map page; load_image(): a sync read per metadata page), so
+  // the batch counts are the kernel's. On: the same pages and checks, read
+  // as fast as the disk allows: the map chain read ahead along its stride
+  // (kChainLookahead), the metadata pages with the data.
+  bool pipelined = false;
   // Data pages in flight per window (uncompressed images). Every window
   // cuts the current bio, so bio counts match §8 only when the data fits
   // in one window.
@@ -74,6 +80,8 @@ struct ReadReport {
   uint64_t banner_page = 0;     // the stream page it was found in
   bool consumed = false;        // the signature was restored on disk
   BatchStats batch;
+  // Wall time: header, map chain and swsusp_info; then the rest of the stream.
+  double chain_seconds = 0, stream_seconds = 0;
 };
 
 // Errors name what and where. -EINVAL: no S1SUSPEND (nothing is read

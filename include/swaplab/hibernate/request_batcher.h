@@ -85,6 +85,7 @@ struct BatchStats {
   uint64_t sync_ios = 0;  // hib_submit_io_sync calls (on-stack bios)
   uint64_t pages = 0;     // pages through async bios
   uint64_t drains = 0;    // Wait calls that had bios to complete
+  uint64_t partial_waits = 0;  // WaitSome calls that had bios to complete
   std::map<uint32_t, uint64_t> bio_sizes;  // pages per async bio -> count
 };
 
@@ -111,6 +112,17 @@ class RequestBatcher {
   // hib_wait_io: submits the current bio, hands every queued bio to the
   // engine at once (the plug), waits; returns the first error.
   Status Wait();
+  // Reads only: submits as Flush does, then waits until at least one bio
+  // in flight has completed (the engine's WaitAny); errors as Wait, for
+  // the bios that completed. What is done so far is pages_done().
+  Status WaitSome();
+  // Pages queued so far (QueueRead / QueueWrite), and how many of them, in
+  // queue order, have completed: every one after Wait, a prefix after
+  // WaitSome (a bio completing ahead of an older one counts once the older
+  // one has). A caller that queued page k (0-based) may use it once
+  // pages_done() > k.
+  uint64_t pages_queued() const { return queued_seq_; }
+  uint64_t pages_done() const { return done_seq_; }
   // Submits the current bio and hands every closed bio to the engine
   // without waiting (the RFC's submit at a round end, §6.3, §6.4).
   Status Flush();
@@ -128,6 +140,7 @@ class RequestBatcher {
     uint64_t start = 0;
     uint32_t max_vecs = 0;
     std::vector<std::byte*> pages;
+    uint64_t seq = 0;  // queue number of its first page
   };
   void Queue(bool write, uint64_t dblock, std::byte* buf);
   void Close();
@@ -139,9 +152,17 @@ class RequestBatcher {
   std::vector<area::IoRequest> closed_;
   Status SubmitClosed();
   Status CheckCompletions(const std::vector<area::IoCompletion>& done) const;
-  // (first dblock, pages) of every bio handed to the engine since the last
-  // Wait, by tag − first_tag_.
-  std::vector<std::pair<uint64_t, uint32_t>> in_flight_pages_;
+  // Every bio handed to the engine since the last Wait, by tag − first_tag_.
+  struct InFlight {
+    uint64_t dblock;
+    uint32_t pages;
+    uint64_t seq;       // queue number of its first page
+    bool done = false;  // completed (WaitSome)
+  };
+  std::vector<InFlight> in_flight_pages_;
+  size_t done_bios_ = 0;  // in_flight_pages_[0, done_bios_) completed
+  uint64_t queued_seq_ = 0, done_seq_ = 0;
+  void Settled();  // everything in flight has completed
   uint64_t first_tag_ = 0;
   bool in_flight_ = false;  // bios handed to the engine since the last Wait
   uint64_t closed_pages_ = 0, flush_pages_ = 0;

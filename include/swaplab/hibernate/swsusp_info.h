@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "swaplab/alloc/status.h"
 
@@ -71,10 +72,16 @@ class PfnListCheck {
   uint64_t zero_pages() const { return zero_; }
   uint64_t first_pfn() const { return first_; }
   uint64_t last_pfn() const { return last_; }
+  // Watches the PFNs in [lo, hi] (set before page 1): afterwards
+  // watched_data() is the range [first, end) of data pages (0-based, in
+  // stream order: the PFNs without the zero flag) that hold them.
+  void Watch(uint64_t lo, uint64_t hi) { watch_lo_ = lo, watch_hi_ = hi; }
+  std::pair<uint64_t, uint64_t> watched_data() const { return {watch_first_, watch_end_}; }
 
  private:
   uint64_t M_, N_;
   uint64_t pfns_ = 0, zero_ = 0, first_ = 0, last_ = 0;
+  uint64_t watch_lo_ = 1, watch_hi_ = 0, watch_first_ = 0, watch_end_ = 0;
   bool ended_ = false;
 };
 

@@ -91,8 +91,12 @@ Status PluggedEngine::Submit(std::span<IoRequest> batch) {
   return Status::Ok();
 }
 
-Status PluggedEngine::Wait(std::vector<IoCompletion>* done) {
-  Status driven = Drive();
+Status PluggedEngine::Wait(std::vector<IoCompletion>* done) { return Collect(Drive(), done); }
+
+Status PluggedEngine::WaitAny(std::vector<IoCompletion>* done) { return Collect(DriveSome(), done); }
+
+// The completions the tracker has, and what Wait / WaitAny returns for them.
+Status PluggedEngine::Collect(Status driven, std::vector<IoCompletion>* done) {
   IoCompletion first_bad;
   const bool bad = tracker_.Drain(done, &stats_.errors, &first_bad);
   if (!driven.ok()) return driven;

@@ -21,6 +21,7 @@ class PluggedEngine : public IoEngine {
  public:
   Status Submit(std::span<IoRequest> batch) final;
   Status Wait(std::vector<IoCompletion>* done) final;
+  Status WaitAny(std::vector<IoCompletion>* done) final;
   IoStats stats() const override { return stats_; }
   const DeviceLimits& limits() const override { return opts_.limits; }
   std::string name() const override { return name_; }
@@ -37,6 +38,10 @@ class PluggedEngine : public IoEngine {
   virtual void Kick() {}
   // Runs every queued and in-flight request to completion.
   virtual Status Drive() = 0;
+  // Runs requests until at least one caller request is complete (or none
+  // is left); engines that cannot stop early run them all.
+  virtual Status DriveSome() { return Drive(); }
+  bool AnyComplete() const { return tracker_.ready() > 0; }
   // The request's first `pages_done` pages were transferred; the rest, if
   // any, failed with `error`. Copies bounced read pages back, frees bounce
   // pages, and settles the pieces.
@@ -49,6 +54,7 @@ class PluggedEngine : public IoEngine {
   std::deque<DeviceRequest> queued_;
 
  private:
+  Status Collect(Status driven, std::vector<IoCompletion>* done);
   std::byte* GetBouncePage();
   std::string name_, where_;
   EngineOptions opts_;

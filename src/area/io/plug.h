@@ -74,6 +74,7 @@ class CompletionTracker {
   // there was one, the one failing at the lowest page in *first_bad.
   bool Drain(std::vector<IoCompletion>* done, uint64_t* errors, IoCompletion* first_bad);
   size_t pending() const { return pending_.size(); }
+  size_t ready() const { return ready_.size(); }  // finished, not yet drained
 
  private:
   struct Pending {

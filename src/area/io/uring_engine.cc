@@ -82,8 +82,14 @@ class UringEngine final : public PluggedEngine {
     (void)Reap(false, false);
   }
 
-  Status Drive() override {
-    while (!queued_.empty() || in_flight_ > 0) {
+  Status Drive() override { return Run(/*all=*/true); }
+  Status DriveSome() override { return Run(/*all=*/false); }
+
+ private:
+  // Submits and reaps until nothing is queued or in flight, or (!all) until
+  // a caller request is complete.
+  Status Run(bool all) {
+    while ((!queued_.empty() || in_flight_ > 0) && (all || !AnyComplete())) {
       Fill();
       int r;
       do {
@@ -98,7 +104,6 @@ class UringEngine final : public PluggedEngine {
     return Status::Ok();
   }
 
- private:
   // Prepares SQEs for queued requests while a slot and an SQE are free.
   void Fill() {
     while (!queued_.empty() && !free_.empty()) {
