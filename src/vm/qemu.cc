@@ -1,10 +1,13 @@
-// Booting a guest: qemu through posix_spawn, the console to a file, a time
-// limit, cancellation; the work directory; the accelerator probe.
+// Booting a guest: qemu through fork + execve (with PR_SET_PDEATHSIG, so
+// that qemu dies with swaplab even when swaplab is SIGKILLed), the console
+// to a file, a time limit, cancellation; the work directory; the
+// accelerator probe.
 #include "swaplab/vm/qemu.h"
 
 #include <fcntl.h>
 #include <ftw.h>
-#include <spawn.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,7 +90,7 @@ Result<GuestKernel> FindGuestKernel(const std::string& cache_in) {
 
 Result<WorkDir> WorkDir::Create() {
   const char* t = std::getenv("TMPDIR");
-  std::string tmpl = std::string(t && *t ? t : "/var/tmp") + "/swaplab-vm.XXXXXX";
+  std::string tmpl = std::string(t && *t ? t : "/var/tmp") + "/" + kWorkDirPrefix + std::to_string(getpid()) + ".XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr) return Status(-errno, "mkdtemp " + tmpl + ": " + std::strerror(errno));
@@ -100,7 +103,40 @@ WorkDir::~WorkDir() {
   fs::remove_all(path_, ec);
 }
 
+std::vector<std::string> RemoveDeadWorkDirs(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(kWorkDirPrefix, 0) != 0 || !e.is_directory(ec)) continue;
+    const std::string rest = name.substr(std::strlen(kWorkDirPrefix));
+    const size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(rest.substr(0, dot).c_str()));
+    if (pid <= 0 || kill(pid, 0) == 0 || errno == EPERM) continue;  // its swaplab still runs
+    if (fs::remove_all(e.path(), ec) != static_cast<std::uintmax_t>(-1) && !ec) removed.push_back(e.path().string());
+  }
+  return removed;
+}
+
 namespace {
+
+// `prog` as execvp would find it (a path with a slash is taken as it is);
+// "" if there is no executable of that name. Resolved before fork: the
+// child may only make async-signal-safe calls.
+std::string FindOnPath(const std::string& prog) {
+  if (prog.find('/') != std::string::npos) return access(prog.c_str(), X_OK) == 0 ? prog : "";
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    const std::string cand = (dir.empty() ? "." : dir) + "/" + prog;
+    if (access(cand.c_str(), X_OK) == 0) return cand;
+    if (colon == std::string_view::npos) return "";
+    dirs.remove_prefix(colon + 1);
+  }
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -154,28 +190,33 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Default signal handling in the child and its own process group, so a
-  // terminal's Ctrl-C reaches swaplab only, which then kills qemu.
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-  pid_t pid = -1;
+  const std::string exe = FindOnPath(opts.qemu);
+  if (exe.empty()) return Status(-ENOENT, "cannot start " + opts.qemu + ": not found on PATH");
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  envp.push_back(nullptr);
+  const pid_t parent = getpid();
   const auto t0 = std::chrono::steady_clock::now();
-  const int rc = posix_spawnp(&pid, opts.qemu.c_str(), &fa, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Status(-ENOENT, "cannot start " + opts.qemu + ": " + std::strerror(rc));
+  const pid_t pid = fork();
+  if (pid < 0) return Status(-errno, "cannot start " + opts.qemu + ": fork: " + std::strerror(errno));
+  if (pid == 0) {
+    // The child: async-signal-safe calls only (the parent has threads).
+    // Its own process group, so a terminal's Ctrl-C reaches swaplab only
+    // (which then kills qemu); SIGKILL when swaplab dies, however it dies.
+    setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(126);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    const int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY),
+              errfd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in < 0 || out < 0 || errfd < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0) _exit(126);
+    execve(exe.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
 
   BootResult r;
   LogWatch watch(log, b.stop_on);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Killing `swaplab vm hibernate` mid-way leaves nothing behind: SIGINT to
-# swaplab while the guest runs, and SIGKILL of its qemu. Afterwards no qemu
-# it started is alive, its work dir is gone, and no loop device was added.
+# swaplab while the guest runs, SIGKILL of its qemu, and SIGKILL of swaplab
+# itself. Afterwards no qemu it started is alive, its work dir is gone (after
+# a SIGKILL of swaplab: once `swaplab kernel cleanup` ran, which finds it by
+# its dead pid), and no loop device was added.
 #   vm_kill.sh SWAPLAB
 set -uo pipefail
 swaplab="$1"
@@ -24,7 +26,7 @@ qemu_of() {
   return 1
 }
 
-for how in sigint kill-qemu; do
+for how in sigint kill-qemu kill-swaplab; do
   work="$tmp/$how"
   mkdir -p "$work"
   TMPDIR="$work" "$swaplab" vm hibernate --layout shuffled --swap 96M --image 64M --accel tcg \
@@ -35,11 +37,20 @@ for how in sigint kill-qemu; do
   case "$how" in
     sigint) kill -INT "$pid" ;;
     kill-qemu) kill -KILL "$q" ;;
+    kill-swaplab) kill -KILL "$pid" ;;
   esac
   wait "$pid"
   rc=$?
   [ "$rc" -ne 0 ] || { echo "FAIL: $how: swaplab exited 0"; exit 1; }
+  # qemu dies with swaplab however swaplab dies (PR_SET_PDEATHSIG): allow it a moment
+  for _ in $(seq 50); do kill -0 "$q" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$q" 2>/dev/null; then echo "FAIL: $how: qemu $q still alive"; kill -KILL "$q"; exit 1; fi
+  if [ "$how" = kill-swaplab ]; then
+    # SIGKILL leaves the work dir; `kernel cleanup` finds it by its dead pid
+    ls -d "$work"/swaplab-vm-"$pid".* >/dev/null 2>&1 || { echo "FAIL: $how: no work dir named for pid $pid in $work: $(ls -A "$work")"; exit 1; }
+    TMPDIR="$work" "$swaplab" kernel cleanup >"$tmp/cleanup.out" 2>&1 || { echo "FAIL: kernel cleanup: $(cat "$tmp/cleanup.out")"; exit 1; }
+    grep -q "remove $work/swaplab-vm-$pid" "$tmp/cleanup.out" || { echo "FAIL: kernel cleanup did not report the work dir: $(cat "$tmp/cleanup.out")"; exit 1; }
+  fi
   left="$(ls -A "$work")"
   [ -z "$left" ] || { echo "FAIL: $how: left in TMPDIR: $left"; exit 1; }
   [ "$(losetup -a 2>/dev/null | sort)" = "$loops_before" ] || { echo "FAIL: $how: loop devices changed"; exit 1; }

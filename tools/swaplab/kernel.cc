@@ -12,6 +12,8 @@
 
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/kernel_run.h"
+#include "swaplab/vm/qemu.h"
+#include "text.h"
 #include "size_arg.h"
 
 namespace swaplab::tools {
@@ -44,6 +46,12 @@ int RunCleanup(const KernelOptions& o) {
   }
   std::vector<std::string> log;
   const Status st = kernel::Cleanup(&log);
+  // `vm hibernate` work directories of runs that were SIGKILLed (their
+  // qemu died with them: PR_SET_PDEATHSIG)
+  std::vector<std::string> dirs = {"/var/tmp"};
+  if (const char* t = std::getenv("TMPDIR"); t && *t && std::string(t) != "/var/tmp") dirs.emplace_back(t);
+  for (const auto& d : dirs)
+    for (const auto& p : vm::RemoveDeadWorkDirs(d)) log.push_back("remove " + Printable(p, 4096));
   if (o.json) {
     nlohmann::ordered_json j;
     j["actions"] = log;
