@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "token_text.h"
+#include "swaplab/alloc/printable.h"
 
 namespace swaplab::workload {
 
@@ -108,7 +108,7 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
       return Status(-EINVAL, name_ + ":" + std::to_string(line_) + ": " + what);
     };
     // Untrusted text in a message: cut and escaped.
-    auto q = [](std::string_view t) { return "'" + TokenText(t) + "'"; };
+    auto q = [](std::string_view t) { return "'" + Printable(t, kMaxTokenInMessage) + "'"; };
     if (too_long)
       return where("line longer than the limit of " + std::to_string(kMaxTraceLineBytes) + " bytes, starting " +
                    q(raw));

@@ -45,7 +45,7 @@ inline constexpr size_t kMaxTraceLineBytes = 65536;
 
 // Reads a trace one record at a time. Errors say "FILE:LINE: what was
 // expected"; text from the trace in a message is cut to 64 bytes ("…")
-// with control and non-ASCII bytes written as \xNN.
+// with control and non-ASCII bytes written as \xNN (swaplab/alloc/printable.h).
 class TraceReader {
  public:
   static Result<std::unique_ptr<TraceReader>> Open(const std::string& path);
