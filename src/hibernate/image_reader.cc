@@ -115,23 +115,66 @@ struct DecUnit {
   UnitPlace place;
 };
 
+}  // namespace
+
+struct ReaderScratch::Impl {
+  explicit Impl(unsigned nr) : nr_threads(nr != 0 ? nr : DefaultCompressionThreads()) {}
+  // Decompressors, the CRC thread and one unit per decompressor.
+  ImageThreads& Threads() {
+    if (!threads) {
+      threads.emplace(nr_threads);
+      units.resize(nr_threads);
+    }
+    return *threads;
+  }
+  // The readahead ring of exactly `pages` pages.
+  RawPage* Ring(uint64_t pages) {
+    if (ring_pages != pages) {
+      ring.reset();
+      ring.reset(new RawPage[pages]);
+      ring_entry.assign(pages, 0);
+      ring_pages = pages;
+    }
+    return ring.get();
+  }
+  WorkerThread& Checker() { return checker ? *checker : checker.emplace(); }
+
+  const unsigned nr_threads;
+  std::optional<ImageThreads> threads;
+  std::vector<DecUnit> units;
+  std::unique_ptr<RawPage[]> ring;
+  std::vector<uint64_t> ring_entry;
+  uint64_t ring_pages = 0;
+  std::optional<WorkerThread> checker;  // the uncompressed path's
+};
+
+ReaderScratch::ReaderScratch(unsigned threads) : impl_(std::make_unique<Impl>(threads)) {}
+ReaderScratch::~ReaderScratch() = default;
+
+namespace {
+
 // load_compressed_image() (§7.6, with RFC patch 8's submit of the current
 // bio after each readahead pass).
 Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
-                      const ReaderOptions& o, ReadReport& rep) {
+                      const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& scratch) {
   if (o.read_ring_pages != 0 && (o.read_ring_pages < kCmpPages || o.read_ring_pages > kCmpMaxRdPages))
     return Status(-EINVAL, "read ring of " + S(o.read_ring_pages) + " pages: expected " + S(kCmpPages) + "-" + S(kCmpMaxRdPages));
   const uint64_t ring_size = o.read_ring_pages != 0 ? o.read_ring_pages : kCmpMaxRdPages;
   rep.ring_pages = ring_size;
-  std::unique_ptr<RawPage[]> ring(new RawPage[ring_size]);
-  std::vector<uint64_t> ring_entry(ring_size, 0);
-  struct DrainOnExit {  // reads in flight land in the ring: drain before it goes
-    RequestBatcher& b;
-    ~DrainOnExit() { (void)b.Wait(); }
-  } drain_on_exit{b};
-  std::vector<DecUnit> units(o.threads != 0 ? o.threads : DefaultCompressionThreads());
-  ImageThreads th(static_cast<unsigned>(units.size()));
+  RawPage* const ring = scratch.Ring(ring_size);
+  std::vector<uint64_t>& ring_entry = scratch.ring_entry;
+  ImageThreads& th = scratch.Threads();
+  std::vector<DecUnit>& units = scratch.units;
   const unsigned nr = th.nr();
+  struct IdleOnExit {  // reads in flight land in the ring, jobs use the units:
+    RequestBatcher& b;  // both finish before the read returns
+    ImageThreads& th;
+    ~IdleOnExit() {
+      (void)b.Wait();
+      for (auto& w : th.workers) w->Wait();
+      th.crc.Wait();
+    }
+  } idle_on_exit{b, th};
   uint32_t crc = 0;
   const Compressor c = rep.compress;
   uint64_t want = ring_size, have = 0, asked = 0, issue = 0, consume = 0, next_entry = 1, page = 1;
@@ -253,7 +296,7 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
 // alternate so that the next one is read while a worker checks the last
 // (the kernel has its frames and does no per-page work here).
 Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
-                        const ReaderOptions& o, ReadReport& rep) {
+                        const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& borrowed) {
   auto where = [&](uint64_t p) { return "stream page " + S(p) + " (dblock " + S(entries[p]) + ")"; };
   AlignedPage scratch;
   for (uint64_t p = 1; p <= rep.M; ++p) {
@@ -275,7 +318,7 @@ Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries,
       if (on) e.UnregisterBuffer();
     }
   } reg{b.engine(), b.engine().RegisterBuffer(mem[0].data(), nr_windows * window * kPageSize)};
-  WorkerThread checker;
+  WorkerThread& checker = borrowed.Checker();
   Status checked;  // the worker's verdict on the window it last checked
   int w = 0;
   for (uint64_t p = rep.M + 1; p < rep.T; w ^= 1) {
@@ -358,8 +401,10 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
   StreamCheck check(o, rep, snap);
   st = check.Page(0, info.data(), [&] { return "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")"; });
   if (!st.ok()) return st;
-  st = rep.compress != Compressor::kNone ? LoadCompressed(b, entries, check, o, rep)
-                                         : LoadUncompressed(b, entries, check, o, rep);
+  std::optional<ReaderScratch> own_scratch;
+  ReaderScratch& scratch = o.scratch != nullptr ? *o.scratch : own_scratch.emplace(o.threads);
+  st = rep.compress != Compressor::kNone ? LoadCompressed(b, entries, check, o, rep, scratch.impl())
+                                         : LoadUncompressed(b, entries, check, o, rep, scratch.impl());
   if (!st.ok()) return st;
   st = check.Finish();
   if (!st.ok()) return st;

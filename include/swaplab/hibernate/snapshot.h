@@ -66,7 +66,12 @@ class SyntheticSnapshot {
   uint64_t meta_ = 0;
   std::vector<uint64_t> pfns_;       // with bit 63 for zero pages
   std::vector<uint64_t> data_pfns_;  // non-zero PFNs, ascending
-  std::vector<uint64_t> noise_;      // random words that random pages are cut from
+  // Random words that random pages are cut from (256 KiB), made on first
+  // use (thread-safe): a structural read, or an image refused before its
+  // data pages, never needs them. Copies share them.
+  struct Noise;
+  std::shared_ptr<Noise> noise_;
+  const uint64_t* NoiseWords() const;
   std::shared_ptr<std::byte[]> mem_; // T pages once materialised
   void Generate(uint64_t p, std::byte* out) const;
 };

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "swaplab/alloc/status.h"
 
@@ -60,6 +62,8 @@ class TraceReader {
   std::string name_;
   uint64_t line_ = 0;
   bool header_seen_ = false;
+  std::string line_buf_;                 // the current line; kept from line to line
+  std::vector<std::string_view> words_;  // its words (views into line_buf_)
 };
 
 // One line of the trace format, without a newline.
