@@ -146,6 +146,9 @@ struct ReaderScratch::Impl {
   std::vector<uint64_t> ring_entry;
   uint64_t ring_pages = 0;
   std::optional<WorkerThread> checker;  // the uncompressed path's
+  // The noise table of the last snapshot rebuilt from a swaplab tag: the
+  // next one of the same seed takes it instead of making its own.
+  std::shared_ptr<SyntheticSnapshot::Noise> noise;
 };
 
 ReaderScratch::ReaderScratch(unsigned threads) : impl_(std::make_unique<Impl>(threads)) {}
@@ -393,6 +396,10 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
       auto s = SyntheticSnapshot::FromInfoPage(info.data(), bound);
       if (!s.ok()) return s.status();
       own.emplace(std::move(s).value());
+      if (o.scratch != nullptr) {
+        own->ShareNoise(o.scratch->impl().noise);
+        o.scratch->impl().noise = own->noise();
+      }
       snap = &*own;
     }
     if (snap->image_pages() != rep.T || snap->nr_copy_pages() != rep.N)

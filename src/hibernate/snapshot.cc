@@ -40,7 +40,7 @@ Result<SyntheticSnapshot> SyntheticSnapshot::Make(const SnapshotOptions& o) {
 
 SyntheticSnapshot::SyntheticSnapshot(const SnapshotOptions& o) : o_(o) {
   meta_ = (o.saveable_pages + 511) / 512;
-  noise_ = std::make_shared<Noise>();
+  noise_ = std::make_shared<Noise>(o.seed);
   pfns_.reserve(o.saveable_pages);
   uint64_t pfn = o.first_pfn;
   for (uint64_t i = 0; i < o.saveable_pages; ++i) {
@@ -58,16 +58,23 @@ SyntheticSnapshot::SyntheticSnapshot(const SnapshotOptions& o) : o_(o) {
 }
 
 struct SyntheticSnapshot::Noise {
+  explicit Noise(uint64_t s) : seed(s) {}
+  const uint64_t seed;
   std::once_flag made;
   std::vector<uint64_t> words;
 };
 
 const uint64_t* SyntheticSnapshot::NoiseWords() const {
-  std::call_once(noise_->made, [this] {
-    noise_->words.resize(kNoiseWords);
-    for (size_t i = 0; i < kNoiseWords; ++i) noise_->words[i] = Mix(o_.seed * 0x2545f4914f6cdd1dULL + i);
+  Noise& z = *noise_;
+  std::call_once(z.made, [&z] {
+    z.words.resize(kNoiseWords);
+    for (size_t i = 0; i < kNoiseWords; ++i) z.words[i] = Mix(z.seed * 0x2545f4914f6cdd1dULL + i);
   });
-  return noise_->words.data();
+  return z.words.data();
+}
+
+void SyntheticSnapshot::ShareNoise(const std::shared_ptr<Noise>& n) {
+  if (n != nullptr && n->seed == o_.seed) noise_ = n;
 }
 
 void SyntheticSnapshot::DataPage(uint64_t pfn, std::byte* out) const {

@@ -27,12 +27,13 @@ namespace swaplab::hibernate {
 
 // What a read makes besides its small buffers: the decompressor and CRC
 // threads, the readahead ring and the unit buffers (compressed images), the
-// window checker thread (uncompressed ones). A read without a scratch makes
-// its own and frees it at the end; a caller that reads many images (the
-// fuzzer) keeps one scratch per ring size and passes it to each read, so
-// that threads start and large buffers are mapped once. Each buffer is
-// remade whenever a read asks for another size (a larger buffer reused
-// would hide an overrun from ASan). One read at a time.
+// window checker thread (uncompressed ones), the noise table of swaplab's
+// synthetic snapshot (kept for the next image of the same seed). A read
+// without a scratch makes its own and frees it at the end; a caller that
+// reads many images (the fuzzer) keeps one scratch per ring size and passes
+// it to each read, so that threads start and large buffers are mapped once.
+// Each buffer is remade whenever a read asks for another size (a larger
+// buffer reused would hide an overrun from ASan). One read at a time.
 class ReaderScratch {
  public:
   explicit ReaderScratch(unsigned threads = 0);  // decompressors; 0: DefaultCompressionThreads()
