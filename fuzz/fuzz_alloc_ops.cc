@@ -6,6 +6,7 @@
 // as they come, so many calls are misuse (unknown device, a slot not in
 // use, a folio not in the cache, an unlocked folio, a CPU out of range):
 // those must return an error Status and change nothing the invariants see.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -38,6 +39,7 @@ class Bytes {
 
 constexpr int kCpus = 4;
 constexpr size_t kMaxFolios = 48;
+constexpr size_t kMaxOps = 400;
 
 struct Fuzz {
   // Folios outlive the system (it may point at cached folios until it goes).
@@ -45,7 +47,9 @@ struct Fuzz {
   std::vector<SwapEntry> hib_slots;
   std::unique_ptr<alloc::SwapSystem> sys;
   int serial = 0;
-  std::string log;  // the operations so far, printed on a failure
+  // The operations so far (op, a, b), printed on a failure; kept as bytes,
+  // formatted only then.
+  std::vector<std::array<uint8_t, 3>> log;
 
   Folio& PickFolio(uint8_t b) {
     if (folios.empty() || (b & 0x80)) {
@@ -86,7 +90,7 @@ struct Fuzz {
   void Op(Bytes& in) {
     const uint8_t op = in.u8();
     const uint8_t a = in.u8(), b = in.u8();
-    log += std::to_string(op % 16) + "(" + std::to_string(a) + "," + std::to_string(b) + ") ";
+    log.push_back({static_cast<uint8_t>(op % 16), a, b});
     switch (op % 16) {
       case 0: {  // swapon of a small device
         alloc::SwaponOptions o;
@@ -178,7 +182,9 @@ struct Fuzz {
       case 15: sys->RunDeferredWork(); break;
     }
     if (const auto inv = sys->CheckInvariants(); !inv.ok()) {
-      fprintf(stderr, "invariant %s broken after: %s\n", inv.ToString().c_str(), log.c_str());
+      std::string ops;
+      for (const auto& [o, x, y] : log) ops += std::to_string(o) + "(" + std::to_string(x) + "," + std::to_string(y) + ") ";
+      fprintf(stderr, "invariant %s broken after: %s\n", inv.ToString().c_str(), ops.c_str());
       __builtin_trap();
     }
   }
@@ -193,8 +199,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   so.nr_cpus = kCpus;
   so.run_deferred_work_inline = in.u8() & 1;
   Fuzz f;
+  f.log.reserve(kMaxOps);
   f.sys = std::make_unique<alloc::SwapSystem>(so);
-  for (int i = 0; i < 400 && in.more(); ++i) f.Op(in);
+  for (size_t i = 0; i < kMaxOps && in.more(); ++i) f.Op(in);
   f.sys.reset();
   return 0;
 }

@@ -1,7 +1,9 @@
 // libFuzzer: arbitrary text through the trace parser; what parses is
 // replayed, record by record, on a small SwapSystem by the library's
 // TraceRunner, with CheckInvariants() after each record (as `swaplab replay
-// --check` does). The replay stops at the first error, as replay does.
+// --check` does). The replay stops at the first error, as replay does. Every
+// record read formats to a line that parses back to itself (checked at the
+// end, all lines through one reader).
 // Swapons above kMaxFuzzPages are skipped (the parser's own limit, 2^32, is
 // too large to run thousands of times a second).
 #include <cstddef>
@@ -9,6 +11,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/workload/trace.h"
@@ -29,6 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   alloc::SwapSystem sys(so);
   workload::TraceRunner runner(sys);
   workload::TraceRecord rec;
+  // Every record read, formatted, one line each after the header: parsed
+  // back at the end by one reader (not one reader and stream per record).
+  std::string formatted(workload::kTraceHeader);
+  std::vector<size_t> starts;
   for (int i = 0; i < kMaxRecords; ++i) {
     auto more = reader.Next(&rec);
     if (!more.ok()) {
@@ -38,21 +46,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     if (!*more) break;
-    // A record formats to a line that parses back to itself.
-    const std::string line = workload::FormatRecord(rec);
-    workload::TraceReader again(std::make_unique<std::istringstream>(std::string(workload::kTraceHeader) + "\n" + line),
-                                "again");
-    workload::TraceRecord back;
-    auto b = again.Next(&back);
-    if (!b.ok() || !*b || workload::FormatRecord(back) != line) __builtin_trap();
+    formatted += '\n';
+    starts.push_back(formatted.size());
+    formatted += workload::FormatRecord(rec);
     if (rec.op == workload::TraceOp::kSwapon && rec.pages > kMaxFuzzPages) continue;
     const Status st = runner.Apply(rec, "fuzz.trace");
     if (const auto inv = sys.CheckInvariants(); !inv.ok()) {
       fprintf(stderr, "invariant %s broken after line %llu '%s'\n", inv.ToString().c_str(),
-              static_cast<unsigned long long>(rec.line), line.c_str());
+              static_cast<unsigned long long>(rec.line), formatted.c_str() + starts.back());
       __builtin_trap();
     }
     if (!st.ok()) break;
   }
+  // Each record formats to a line that parses back to itself.
+  starts.push_back(formatted.size() + 1);
+  workload::TraceReader again(std::make_unique<std::istringstream>(formatted), "again");
+  workload::TraceRecord back;
+  for (size_t i = 0; i + 1 < starts.size(); ++i) {
+    const std::string_view line(formatted.data() + starts[i], starts[i + 1] - 1 - starts[i]);
+    auto b = again.Next(&back);
+    if (!b.ok() || !*b || workload::FormatRecord(back) != line) {
+      fprintf(stderr, "record '%.*s' does not parse back to itself\n", static_cast<int>(line.size()), line.data());
+      __builtin_trap();
+    }
+  }
+  auto end = again.Next(&back);
+  if (!end.ok() || *end) __builtin_trap();  // nothing more
   return 0;
 }

@@ -36,12 +36,13 @@ InvariantReport SwapSystem::CheckInvariants() const {
   int64_t nr_expect = 0, total_expect = 0;
   std::vector<int> active_sorted;
 
+  std::vector<uint8_t> seen;  // per device, one allocation for all of them
   for (int t = 0; t < kMaxSwapfiles; ++t) {
     SwapDevice& d = *s.records[t];
     if (!d.used) continue;
     SpinGuard dl(d.lock);
     // C2 / D5: walk every list; each cluster at most once, flag and order match.
-    std::vector<uint8_t> seen(d.nr_clusters, 0);
+    seen.assign(d.nr_clusters, 0);
     auto walk = [&](const ClusterList& l, ClusterFlag flag, int order, const char* name) {
       uint64_t n = 0;
       uint32_t prev = kNil;

@@ -154,6 +154,52 @@ struct DecUnit {
   UnitPlace place;
 };
 
+}  // namespace
+
+struct ReaderScratch::Impl {
+  explicit Impl(unsigned nr) : nr_threads(nr != 0 ? nr : DefaultCompressionThreads()) {}
+  // Decompressors and the CRC thread.
+  ImageThreads& Threads() {
+    if (!threads) threads.emplace(nr_threads);
+    return *threads;
+  }
+  // Exactly n unit buffers.
+  std::vector<DecUnit>& Units(size_t n) {
+    if (units.size() != n) {
+      units.clear();
+      units.resize(n);
+    }
+    return units;
+  }
+  // The readahead ring of exactly `pages` pages.
+  RawPage* Ring(uint64_t pages) {
+    if (ring_pages != pages) {
+      ring.reset();
+      ring.reset(new RawPage[pages]);
+      ring_entry.assign(pages, 0);
+      ring_pages = pages;
+    }
+    return ring.get();
+  }
+  WorkerThread& Checker() { return checker ? *checker : checker.emplace(); }
+
+  const unsigned nr_threads;
+  std::optional<ImageThreads> threads;
+  std::vector<DecUnit> units;
+  std::unique_ptr<RawPage[]> ring;
+  std::vector<uint64_t> ring_entry;
+  uint64_t ring_pages = 0;
+  std::optional<WorkerThread> checker;  // the uncompressed path's
+  // The noise table of the last snapshot rebuilt from a swaplab tag: the
+  // next one of the same seed takes it instead of making its own.
+  std::shared_ptr<SyntheticSnapshot::Noise> noise;
+};
+
+ReaderScratch::ReaderScratch(unsigned threads) : impl_(std::make_unique<Impl>(threads)) {}
+ReaderScratch::~ReaderScratch() = default;
+
+namespace {
+
 // Compressed units a worker takes per round when pipelined (the kernel's
 // rounds, and so its readahead bios, have one).
 constexpr unsigned kUnitsPerWorker = 32;
@@ -161,27 +207,33 @@ constexpr unsigned kUnitsPerWorker = 32;
 // load_compressed_image() (§7.6, with RFC patch 8's submit of the current
 // bio after each readahead pass).
 Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
-                      const ReaderOptions& o, ReadReport& rep) {
+                      const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& scratch) {
   if (o.read_ring_pages != 0 && (o.read_ring_pages < kCmpPages || o.read_ring_pages > kCmpMaxRdPages))
     return Status(-EINVAL, "read ring of " + S(o.read_ring_pages) + " pages: expected " + S(kCmpPages) + "-" + S(kCmpMaxRdPages));
   const uint64_t ring_size = o.read_ring_pages != 0 ? o.read_ring_pages : kCmpMaxRdPages;
   rep.ring_pages = ring_size;
-  std::unique_ptr<RawPage[]> ring(new RawPage[ring_size]);
-  std::vector<uint64_t> ring_entry(ring_size, 0);
-  const RegisteredBuffer registered(b.engine(), ring.get(), ring_size);
-  struct DrainOnExit {  // reads in flight land in the ring: drain before it goes
-    RequestBatcher& b;
-    ~DrainOnExit() { (void)b.Wait(); }
-  } drain_on_exit{b};
-  const unsigned nr = o.threads != 0 ? o.threads : DefaultCompressionThreads();
+  RawPage* const ring = scratch.Ring(ring_size);
+  std::vector<uint64_t>& ring_entry = scratch.ring_entry;
+  const RegisteredBuffer registered(b.engine(), ring, ring_size);
+  ImageThreads& th = scratch.Threads();
+  const unsigned nr = th.nr();
   const unsigned K = o.pipelined ? kUnitsPerWorker : 1;
-  std::vector<DecUnit> units(size_t{nr} * K);
-  std::vector<DecUnit*> round;         // this round's units, in stream order
+  std::vector<DecUnit>& units = scratch.Units(size_t{nr} * K);
+  std::vector<DecUnit*> round;           // this round's units, in stream order
   std::vector<unsigned> per_worker(nr);  // worker t has units[t·K, t·K + per_worker[t])
   uint32_t crc = 0;
-  // After what the workers write into: an early return joins them (they
-  // may still be decompressing or folding the CRC) before those go.
-  ImageThreads th(nr);
+  // Declared after everything the reads and the jobs write into: an early
+  // return first waits for the reads in flight (they land in the ring) and
+  // for the workers (still decompressing, or folding the CRC).
+  struct IdleOnExit {
+    RequestBatcher& b;
+    ImageThreads& th;
+    ~IdleOnExit() {
+      (void)b.Wait();
+      for (auto& w : th.workers) w->Wait();
+      th.crc.Wait();
+    }
+  } idle_on_exit{b, th};
   const Compressor c = rep.compress;
   uint64_t want = ring_size, have = 0, asked = 0, issue = 0, consume = 0, next_entry = 1, page = 1;
   int eof = 0;
@@ -348,7 +400,7 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
 // (the kernel has its frames and does no per-page work here). Pipelined:
 // the metadata pages are read with the data, in the first window.
 Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
-                        const ReaderOptions& o, ReadReport& rep) {
+                        const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& borrowed) {
   auto where = [&](uint64_t p) { return "stream page " + S(p) + " (dblock " + S(entries[p]) + ")"; };
   const uint64_t first = o.pipelined ? 1 : rep.M + 1;  // the first page read in windows
   AlignedPage scratch;
@@ -366,7 +418,7 @@ Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries,
   std::unique_ptr<RawPage[]> mem(new RawPage[nr_windows * window]);
   RawPage* frames[2] = {mem.get(), mem.get() + (nr_windows - 1) * window};
   const RegisteredBuffer registered(b.engine(), mem.get(), nr_windows * window);
-  WorkerThread checker;
+  WorkerThread& checker = borrowed.Checker();
   Status checked;  // the worker's verdict on the window it last checked
   int w = 0;
   for (uint64_t p = first; p < rep.T; w ^= 1) {
@@ -445,6 +497,10 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
       auto s = SyntheticSnapshot::FromInfoPage(info.data(), bound);
       if (!s.ok()) return s.status();
       own.emplace(std::move(s).value());
+      if (o.scratch != nullptr) {
+        own->ShareNoise(o.scratch->impl().noise);
+        o.scratch->impl().noise = own->noise();
+      }
       snap = &*own;
     }
     if (snap->image_pages() != rep.T || snap->nr_copy_pages() != rep.N)
@@ -455,8 +511,10 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
   StreamCheck check(o, rep, snap);
   st = check.Page(0, info.data(), [&] { return "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")"; });
   if (!st.ok()) return st;
-  st = rep.compress != Compressor::kNone ? LoadCompressed(b, entries, check, o, rep)
-                                         : LoadUncompressed(b, entries, check, o, rep);
+  std::optional<ReaderScratch> own_scratch;
+  ReaderScratch& scratch = o.scratch != nullptr ? *o.scratch : own_scratch.emplace(o.threads);
+  st = rep.compress != Compressor::kNone ? LoadCompressed(b, entries, check, o, rep, scratch.impl())
+                                         : LoadUncompressed(b, entries, check, o, rep, scratch.impl());
   if (!st.ok()) return st;
   st = check.Finish();
   if (!st.ok()) return st;

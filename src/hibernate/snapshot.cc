@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 namespace swaplab::hibernate {
@@ -39,8 +40,7 @@ Result<SyntheticSnapshot> SyntheticSnapshot::Make(const SnapshotOptions& o) {
 
 SyntheticSnapshot::SyntheticSnapshot(const SnapshotOptions& o) : o_(o) {
   meta_ = (o.saveable_pages + 511) / 512;
-  noise_.resize(kNoiseWords);
-  for (size_t i = 0; i < kNoiseWords; ++i) noise_[i] = Mix(o.seed * 0x2545f4914f6cdd1dULL + i);
+  noise_ = std::make_shared<Noise>(o.seed);
   pfns_.reserve(o.saveable_pages);
   uint64_t pfn = o.first_pfn;
   for (uint64_t i = 0; i < o.saveable_pages; ++i) {
@@ -57,6 +57,26 @@ SyntheticSnapshot::SyntheticSnapshot(const SnapshotOptions& o) : o_(o) {
   }
 }
 
+struct SyntheticSnapshot::Noise {
+  explicit Noise(uint64_t s) : seed(s) {}
+  const uint64_t seed;
+  std::once_flag made;
+  std::vector<uint64_t> words;
+};
+
+const uint64_t* SyntheticSnapshot::NoiseWords() const {
+  Noise& z = *noise_;
+  std::call_once(z.made, [&z] {
+    z.words.resize(kNoiseWords);
+    for (size_t i = 0; i < kNoiseWords; ++i) z.words[i] = Mix(z.seed * 0x2545f4914f6cdd1dULL + i);
+  });
+  return z.words.data();
+}
+
+void SyntheticSnapshot::ShareNoise(const std::shared_ptr<Noise>& n) {
+  if (n != nullptr && n->seed == o_.seed) noise_ = n;
+}
+
 void SyntheticSnapshot::DataPage(uint64_t pfn, std::byte* out) const {
   const uint64_t k = Mix(o_.seed * 31 + pfn);
   StoreU64(out, pfn);
@@ -69,7 +89,7 @@ void SyntheticSnapshot::DataPage(uint64_t pfn, std::byte* out) const {
             // repeats inside the page and none between pages (different
             // keys), so LZO / LZ4 find nothing; about memcpy speed
     const uint64_t key = Mix(k ^ 0x5bd1e9955bd1e995ULL) | 1;
-    const uint64_t* src = noise_.data() + (k % (kNoiseWords - kPageSize / 8));
+    const uint64_t* src = NoiseWords() + (k % (kNoiseWords - kPageSize / 8));
     for (size_t i = 2; i < kPageSize / 8; ++i) StoreU64(out + 8 * i, src[i] ^ key);
   }
 }

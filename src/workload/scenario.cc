@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "token_text.h"
+#include "swaplab/alloc/printable.h"
 
 namespace swaplab::workload {
 
@@ -22,11 +22,11 @@ constexpr uint64_t kPage = 4096;
 // image, a process): the largest swap area, 2^32 pages (16 TiB).
 constexpr uint64_t kMaxPages = uint64_t{1} << 32;
 
-// A JSON key as a path component: cut and escaped (token_text.h).
-std::string PathKey(const std::string& key) { return TokenText(key); }
+// A JSON key as a path component: cut and escaped (swaplab/alloc/printable.h).
+std::string PathKey(const std::string& key) { return Printable(key, kMaxTokenInMessage); }
 // `msg` from a name parser that quotes `v` whole: the quote cut and escaped.
 std::string WithToken(std::string msg, const std::string& v) {
-  const std::string t = TokenText(v);
+  const std::string t = Printable(v, kMaxTokenInMessage);
   if (t == v) return msg;
   for (size_t at = msg.find(v); at != std::string::npos; at = msg.find(v, at + t.size())) msg.replace(at, v.size(), t);
   return msg;
@@ -239,7 +239,7 @@ Status PolicyOf(const Reader& r, const json& j, const std::string& path, alloc::
           found = true;
         }
       }
-      if (!found) return r.Error(kp + ".search[" + std::to_string(i) + "]", "unknown search step '" + TokenText(steps[i]) + "'");
+      if (!found) return r.Error(kp + ".search[" + std::to_string(i) + "]", "unknown search step '" + Printable(steps[i], kMaxTokenInMessage) + "'");
     }
   }
   if (Status st = p->Validate(); !st.ok()) return r.Error(path, st.message());
@@ -293,7 +293,7 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
     std::string exit = "oldest";
     SL_TRY(r.Str(j, path, "exit", &exit));
-    if (exit != "oldest" && exit != "random") return r.Error(path + ".exit", "'" + TokenText(exit) + "' is neither \"oldest\" nor \"random\"");
+    if (exit != "oldest" && exit != "random") return r.Error(path + ".exit", "'" + Printable(exit, kMaxTokenInMessage) + "' is neither \"oldest\" nor \"random\"");
     s.random_exit = exit == "random";
     SL_TRY(r.Bool(j, path, "exit_at_end", &s.exit_at_end));
     SL_TRY(r.Pages(j, path, "swapped", &s.swapped_pages, false));
@@ -337,7 +337,7 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     return Step(s);
   }
   return r.Error(path + ".generator",
-                 "unknown generator '" + TokenText(gen) + "' (known: fill-free, holes, mthp-mix, build-churn, usemem, rotation, image)");
+                 "unknown generator '" + Printable(gen, kMaxTokenInMessage) + "' (known: fill-free, holes, mthp-mix, build-churn, usemem, rotation, image)");
 }
 
 // Pages a step leaves swapped out at most (for the size checks).
@@ -381,15 +381,15 @@ Result<uint64_t> ParseBytes(const std::string& s) {
   try {
     v = std::stod(s, &pos);
   } catch (...) {
-    return Status(-EINVAL, "'" + TokenText(s) + "' is not a size (e.g. 64K, 6G)");
+    return Status(-EINVAL, "'" + Printable(s, kMaxTokenInMessage) + "' is not a size (e.g. 64K, 6G)");
   }
   const std::string suffix = s.substr(pos);
   double mul = 1;
   if (suffix == "K" || suffix == "k" || suffix == "KiB") mul = 1024;
   else if (suffix == "M" || suffix == "m" || suffix == "MiB") mul = 1024.0 * 1024;
   else if (suffix == "G" || suffix == "g" || suffix == "GiB") mul = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty()) return Status(-EINVAL, "'" + TokenText(s) + "': unknown suffix '" + TokenText(suffix) + "' (K, M, G)");
-  if (!(v >= 0) || v * mul > 1e15) return Status(-EINVAL, "'" + TokenText(s) + "' is not a plausible size");
+  else if (!suffix.empty()) return Status(-EINVAL, "'" + Printable(s, kMaxTokenInMessage) + "': unknown suffix '" + Printable(suffix, kMaxTokenInMessage) + "' (K, M, G)");
+  if (!(v >= 0) || v * mul > 1e15) return Status(-EINVAL, "'" + Printable(s, kMaxTokenInMessage) + "' is not a plausible size");
   // A fractional size ("5.4G") is rounded to whole pages; a whole one
   // ("6K") is taken as written (and refused later if not page-sized).
   const uint64_t bytes = static_cast<uint64_t>(v * mul + 0.5);
@@ -404,7 +404,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     j = json::parse(text, std::ref(dups));
   } catch (const json::exception& e) {
     // The message quotes the last token read: cut and escaped.
-    return r.Error("$", "not JSON: " + TokenText(e.what(), 256));
+    return r.Error("$", "not JSON: " + Printable(e.what()));
   }
   if (!dups.first_duplicate().empty())
     return r.Error(dups.first_duplicate(), "key given twice in one object (a JSON parser would keep only the last)");
@@ -450,10 +450,10 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     std::string backing = "simulated";
     SL_TRY(r.Str(d, p, "backing", &backing));
     if (backing != "simulated" && backing != "file")
-      return r.Error(p + ".backing", "'" + TokenText(backing) + "' is neither \"simulated\" nor \"file\"");
+      return r.Error(p + ".backing", "'" + Printable(backing, kMaxTokenInMessage) + "' is neither \"simulated\" nor \"file\"");
     ds.real_file = backing == "file";
     SL_TRY(r.Str(d, p, "dir", &ds.dir));
-    if (!names.insert(ds.name).second) return r.Error(p + ".name", "device name '" + TokenText(ds.name) + "' used twice");
+    if (!names.insert(ds.name).second) return r.Error(p + ".name", "device name '" + Printable(ds.name, kMaxTokenInMessage) + "' used twice");
     sc.devices.push_back(ds);
   }
   SL_TRY(ParseSteps(r, j, "aging", sc.cpus, sc.devices[0].pages, &sc.aging));
@@ -487,7 +487,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     SL_TRY(r.Num(h, p, "alloc_call_us", &c.alloc_call_us, 0, 1e6));
     for (size_t i = 0; i < sc.devices.size(); ++i) {
       if (sc.devices[i].real_file)
-        return r.Error(p, "device " + TokenText(sc.devices[i].name) +
+        return r.Error(p, "device " + Printable(sc.devices[i].name, kMaxTokenInMessage) +
                               " is a real file: its measured seconds already include this machine's CPU; "
                               "host_cpu prices CPU work for simulated devices only");
     }
@@ -518,7 +518,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
 Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s) {
   if (s == "none") return std::optional<HostCpuCost>{};
   auto bad = [&](const std::string& why) {
-    return Status(-EINVAL, "--host-cpu '" + TokenText(s) + "': " + why +
+    return Status(-EINVAL, "--host-cpu '" + Printable(s, kMaxTokenInMessage) + "': " + why +
                                " (expected none, or W,R,A: microseconds per write bio, per read bio, per allocator call)");
   };
   double v[3];
@@ -533,8 +533,8 @@ Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (part.empty() || used != part.size()) return bad("'" + TokenText(part) + "' is not a number");
-    if (!(v[i] >= 0 && v[i] <= 1e6)) return bad("'" + TokenText(part) + "' is outside 0..1000000");
+    if (part.empty() || used != part.size()) return bad("'" + Printable(part, kMaxTokenInMessage) + "' is not a number");
+    if (!(v[i] >= 0 && v[i] <= 1e6)) return bad("'" + Printable(part, kMaxTokenInMessage) + "' is outside 0..1000000");
     pos = end + 1;
   }
   HostCpuCost c;

@@ -68,7 +68,9 @@ void InstallTempFileCleanup() {
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  // SIGABRT too: an exception no one catches (in a worker thread, say)
+  // ends in abort(), which would leave the files behind.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGABRT}) ::sigaction(sig, &sa, nullptr);
 }
 
 }  // namespace swaplab::workload

@@ -1,12 +1,13 @@
 // The trace format: a streaming parser and the line writer.
 #include "swaplab/workload/trace.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
-#include <sstream>
 #include <string_view>
 #include <vector>
 
-#include "token_text.h"
+#include "swaplab/alloc/printable.h"
 
 namespace swaplab::workload {
 
@@ -47,17 +48,18 @@ const OpSpec kSpecs[] = {
     {TraceOp::kExpect, "folio dev offset", "page"},
 };
 
-std::vector<std::string_view> Split(std::string_view s) {
-  std::vector<std::string_view> out;
+// The words of s (separated by spaces, tabs, CRs) into *out, which keeps
+// its capacity from line to line.
+void Split(std::string_view s, std::vector<std::string_view>* out) {
+  out->clear();
   size_t i = 0;
   while (i < s.size()) {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
     size_t j = i;
     while (j < s.size() && s[j] != ' ' && s[j] != '\t' && s[j] != '\r') ++j;
-    if (j > i) out.push_back(s.substr(i, j - i));
+    if (j > i) out->push_back(s.substr(i, j - i));
     i = j;
   }
-  return out;
 }
 
 // Reads one line (without its '\n') into *out, keeping at most `max`
@@ -81,11 +83,20 @@ bool ReadLine(std::istream& in, std::string* out, size_t max, bool* too_long) {
   }
 }
 
-bool Has(const char* list, std::string_view key) {
-  for (auto k : Split(list)) {
-    if (k == key) return true;
+// Calls f on each word of a space-separated key list (OpSpec).
+template <typename F>
+void ForEachKey(std::string_view list, F f) {
+  while (!list.empty()) {
+    const size_t sp = std::min(list.find(' '), list.size());
+    if (sp > 0) f(list.substr(0, sp));
+    list.remove_prefix(std::min(sp + 1, list.size()));
   }
-  return false;
+}
+
+bool Has(std::string_view list, std::string_view key) {
+  bool found = false;
+  ForEachKey(list, [&](std::string_view k) { found |= k == key; });
+  return found;
 }
 
 }  // namespace
@@ -100,7 +111,8 @@ Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) 
 }
 
 Result<bool> TraceReader::Next(TraceRecord* rec) {
-  std::string raw;
+  std::string& raw = line_buf_;
+  std::vector<std::string_view>& words = words_;
   bool too_long = false;
   while (ReadLine(*in_, &raw, kMaxTraceLineBytes, &too_long)) {
     ++line_;
@@ -108,13 +120,13 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
       return Status(-EINVAL, name_ + ":" + std::to_string(line_) + ": " + what);
     };
     // Untrusted text in a message: cut and escaped.
-    auto q = [](std::string_view t) { return "'" + TokenText(t) + "'"; };
+    auto q = [](std::string_view t) { return "'" + Printable(t, kMaxTokenInMessage) + "'"; };
     if (too_long)
       return where("line longer than the limit of " + std::to_string(kMaxTraceLineBytes) + " bytes, starting " +
                    q(raw));
     std::string_view text(raw);
     if (auto hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
-    const auto words = Split(text);
+    Split(text, &words);
     if (words.empty()) continue;
     if (!header_seen_) {
       if (words.size() != 2 || words[0] != "swaplab-trace")
@@ -135,7 +147,9 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
     TraceRecord r;
     r.op = spec->op;
     r.line = line_;
-    std::vector<std::string_view> seen;
+    // Keys given so far: each is one of the op's keys (at most 6), once.
+    std::array<std::string_view, 8> seen;
+    size_t nr_seen = 0;
     for (size_t i = 1; i < words.size(); ++i) {
       const auto eq = words[i].find('=');
       if (eq == std::string_view::npos || eq == 0)
@@ -144,10 +158,10 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
       const auto val = words[i].substr(eq + 1);
       if (!Has(spec->required, key) && !Has(spec->optional, key))
         return where("'" + std::string(words[0]) + "' takes no field " + q(key));
-      for (auto s : seen) {
-        if (s == key) return where("field '" + std::string(key) + "' given twice");
+      for (size_t k = 0; k < nr_seen; ++k) {
+        if (seen[k] == key) return where("field '" + std::string(key) + "' given twice");
       }
-      seen.push_back(key);
+      seen[nr_seen++] = key;
       int64_t v = 0;
       const auto [p, ec] = std::from_chars(val.data(), val.data() + val.size(), v);
       if (ec == std::errc::result_out_of_range && !val.empty() && val[0] != '-')
@@ -187,11 +201,11 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
       } else if (key == "offset") r.offset = u;
       if (!st.ok()) return st;
     }
-    for (auto k : Split(spec->required)) {
-      bool found = false;
-      for (auto s : seen) found |= s == k;
-      if (!found) return where("'" + std::string(words[0]) + "' needs field '" + std::string(k) + "'");
-    }
+    std::string_view missing;
+    ForEachKey(spec->required, [&](std::string_view k) {
+      if (missing.empty() && std::find(seen.begin(), seen.begin() + nr_seen, k) == seen.begin() + nr_seen) missing = k;
+    });
+    if (!missing.empty()) return where("'" + std::string(words[0]) + "' needs field '" + std::string(missing) + "'");
     *rec = r;
     return true;
   }
@@ -200,35 +214,48 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
 }
 
 std::string FormatRecord(const TraceRecord& r) {
-  std::ostringstream o;
-  o << Name(r.op);
+  std::string o = Name(r.op);  // appended to in place: no stream per record
+  auto field = [&o](const char* key, auto v) {
+    o += ' ';
+    o += key;
+    o += '=';
+    o += std::to_string(v);
+  };
   switch (r.op) {
     case TraceOp::kSwapon:
-      o << " dev=" << r.dev << " pages=" << r.pages << " ssd=" << r.ssd << " blkdev=" << r.blkdev
-        << " discard=" << r.discard;
-      if (r.prio) o << " prio=" << *r.prio;
+      field("dev", r.dev);
+      field("pages", r.pages);
+      field("ssd", int{r.ssd});
+      field("blkdev", int{r.blkdev});
+      field("discard", int{r.discard});
+      if (r.prio) field("prio", *r.prio);
       break;
-    case TraceOp::kSwapoff: o << " dev=" << r.dev; break;
-    case TraceOp::kAlloc: o << " folio=" << *r.folio << " order=" << r.order << " cpu=" << r.cpu; break;
+    case TraceOp::kSwapoff: field("dev", r.dev); break;
+    case TraceOp::kAlloc:
+      field("folio", *r.folio);
+      field("order", r.order);
+      field("cpu", r.cpu);
+      break;
     case TraceOp::kFree:
     case TraceOp::kCache:
-      o << " folio=" << *r.folio;
-      if (r.page != 0 || r.n) o << " page=" << r.page;
-      if (r.n) o << " n=" << *r.n;
+      field("folio", *r.folio);
+      if (r.page != 0 || r.n) field("page", r.page);
+      if (r.n) field("n", *r.n);
       break;
     case TraceOp::kDropCache:
-      if (r.folio) o << " folio=" << *r.folio;
+      if (r.folio) field("folio", *r.folio);
       break;
-    case TraceOp::kDup: o << " folio=" << *r.folio; break;
+    case TraceOp::kDup: field("folio", *r.folio); break;
     case TraceOp::kSuspendStorage:
     case TraceOp::kResumeStorage: break;
     case TraceOp::kExpect:
-      o << " folio=" << *r.folio;
-      if (r.page != 0) o << " page=" << r.page;
-      o << " dev=" << r.dev << " offset=" << r.offset;
+      field("folio", *r.folio);
+      if (r.page != 0) field("page", r.page);
+      field("dev", r.dev);
+      field("offset", r.offset);
       break;
   }
-  return o.str();
+  return o;
 }
 
 }  // namespace swaplab::workload

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `swaplab run` with a real-file device (issue 11, case 6): its temporary
-# area is named and labelled swaplab-r<pid>, removed on SIGINT and SIGTERM,
+# area is named and labelled swaplab-r<pid>, removed on SIGINT and SIGTERM
+# (the run gone within 5 s of the signal), removed too when the run fails
+# for want of memory (256 MiB of address space: the run needs ~480 MB),
 # left by SIGKILL but then removed by `swaplab kernel cleanup` — which never
 # removes the area of a run still alive.
 # usage: run_temp_area.sh SWAPLAB SCENARIO_DIR
@@ -10,7 +12,7 @@ SC="$2/rfc-holes-real.json"
 W="$(mktemp -d /var/tmp/swaplab-tmpt.XXXXXX)"
 cleanup() { [ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$W"; }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/lib.sh"   # fail, limited, run
 
 # the run's area lives in $W (the scenario's dir), so nothing else is touched
 sed "s|\"dir\": \"/var/tmp\"|\"dir\": \"$W\"|" "$SC" >"$W/sc.json"
@@ -33,11 +35,25 @@ start_run() {
 for sig in INT TERM; do
   start_run
   [ "$label" = "swaplab-r$pid" ] || fail "label is '$label', want swaplab-r$pid"
+  t0=$(date +%s%N)
   kill -s "$sig" "$pid"
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  kill -0 "$pid" 2>/dev/null && fail "SIG$sig: the run still runs after 5 s"
   wait "$pid" 2>/dev/null
   pid=""
+  echo "SIG$sig: the run ended $(( ($(date +%s%N) - t0) / 1000000 )) ms after the signal"
   [ -e "$f" ] && fail "SIG$sig left $f behind"
 done
+
+# out of memory: the run fails (a message and exit 1, or an abort where
+# the allocation fails inside a destructor), and removes its area either
+# way; never hangs
+if [ "$CASE_LIMITED" = 1 ]; then
+  limited timeout 60 "$S" run "$W/sc.json" >/dev/null 2>"$W/err"; rc=$?
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a run in 256 MiB exited $rc: $(head -c 300 "$W/err")"
+  ls "$W"/swaplab-r*.swap >/dev/null 2>&1 && fail "a run out of memory left $(ls "$W"/swaplab-r*.swap)"
+  echo "out of memory (RLIMIT_AS 256 MiB): exit $rc, $(head -c 120 "$W/err" | tr '\n' ' '), no area left"
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "SIGINT and SIGTERM passed; SIGKILL + kernel cleanup skipped: not root"

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ struct LoggedRequest {
   uint32_t pages;
 };
 
-// A map page -> bytes. Requests run at Wait, in submission order; the
+// A map page -> bytes (or a caller's buffer read in place). Requests run at Wait, in submission order; the
 // request with index fail_request (over all submitted) fails with `error`
 // and is not performed.
 class MemEngine : public area::IoEngine {
@@ -76,7 +77,7 @@ class MemEngine : public area::IoEngine {
             ++stats_.pages_written;
           } else {
             auto it = data_.find(r.page + k);
-            if (it == data_.end()) std::memset(r.bufs[k], 0, kPageSize);
+            if (it == data_.end()) ReadBacking(r.page + k, r.bufs[k]);
             else std::memcpy(r.bufs[k], it->second.data(), kPageSize);
             ++stats_.pages_read;
           }
@@ -102,10 +103,19 @@ class MemEngine : public area::IoEngine {
   uint64_t crash_after = UINT64_MAX;
   uint64_t keep_pages = UINT64_MAX;  // writes at or above this page are dropped (scale tests)
   std::map<uint64_t, Page> data_;
+  // Pages not in data_ are read from here, in place (the fuzzer's input:
+  // no copy of it per run), the last one zero-padded; past its end, zeros.
+  std::span<const std::byte> backing;
   std::vector<LoggedRequest> log_;
   uint64_t submitted() const { return submitted_; }
 
  private:
+  void ReadBacking(uint64_t page, std::byte* out) const {
+    const uint64_t at = page * kPageSize;
+    const size_t n = at < backing.size() ? std::min<size_t>(kPageSize, backing.size() - at) : 0;
+    if (n > 0) std::memcpy(out, backing.data() + at, n);
+    std::memset(out + n, 0, kPageSize - n);
+  }
   uint64_t pages_;
   area::DeviceLimits limits_;
   std::vector<area::IoRequest> pending_;

@@ -193,6 +193,58 @@ TEST(Reader, IoErrorIsReported) {
   EXPECT_EQ(rd.status().code(), -EIO);
 }
 
+// A ReaderScratch kept from read to read (threads, ring, unit buffers, the
+// snapshot's noise table) gives the reports of reads that make their own,
+// whatever the compressor, the ring size (remade when it changes) and the
+// seed (a table is shared only with a snapshot of the same seed).
+TEST(ReaderScratch, ReadsSharingOneReportWhatReadsWithoutOneReport) {
+  ReaderScratch scratch(2);
+  for (Compressor c : {Compressor::kNone, Compressor::kLzo, Compressor::kLz4}) {
+    for (uint64_t seed : {3, 3, 4}) {
+      for (uint64_t ring : {kCmpPages, 4 * kCmpPages}) {
+        Rig r = MakeRig(8192);
+        const auto s = Snap(1500, seed);
+        ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
+        WriterOptions wo;
+        wo.compress = c;
+        ASSERT_TRUE(WriteImage(session, *r.engine, s, wo).ok());
+        ReaderOptions o;
+        o.device_pages = r.pages;
+        o.read_ring_pages = ring;
+        o.window_pages = 64;
+        o.threads = 2;
+        auto alone = ReadImage(*r.engine, 0, o);
+        o.scratch = &scratch;
+        auto shared = ReadImage(*r.engine, 0, o);
+        ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+        ASSERT_TRUE(shared.ok()) << Name(c) << " seed " << seed << ": " << shared.status().ToString();
+        EXPECT_EQ(shared->pages_verified, s.image_pages());
+        EXPECT_EQ(shared->pages_verified, alone->pages_verified);
+        EXPECT_EQ(shared->units, alone->units);
+        EXPECT_EQ(shared->crc32, alone->crc32);
+        EXPECT_EQ(shared->ring_pages, alone->ring_pages);
+        EXPECT_EQ(shared->batch.bios, alone->batch.bios);
+      }
+    }
+  }
+}
+
+TEST(Snapshot, ANoiseTableIsSharedOnlyWithTheSameSeed) {
+  auto a = Snap(400, 7), b = Snap(400, 7), c = Snap(400, 8);
+  AlignedPage want, got;
+  b.ShareNoise(a.noise());
+  EXPECT_EQ(b.noise(), a.noise());
+  const auto before = c.noise();
+  c.ShareNoise(a.noise());  // another seed: its own table stays
+  EXPECT_EQ(c.noise(), before);
+  const auto fresh = Snap(400, 8);
+  for (uint64_t p = 0; p < c.image_pages(); ++p) {
+    fresh.StreamPage(p, want.data());
+    c.StreamPage(p, got.data());
+    ASSERT_EQ(std::memcmp(want.data(), got.data(), kPageSize), 0) << "page " << p;
+  }
+}
+
 TEST(Snapshot, CountsAndMetadataLayout) {
   SnapshotOptions o;
   o.saveable_pages = 1024;

@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "swaplab/alloc/printable.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/area/swap_header.h"
 #include "size_arg.h"
 #include "swaplab/hibernate/image_chain.h"
 #include "swaplab/hibernate/image_format.h"
-#include "text.h"
 
 namespace swaplab::tools {
 
@@ -48,7 +48,7 @@ constexpr int kExitFailed = 1;
 constexpr int kExitBadInput = 2;
 
 int Fail(const Status& s) {
-  fmt::print(stderr, "swaplab area: {}\n", tools::Printable(s.ToString(), 1024));
+  fmt::print(stderr, "swaplab area: {}\n", swaplab::Printable(s.ToString(), 1024));
   return AreaExitCode(s);
 }
 
@@ -83,7 +83,7 @@ Result<std::vector<uint32_t>> ParseBadList(const std::string& s) {
   return out;
 }
 
-std::string Printable(const std::array<char, 10>& m) { return tools::Printable(std::string_view(m.data(), m.size())); }
+std::string Printable(const std::array<char, 10>& m) { return swaplab::Printable(std::string_view(m.data(), m.size())); }
 
 std::string DevName(uint64_t d) { return fmt::format("{}:{}", major(d), minor(d)); }
 
@@ -105,7 +105,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const S
                                                       uint64_t max_extents, const ImageFacts& img) {
   const auto& h = a.header;
   std::vector<std::pair<std::string, std::string>> r;
-  r.emplace_back("path", tools::Printable(a.path, 4096));
+  r.emplace_back("path", swaplab::Printable(a.path, 4096));
   r.emplace_back("type", a.blkdev ? "block device" : "regular file");
   r.emplace_back("bdev", DevName(a.bdev));
   r.emplace_back("rotational", a.limits.rotational ? "yes" : "no");
@@ -127,7 +127,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const S
   for (uint32_t b : h.v1.bad_pages) bad += (bad.empty() ? "" : ",") + std::to_string(b);
   r.emplace_back("badpages", bad.empty() ? "-" : bad);
   r.emplace_back("uuid", area::UuidToString(h.v1.uuid));
-  r.emplace_back("label", h.v1.label.empty() ? "-" : tools::Printable(h.v1.label));
+  r.emplace_back("label", h.v1.label.empty() ? "-" : swaplab::Printable(h.v1.label));
   r.emplace_back("extents", fmt::format("{} (largest {} pages), holes: {}",
                                         a.extent_summary.extents, a.extent_summary.largest_pages,
                                         a.extent_summary.has_holes ? "yes" : "no"));
@@ -157,12 +157,12 @@ std::vector<std::pair<std::string, std::string>> Rows(const AreaInfo& a, const S
       r.emplace_back("image.stream_pages", fmt::format("{} in {} map pages, {} runs on disk", (*img)->chain.entries.size(),
                                                        (*img)->chain.map_dblocks.size(), (*img)->layout.runs_disk_order));
     } else if (img) {
-      r.emplace_back("image", "unreadable: " + tools::Printable(img->status().message(), 4096));
+      r.emplace_back("image", "unreadable: " + swaplab::Printable(img->status().message(), 4096));
     }
   } else {
     r.emplace_back("hibernation", "no image");
   }
-  r.emplace_back("swapon", verdict.ok() ? "accepted" : "refused: " + tools::Printable(verdict.message(), 1024));
+  r.emplace_back("swapon", verdict.ok() ? "accepted" : "refused: " + swaplab::Printable(verdict.message(), 1024));
   return r;
 }
 
@@ -273,10 +273,10 @@ int RunFormat(const AreaOptions& o) {
   const auto& h = info->header.v1;
   const uint64_t usable = h.last_page - h.bad_pages.size();
   fmt::print("Set up swap space version 1 on {}: {} pages ({} KiB usable), LABEL={}, UUID={}\n",
-             tools::Printable(o.path), uint64_t{h.last_page} + 1, usable * (kPageSize / 1024),
-             h.label.empty() ? "(none)" : tools::Printable(h.label), area::UuidToString(h.uuid));
+             swaplab::Printable(o.path), uint64_t{h.last_page} + 1, usable * (kPageSize / 1024),
+             h.label.empty() ? "(none)" : swaplab::Printable(h.label), area::UuidToString(h.uuid));
   if (Status v = area::ValidateArea(*info); !v.ok())
-    fmt::print("warning: swapon would refuse it: {}\n", tools::Printable(v.message(), 1024));
+    fmt::print("warning: swapon would refuse it: {}\n", swaplab::Printable(v.message(), 1024));
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "swaplab/alloc/printable.h"
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/area/io_engine.h"
 #include "swaplab/area/swap_area.h"
@@ -23,7 +24,6 @@
 #include "area.h"
 #include "size_arg.h"
 #include "swaplab/area/area_lock.h"
-#include "text.h"
 
 namespace swaplab::tools {
 

@@ -11,12 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "image.h"
+#include "swaplab/alloc/printable.h"
 #include "swaplab/area/area_lock.h"
 #include "swaplab/area/io_engine.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/image_chain.h"
 #include "swaplab/hibernate/image_reader.h"
-#include "text.h"
 
 namespace swaplab::tools {
 

@@ -13,7 +13,7 @@
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/kernel_run.h"
 #include "swaplab/vm/qemu.h"
-#include "text.h"
+#include "swaplab/alloc/printable.h"
 #include "size_arg.h"
 
 namespace swaplab::tools {

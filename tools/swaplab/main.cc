@@ -1,6 +1,9 @@
 // swaplab: the command line. One file per subcommand.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <new>
+
 #include "area.h"
 #include "demo.h"
 #include "image.h"
@@ -34,15 +37,24 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
-  if (area_cmds.area->parsed()) return swaplab::tools::RunArea(area_cmds, area);
-  if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
-  if (kernel_cmds.kernel->parsed()) return swaplab::tools::RunKernel(kernel_cmds, kernel);
-  if (vm_cmds.vm->parsed()) return swaplab::tools::RunVm(vm_cmds, vm_opts);
-  if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
-  if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);
-  if (repro_cmd->parsed()) return swaplab::tools::RunReproduce(repro_opts);
-  if (demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
-  // No subcommand: the main job, on its built-in default.
-  if (app.get_subcommands().empty()) return swaplab::tools::RunReproduce(repro_opts);
+  // Out of memory (a run larger than this machine or its RLIMIT_AS allows):
+  // a message and exit 1, not an abort; the unwinding removes the run's
+  // temporary areas on the way (TempFile).
+  try {
+    if (area_cmds.area->parsed()) return swaplab::tools::RunArea(area_cmds, area);
+    if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
+    if (kernel_cmds.kernel->parsed()) return swaplab::tools::RunKernel(kernel_cmds, kernel);
+    if (vm_cmds.vm->parsed()) return swaplab::tools::RunVm(vm_cmds, vm_opts);
+    if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
+    if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);
+    if (repro_cmd->parsed()) return swaplab::tools::RunReproduce(repro_opts);
+    if (demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
+    // No subcommand: the main job, on its built-in default.
+    if (app.get_subcommands().empty()) return swaplab::tools::RunReproduce(repro_opts);
+  } catch (const std::bad_alloc&) {
+    std::fputs("swaplab: out of memory: this run needs more memory than the process may have (RLIMIT_AS, RAM)\n",
+               stderr);
+    return 1;
+  }
   return 0;
 }

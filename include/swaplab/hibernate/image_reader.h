@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,28 @@
 #include "swaplab/hibernate/swsusp_info.h"
 
 namespace swaplab::hibernate {
+
+// What a read makes besides its small buffers: the decompressor and CRC
+// threads, the readahead ring and the unit buffers (compressed images), the
+// window checker thread (uncompressed ones), the noise table of swaplab's
+// synthetic snapshot (kept for the next image of the same seed). A read
+// without a scratch makes its own and frees it at the end; a caller that
+// reads many images (the fuzzer) keeps one scratch per ring size and passes
+// it to each read, so that threads start and large buffers are mapped once.
+// Each buffer is remade whenever a read asks for another size (a larger
+// buffer reused would hide an overrun from ASan). One read at a time.
+class ReaderScratch {
+ public:
+  explicit ReaderScratch(unsigned threads = 0);  // decompressors; 0: DefaultCompressionThreads()
+  ~ReaderScratch();
+  ReaderScratch(const ReaderScratch&) = delete;
+  ReaderScratch& operator=(const ReaderScratch&) = delete;
+  struct Impl;  // image_reader.cc
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 struct ReaderOptions {
   BatchOptions batch{};
@@ -50,6 +73,9 @@ struct ReaderOptions {
   // 0: 8192 (the kernel's size when memory is plentiful).
   uint64_t read_ring_pages = 0;
   unsigned threads = 0;  // decompressor threads; 0: DefaultCompressionThreads()
+  // Threads and buffers to borrow (ReaderScratch) instead of making them
+  // for this read; `threads` is then the scratch's.
+  ReaderScratch* scratch = nullptr;
   // Check what the pages hold: the PFN list of the metadata pages, and for
   // swaplab images every page against the snapshot (names the page that
   // differs). Off: a structural read (pages written without content, as

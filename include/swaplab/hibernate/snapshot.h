@@ -59,6 +59,15 @@ class SyntheticSnapshot {
     return mem_ ? mem_.get() + p * kPageSize : nullptr;
   }
 
+  // The table of random words the incompressible pages are cut from (256
+  // KiB), a function of the seed alone, made on first use (thread-safe):
+  // a structural read, or an image refused before its data pages, never
+  // makes it. Copies share it; so may two snapshots of one seed: a caller
+  // that rebuilds many (ReaderScratch) hands each the last one's table.
+  struct Noise;
+  const std::shared_ptr<Noise>& noise() const { return noise_; }
+  void ShareNoise(const std::shared_ptr<Noise>& n);  // taken if made for this seed
+
  private:
   explicit SyntheticSnapshot(const SnapshotOptions& o);
   void DataPage(uint64_t pfn, std::byte* out) const;
@@ -66,7 +75,8 @@ class SyntheticSnapshot {
   uint64_t meta_ = 0;
   std::vector<uint64_t> pfns_;       // with bit 63 for zero pages
   std::vector<uint64_t> data_pfns_;  // non-zero PFNs, ascending
-  std::vector<uint64_t> noise_;      // random words that random pages are cut from
+  std::shared_ptr<Noise> noise_;  // never null
+  const uint64_t* NoiseWords() const;
   std::shared_ptr<std::byte[]> mem_; // T pages once materialised
   void Generate(uint64_t p, std::byte* out) const;
 };

@@ -1,7 +1,7 @@
 // Temporary swap files a run creates (a scenario's real-file device):
 // named and labelled so they are recognisable (/var/tmp/swaplab-r<pid>-…,
-// label "swaplab-r<pid>"), removed when the run ends, on SIGINT, SIGTERM
-// and SIGHUP too once the command line installed the handlers, and found
+// label "swaplab-r<pid>"), removed when the run ends, on SIGINT, SIGTERM,
+// SIGHUP and SIGABRT too once the command line installed the handlers, and found
 // by `swaplab kernel cleanup` after a SIGKILL (the pid no longer runs).
 #pragma once
 
@@ -32,8 +32,8 @@ class TempFile {
   int slot_ = -1;
 };
 
-// SIGINT / SIGTERM / SIGHUP: unlink every registered file, then die of the
-// signal as before. Called once by the command line.
+// SIGINT / SIGTERM / SIGHUP / SIGABRT: unlink every registered file, then
+// die of the signal as before. Called once by the command line.
 void InstallTempFileCleanup();
 
 }  // namespace swaplab::workload

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "swaplab/alloc/status.h"
 
@@ -45,7 +47,7 @@ inline constexpr size_t kMaxTraceLineBytes = 65536;
 
 // Reads a trace one record at a time. Errors say "FILE:LINE: what was
 // expected"; text from the trace in a message is cut to 64 bytes ("…")
-// with control and non-ASCII bytes written as \xNN.
+// with control and non-ASCII bytes written as \xNN (swaplab/alloc/printable.h).
 class TraceReader {
  public:
   static Result<std::unique_ptr<TraceReader>> Open(const std::string& path);
@@ -60,6 +62,8 @@ class TraceReader {
   std::string name_;
   uint64_t line_ = 0;
   bool header_seen_ = false;
+  std::string line_buf_;                 // the current line; kept from line to line
+  std::vector<std::string_view> words_;  // its words (views into line_buf_)
 };
 
 // One line of the trace format, without a newline.
