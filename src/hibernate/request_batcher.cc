@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
 namespace swaplab::hibernate {
@@ -55,7 +56,15 @@ RequestBatcher::RequestBatcher(area::IoEngine& engine, BatchOptions o) : engine_
 }
 
 RequestBatcher::~RequestBatcher() {
-  if (cur_ || !closed_.empty() || in_flight_) (void)Wait();
+  // Bios still queued or in flight use the caller's pages: complete them.
+  // Out of memory here (while unwinding from an earlier bad_alloc) must not
+  // escape a destructor, which would abort the program.
+  if (cur_ || !closed_.empty() || in_flight_) {
+    try {
+      (void)Wait();
+    } catch (const std::bad_alloc&) {
+    }
+  }
 }
 
 Result<std::unique_ptr<CopyArena>> CopyArena::Make(uint64_t pages) {

@@ -45,12 +45,13 @@ for sig in INT TERM; do
   [ -e "$f" ] && fail "SIG$sig left $f behind"
 done
 
-# out of memory: the run fails (a message and exit 1, or an abort where
-# the allocation fails inside a destructor), and removes its area either
-# way; never hangs
+# out of memory: the run fails cleanly (exit 1 and a message naming the
+# limit: no abort, even where the allocation fails inside a destructor while
+# unwinding), removes its area, never hangs
 if [ "$CASE_LIMITED" = 1 ]; then
   limited timeout 60 "$S" run "$W/sc.json" >/dev/null 2>"$W/err"; rc=$?
-  [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a run in 256 MiB exited $rc: $(head -c 300 "$W/err")"
+  [ $rc -eq 1 ] || fail "a run in 256 MiB exited $rc, want 1: $(head -c 300 "$W/err")"
+  grep -q "out of memory" "$W/err" || fail "no out-of-memory message: $(head -c 300 "$W/err")"
   ls "$W"/swaplab-r*.swap >/dev/null 2>&1 && fail "a run out of memory left $(ls "$W"/swaplab-r*.swap)"
   echo "out of memory (RLIMIT_AS 256 MiB): exit $rc, $(head -c 120 "$W/err" | tr '\n' ' '), no area left"
 fi
