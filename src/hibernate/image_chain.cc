@@ -95,8 +95,7 @@ class MapPageReader {
  public:
   MapPageReader(RequestBatcher& b, uint64_t resume_block, uint64_t device_pages, uint32_t lookahead)
       : b_(b), resume_(resume_block), device_pages_(device_pages),
-        lookahead_(device_pages == 0 ? 0 : std::min<uint32_t>(lookahead, kMaxLookahead)),
-        bufs_(std::max<uint32_t>(lookahead_, 1)), dblocks_(bufs_.size()) {}
+        lookahead_(device_pages == 0 ? 0 : std::min<uint32_t>(lookahead, kMaxLookahead)), bufs_(1), dblocks_(1) {}
 
   // The page at dblock `at`, valid until the next call.
   Result<const std::byte*> Read(uint64_t at) {
@@ -107,6 +106,10 @@ class MapPageReader {
     have_ = next_ = 0;
     if (lookahead_ == 0 || prev == 0) return SyncRead(at);
     window_ = guessed_wrong ? 1 : std::min<uint32_t>(window_ * 2, lookahead_);
+    if (bufs_.size() < window_) {  // grown with the window: a short chain needs a page or two
+      bufs_.resize(window_);
+      dblocks_.resize(window_);
+    }
     const auto stride = static_cast<int64_t>(at - prev);
     for (uint32_t i = 0; i < window_; ++i) {
       const auto d = static_cast<uint64_t>(static_cast<int64_t>(at) + stride * static_cast<int64_t>(i));
