@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -229,7 +230,10 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
     RequestBatcher& b;
     ImageThreads& th;
     ~IdleOnExit() {
-      (void)b.Wait();
+      try {
+        (void)b.Wait();
+      } catch (const std::bad_alloc&) {  // never out of a destructor
+      }
       for (auto& w : th.workers) w->Wait();
       th.crc.Wait();
     }
