@@ -347,8 +347,7 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
     bool done = false;  // 7. collect, in stream order
     size_t folded = round.size();
     for (size_t i = 0, t = 0, left = 0; i < round.size() && st.ok(); ++i, --left) {
-      if (left == 0) {  // the next worker's units
-        while (per_worker[t] == 0) ++t;
+      if (left == 0) {  // worker t's units come next (workers 0, 1, … have units, in order)
         th.workers[t]->Wait();
         left = per_worker[t++];
       }

@@ -170,10 +170,17 @@ Status RequestBatcher::Flush() {
 }
 
 // Mirrors hib_wait_io() (+ patch 7: submit the current bio first).
-Status RequestBatcher::Wait() {
+// What Wait and WaitSome do first: the error a queueing submit deferred,
+// else Flush's.
+Status RequestBatcher::FlushForWait() {
   Status st = deferred_;
   deferred_ = Status::Ok();
   if (Status fl = Flush(); st.ok()) st = fl;
+  return st;
+}
+
+Status RequestBatcher::Wait() {
+  Status st = FlushForWait();
   if (in_flight_) {
     ++stats_.drains;
     std::vector<area::IoCompletion> done;
@@ -197,16 +204,17 @@ void RequestBatcher::Settled() {
 }
 
 Status RequestBatcher::WaitSome() {
-  Status st = deferred_;
-  deferred_ = Status::Ok();
-  if (Status fl = Flush(); st.ok()) st = fl;
+  Status st = FlushForWait();
   if (!in_flight_) return st;
   ++stats_.partial_waits;
   std::vector<area::IoCompletion> done;
   Status w = engine_.WaitAny(&done);
   if (st.ok()) st = w;
-  if (done.empty()) {  // nothing was in flight: a sync I/O's Wait took the completions
-    Settled();
+  if (done.empty()) {
+    // Nothing was in flight (a sync I/O's Wait took the completions). An
+    // engine error with nothing reported leaves the bios in flight for the
+    // Wait that follows, which must still drain them.
+    if (w.ok()) Settled();
     return st;
   }
   if (st.ok()) st = CheckCompletions(done);

@@ -151,6 +151,7 @@ class RequestBatcher {
   std::optional<Bio> cur_;
   std::vector<area::IoRequest> closed_;
   Status SubmitClosed();
+  Status FlushForWait();
   Status CheckCompletions(const std::vector<area::IoCompletion>& done) const;
   // Every bio handed to the engine since the last Wait, by tag − first_tag_.
   struct InFlight {
