@@ -178,7 +178,7 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
     d.prio = --s.least_priority;
   }
   // Enable (§5.1 step 9).
-  d.users.store(0, std::memory_order_release);
+  d.Revive();
   s.total_swap_pages.fetch_add(static_cast<int64_t>(usable));
   d.active = true;
   InsertByPrio(s.active, s, type);
@@ -269,8 +269,7 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
                               std::to_string(type) + " are still in use after unuse");
   }
   // Step 5: no references left; flush work; clear the per-CPU hints.
-  d.users.fetch_add(kDeadRef, std::memory_order_acq_rel);
-  while (d.users.load(std::memory_order_acquire) != kDeadRef) std::this_thread::yield();
+  d.KillAndWait();
   s.DoDiscard(d);
   d.discard_pending = false;
   d.reclaim_pending = false;

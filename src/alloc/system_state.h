@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "alloc/slot_entry.h"
@@ -143,6 +144,18 @@ struct SwapDevice {
     return true;
   }
   void Put() { users.fetch_sub(1, std::memory_order_release); }
+  // Swapon's enable: references may be taken from here on. The dead bias
+  // is taken off, not overwritten: a TryGet that failed a moment ago still
+  // owes its decrement, and a store of 0 would let that decrement make the
+  // count negative (the next swapoff then waits for a count it has already
+  // passed and frees the clusters under a live reference).
+  void Revive() { users.fetch_sub(kDeadRef, std::memory_order_acq_rel); }
+  // Swapoff's kill (kernel: percpu_ref_kill + wait_for_completion): no new
+  // reference after this, and every old one has been put when it returns.
+  void KillAndWait() {
+    users.fetch_add(kDeadRef, std::memory_order_acq_rel);
+    while (users.load(std::memory_order_acquire) != kDeadRef) std::this_thread::yield();
+  }
 };
 
 // Counters one CPU updates under its local lock (single writer).

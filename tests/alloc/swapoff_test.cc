@@ -2,10 +2,43 @@
 // cleared, no discard while not WRITEOK.
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "alloc/system_state.h"
 #include "alloc/test_util.h"
 
 namespace swaplab::alloc::test {
 namespace {
+
+// get_swap_device/put_swap_device against swapon/swapoff: a TryGet that
+// fails on a dead device adds 1 and then takes it back. Swapon's enable
+// may fall between the two halves; it must leave that decrement owed, so
+// that the count is 0 once it is paid and the next swapoff still waits
+// for every reference. (The stress test SwapoffUnderLoad found this under
+// TSan: a store of 0 made the count -1, the next swapoff's wait ended
+// while a reference was held, and it freed the clusters under it.)
+TEST(Swapoff_5_2, ReferenceCountSurvivesAFailedGetAcrossSwapon) {
+  SwapDevice d;
+  EXPECT_FALSE(d.TryGet());  // dead until swapon
+  d.users.fetch_add(1, std::memory_order_acquire);  // first half of a failing TryGet
+  d.Revive();                                       // swapon's enable between the halves
+  d.users.fetch_sub(1, std::memory_order_release);  // the second half
+  EXPECT_EQ(d.users.load(), 0);
+  ASSERT_TRUE(d.TryGet());
+  std::atomic<bool> killed{false};
+  std::thread off([&] {
+    d.KillAndWait();
+    killed.store(true);
+  });
+  while (d.users.load() < kDeadRef) std::this_thread::yield();  // killed
+  EXPECT_FALSE(d.TryGet());  // no new reference once killed
+  for (int i = 0; i < 100; ++i) std::this_thread::yield();
+  EXPECT_FALSE(killed.load());  // the kill waits for the held reference
+  d.Put();
+  off.join();
+  EXPECT_TRUE(killed.load());
+  EXPECT_FALSE(d.TryGet());
+}
 
 // §5.2 steps 2, 6: an empty device leaves both lists and the totals; its
 // record is reused by the next swapon.
