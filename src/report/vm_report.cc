@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace swaplab::report {
@@ -22,6 +24,7 @@ ordered_json Metrics(const vm::SideMetrics& m) {
   j["runs_alloc_order"] = m.runs_alloc_order ? ordered_json(m.runs_alloc_order) : ordered_json(nullptr);
   j["bios_per_page"] = m.bios_per_page;
   j["bios_per_run"] = m.bios_per_run;
+  j["alloc_calls"] = m.alloc_calls;
   j["write_s"] = m.write_s >= 0 ? ordered_json(m.write_s) : ordered_json(nullptr);
   j["read_s"] = m.read_s >= 0 ? ordered_json(m.read_s) : ordered_json(nullptr);
   j["write_mbps"] = m.write_mbps >= 0 ? ordered_json(m.write_mbps) : ordered_json(nullptr);
@@ -34,9 +37,7 @@ double Agreement(const vm::ModelSideInfo& m) {
 
 std::string Secs(double s) { return s >= 0 ? fmt::format("{:.3f}", s) : std::string("-"); }
 
-}  // namespace
-
-std::string VmHibernateJson(const vm::HibernateReport& r) {
+ordered_json VmHibernateDoc(const vm::HibernateReport& r) {
   const auto& o = r.options;
   ordered_json j;
   j["options"] = {{"layout", hibernate::Name(o.layout)},  {"swap_pages", r.swap_pages},
@@ -56,6 +57,7 @@ std::string VmHibernateJson(const vm::HibernateReport& r) {
   k["layout_pages_not_in_swap"] = r.kinfo.layout_not_in_swap;
   k["layout_pages_freed"] = r.kinfo.layout_freed;
   k["boot_wall_s"] = r.kinfo.boot_wall_s;
+  k["hang_retries"] = r.kinfo.hang_retries;
   if (o.resume) {
     k["resume_wall_s"] = r.kinfo.resume_wall_s;
     k["resumed_intact"] = r.kinfo.resumed_intact;
@@ -73,8 +75,12 @@ std::string VmHibernateJson(const vm::HibernateReport& r) {
   m["disagreements"] = r.minfo.disagreements;
   m["model_wall_s"] = r.minfo.model_wall_s;
   j["model"] = m;
-  return j.dump(2) + "\n";
+  return j;
 }
+
+}  // namespace
+
+std::string VmHibernateJson(const vm::HibernateReport& r) { return VmHibernateDoc(r).dump(2) + "\n"; }
 
 std::string VmHibernateText(const vm::HibernateReport& r) {
   const auto& o = r.options;
@@ -110,6 +116,107 @@ std::string VmHibernateText(const vm::HibernateReport& r) {
   for (size_t i = 0; i < r.minfo.disagreements.size() && i < 5; ++i)
     s += "  disagreement: " + r.minfo.disagreements[i] + "\n";
   return s;
+}
+
+namespace {
+
+double VmWall(const vm::HibernateReport& r) {
+  return r.kinfo.boot_wall_s + std::max(0.0, r.kinfo.resume_wall_s);
+}
+
+double WithCpu(double s, uint64_t bios, double bio_us, uint64_t calls, double call_us) {
+  return s < 0 ? -1 : s + 1e-6 * (bio_us * static_cast<double>(bios) + call_us * static_cast<double>(calls));
+}
+
+}  // namespace
+
+std::string VmSeedTableText(const vm::SeedTableReport& t, const workload::HostCpuCost* cpu) {
+  if (t.layouts.empty()) return "reproduce --vm: no layout ran\n";
+  const auto& k0 = t.layouts[0];
+  std::string s;
+  s += fmt::format("seed 001 on a real kernel: Linux {} in qemu, accel {}, {} CPU, {} MiB\n", k0.kinfo.release,
+                   k0.kinfo.accel_why, k0.options.vm.smp, k0.options.vm.mem_mib);
+  s += fmt::format("scale {:.6g} of the seed's sizes (5.0G image; 6G swap shuffled, 12G holes):", t.options.scale);
+  for (const auto& r : t.layouts)
+    s += fmt::format(" {} swap {} MiB, image ~{} MiB;", hibernate::Name(r.options.layout),
+                     r.options.swap_bytes >> 20, r.options.image_bytes >> 20);
+  s += fmt::format(" compress {}\n", hibernate::Name(t.options.compress));
+  s += fmt::format("model: preset {}, slot source base, the guest's layout replayed from its trace\n",
+                   t.options.policy);
+  if (cpu) s += "host CPU prices: " + cpu->label + "\n";
+  s += fmt::format("\n{:<26}", "");
+  for (const auto& r : t.layouts) s += fmt::format(" {:>10} {:>10}", hibernate::Name(r.options.layout), "");
+  s += fmt::format("\n{:<26}", "");
+  for (size_t i = 0; i < t.layouts.size(); ++i) s += fmt::format(" {:>10} {:>10}", "kernel", "model");
+  s += "\n";
+  auto row = [&](const char* name, auto kf, auto mf) {
+    s += fmt::format("{:<26}", name);
+    for (const auto& r : t.layouts) s += fmt::format(" {:>10} {:>10}", kf(r), mf(r));
+    s += "\n";
+  };
+  auto n = [](uint64_t v) { return std::to_string(v); };
+  auto dash = [](const vm::HibernateReport&) { return std::string("-"); };
+  row("stream pages", [&](const auto& r) { return n(r.kernel.stream_pages); },
+      [&](const auto& r) { return n(r.model.stream_pages); });
+  row("runs (disk order)", [&](const auto& r) { return n(r.kernel.runs_disk_order); },
+      [&](const auto& r) { return n(r.model.runs_disk_order); });
+  row("bios (one per page)", [&](const auto& r) { return n(r.kernel.bios_per_page); },
+      [&](const auto& r) { return n(r.model.bios_per_page); });
+  row("bios if one per run", [&](const auto& r) { return n(r.kernel.bios_per_run); },
+      [&](const auto& r) { return n(r.model.bios_per_run); });
+  row("allocator calls", [&](const auto& r) { return n(r.kernel.alloc_calls); },
+      [&](const auto& r) { return n(r.model.alloc_calls); });
+  row("write, s", [&](const auto& r) { return Secs(r.kernel.write_s); },
+      [&](const auto& r) { return Secs(r.model.write_s); });
+  if (cpu)
+    row("write + host CPU, s", dash, [&](const auto& r) {
+      return Secs(WithCpu(r.model.write_s, r.model.bios_per_page, cpu->write_bio_us, r.model.alloc_calls,
+                          cpu->alloc_call_us));
+    });
+  row("read, s", [&](const auto& r) { return Secs(r.kernel.read_s); },
+      [&](const auto& r) { return Secs(r.model.read_s); });
+  if (cpu)
+    row("read + host CPU, s", dash,
+        [&](const auto& r) { return Secs(WithCpu(r.model.read_s, r.model.bios_per_page, cpu->read_bio_us, 0, 0)); });
+  row("host wall, s", [&](const auto& r) { return fmt::format("{:.2f}", VmWall(r)); },
+      [&](const auto& r) { return fmt::format("{:.2f}", r.minfo.model_wall_s); });
+  s += "\nkernel seconds: its own \"Wrote/Read ... in T seconds\" lines (guest clock under " + k0.kinfo.accel +
+       ", 0.01 s steps); model seconds: " + k0.minfo.seconds_kind + "\n";
+  s += "host wall: the VM's two boots (layout, hibernate; resume) against the model's replay of the guest's trace "
+       "and its images\n";
+  for (const auto& r : t.layouts)
+    s += fmt::format("{}: the model answered {:.0f}x faster than the VM ({:.2f} s against {:.2f} s); placement "
+                     "agreement {}/{}\n",
+                     hibernate::Name(r.options.layout),
+                     r.minfo.model_wall_s > 0 ? VmWall(r) / r.minfo.model_wall_s : 0.0, r.minfo.model_wall_s,
+                     VmWall(r), r.minfo.agree, r.minfo.expected);
+  return s;
+}
+
+std::string VmSeedTableJson(const vm::SeedTableReport& t, const workload::HostCpuCost* cpu) {
+  ordered_json j;
+  j["scale"] = t.options.scale;
+  j["compress"] = hibernate::Name(t.options.compress);
+  j["policy"] = t.options.policy;
+  if (cpu)
+    j["host_cpu"] = {{"label", cpu->label},
+                     {"write_bio_us", cpu->write_bio_us},
+                     {"read_bio_us", cpu->read_bio_us},
+                     {"alloc_call_us", cpu->alloc_call_us}};
+  ordered_json layouts = ordered_json::object();
+  for (const auto& r : t.layouts) {
+    ordered_json d = VmHibernateDoc(r);
+    if (cpu) {
+      d["model"]["write_host_cpu_s"] = WithCpu(r.model.write_s, r.model.bios_per_page, cpu->write_bio_us,
+                                               r.model.alloc_calls, cpu->alloc_call_us);
+      d["model"]["read_host_cpu_s"] = WithCpu(r.model.read_s, r.model.bios_per_page, cpu->read_bio_us, 0, 0);
+    }
+    d["vm_wall_s"] = VmWall(r);
+    d["vm_over_model_wall"] = r.minfo.model_wall_s > 0 ? VmWall(r) / r.minfo.model_wall_s : 0.0;
+    layouts[hibernate::Name(r.options.layout)] = d;
+  }
+  j["layouts"] = layouts;
+  return j.dump(2) + "\n";
 }
 
 }  // namespace swaplab::report

@@ -65,7 +65,10 @@ Status RunModelSide(const std::string& trace_path, const std::string& policy, in
   // The image step changes the system, so each image gets a fresh replay:
   // first to learn how many snapshot pages give the kernel's stream pages,
   // then per page and per run.
-  uint64_t pages = stream_pages > 1 ? stream_pages - 1 : 1;
+  // First guess: the stream is the pages, swsusp_info and one map page per
+  // 511 slots (about one per 512 stream pages); the loop corrects it when
+  // the map pages come out one more or less.
+  uint64_t pages = stream_pages > 2 + (stream_pages + 511) / 512 ? stream_pages - 1 - (stream_pages + 511) / 512 : 1;
   workload::ImageResult per_page, per_run;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto r = Replay(trace_path, policy, cpus, &info->records);
@@ -98,6 +101,7 @@ Status RunModelSide(const std::string& trace_path, const std::string& policy, in
   m->runs_disk_order = per_page.runs;
   m->runs_alloc_order = per_page.runs_alloc_order;
   m->bios_per_page = per_page.write_bios;
+  m->alloc_calls = per_page.alloc_calls;
   m->bios_per_run = per_run.write_bios;
   m->write_s = per_page.write_s;
   m->read_s = per_page.read_s;

@@ -479,12 +479,20 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   if (j.contains("host_cpu")) {
     const json& h = j["host_cpu"];
     const std::string p = "$.host_cpu";
-    SL_TRY(r.Keys(h, p, {"label", "write_bio_us", "read_bio_us", "alloc_call_us"}));
     HostCpuCost c;
-    SL_TRY(r.Str(h, p, "label", &c.label, true));
-    SL_TRY(r.Num(h, p, "write_bio_us", &c.write_bio_us, 0, 1e6));
-    SL_TRY(r.Num(h, p, "read_bio_us", &c.read_bio_us, 0, 1e6));
-    SL_TRY(r.Num(h, p, "alloc_call_us", &c.alloc_call_us, 0, 1e6));
+    if (h.is_string()) {  // a named profile (host_cpu.h)
+      const HostCpuProfile* prof = FindHostCpuProfile(h.get<std::string>());
+      if (prof == nullptr)
+        return r.Error(p, "'" + Printable(h.get<std::string>(), kMaxTokenInMessage) +
+                              "' names no host CPU profile (known: " + HostCpuProfileNames() + ")");
+      c = prof->Cost();
+    } else {
+      SL_TRY(r.Keys(h, p, {"label", "write_bio_us", "read_bio_us", "alloc_call_us"}));
+      SL_TRY(r.Str(h, p, "label", &c.label, true));
+      SL_TRY(r.Num(h, p, "write_bio_us", &c.write_bio_us, 0, 1e6));
+      SL_TRY(r.Num(h, p, "read_bio_us", &c.read_bio_us, 0, 1e6));
+      SL_TRY(r.Num(h, p, "alloc_call_us", &c.alloc_call_us, 0, 1e6));
+    }
     for (size_t i = 0; i < sc.devices.size(); ++i) {
       if (sc.devices[i].real_file)
         return r.Error(p, "device " + Printable(sc.devices[i].name, kMaxTokenInMessage) +
@@ -517,9 +525,11 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
 
 Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s) {
   if (s == "none") return std::optional<HostCpuCost>{};
+  if (const HostCpuProfile* prof = FindHostCpuProfile(s)) return std::optional<HostCpuCost>{prof->Cost()};
   auto bad = [&](const std::string& why) {
-    return Status(-EINVAL, "--host-cpu '" + Printable(s, kMaxTokenInMessage) + "': " + why +
-                               " (expected none, or W,R,A: microseconds per write bio, per read bio, per allocator call)");
+    return Status(-EINVAL, "--host-cpu '" + Printable(s, kMaxTokenInMessage) + "': " + why + " (expected none, " +
+                               HostCpuProfileNames() +
+                               ", or W,R,A: microseconds per write bio, per read bio, per allocator call)");
   };
   double v[3];
   size_t pos = 0;

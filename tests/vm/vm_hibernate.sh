@@ -9,11 +9,8 @@ swaplab="$1"
 shift
 layouts=("$@")
 [ ${#layouts[@]} -gt 0 ] || layouts=(fresh shuffled holes)
-command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not found (bash scripts/setup)"; exit 77; }
-cache="${SWAPLAB_GUEST_KERNEL_CACHE:-/var/cache/swaplab/guest-kernel}"
-ls "$cache"/*/.unpacked >/dev/null 2>&1 || { echo "SKIP: no guest kernel in $cache (bash scripts/guest-kernel)"; exit 77; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/vm/vm_cli_lib.sh
+source "$(dirname "$0")/vm_cli_lib.sh"
 for layout in "${layouts[@]}"; do
   t0=$(date +%s.%N)
   if ! "$swaplab" vm hibernate --layout "$layout" --swap 96M --image 64M --json >"$tmp/$layout.json" 2>"$tmp/$layout.err"; then

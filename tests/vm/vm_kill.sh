@@ -7,11 +7,8 @@
 #   vm_kill.sh SWAPLAB
 set -uo pipefail
 swaplab="$1"
-command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not found"; exit 77; }
-cache="${SWAPLAB_GUEST_KERNEL_CACHE:-/var/cache/swaplab/guest-kernel}"
-ls "$cache"/*/.unpacked >/dev/null 2>&1 || { echo "SKIP: no guest kernel in $cache"; exit 77; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/vm/vm_cli_lib.sh
+source "$(dirname "$0")/vm_cli_lib.sh"
 loops_before="$(losetup -a 2>/dev/null | sort)"
 
 # Waits (up to 60 s) for a qemu child of PID; prints its pid.

@@ -228,6 +228,18 @@ TEST(Scenario, HostCpuIsCheckedAndOnlyForSimulatedDevices) {
   bad = j;
   bad["devices"][0]["backing"] = "file";
   ExpectRefused(bad, "$.host_cpu", "real file");
+  // A profile by name: its prices; an unknown name is refused with the known ones.
+  j["host_cpu"] = "seed-001";
+  r = ParseScenario(j.dump(), "ok.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->host_cpu.has_value());
+  EXPECT_EQ(r->host_cpu->write_bio_us, FindHostCpuProfile("seed-001")->write_bio_us);
+  bad = j;
+  bad["host_cpu"] = "seed-002";
+  ExpectRefused(bad, "$.host_cpu", "names no host CPU profile (known: seed-001");
+  j["host_cpu"] = "seed-001";
+  j["devices"][0]["backing"] = "file";
+  ExpectRefused(j, "$.host_cpu", "real file");
 }
 
 // The "+ host CPU" rows are the device's modelled seconds plus the priced
@@ -271,6 +283,20 @@ TEST(Scenario, HostCpuArgument) {
   EXPECT_EQ((*c)->write_bio_us, 1.5);
   EXPECT_EQ((*c)->read_bio_us, 0);
   EXPECT_EQ((*c)->alloc_call_us, 20);
+  // Every named profile, with its own numbers and label.
+  ASSERT_GE(HostCpuProfiles().size(), 2u);
+  for (const HostCpuProfile& p : HostCpuProfiles()) {
+    auto named = ParseHostCpuArg(std::string(p.name));
+    ASSERT_TRUE(named.ok()) << p.name;
+    ASSERT_TRUE(named->has_value());
+    EXPECT_EQ((*named)->write_bio_us, p.write_bio_us);
+    EXPECT_EQ((*named)->alloc_call_us, p.alloc_call_us);
+    EXPECT_EQ((*named)->label, p.label);
+    EXPECT_GT(p.write_bio_us + p.read_bio_us + p.alloc_call_us, 0) << p.name;
+  }
+  auto unknown = ParseHostCpuArg("tcg-9.9");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("seed-001"), std::string::npos) << unknown.status().message();
   for (const char* bad : {"", "1,2", "1,2,3,4", "1,,3", "a,1,1", "1,1,-1", "1,1,1x", "1,1,1e9"}) {
     auto r = ParseHostCpuArg(bad);
     EXPECT_FALSE(r.ok()) << bad;

@@ -1,5 +1,8 @@
 // `swaplab run` and `swaplab reproduce` (scenario_cmds.h).
 #include "scenario_cmds.h"
+
+#include "swaplab/workload/host_cpu.h"
+#include "vm.h"
 #include "swaplab/workload/temp_files.h"
 
 #include <fmt/core.h>
@@ -31,7 +34,7 @@ CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
   c->add_flag("--structural", o.structural,
               "image steps on simulated devices make no page data (runs, bios, modelled seconds only)");
-  c->add_option("--host-cpu", o.host_cpu, "host CPU prices for images on simulated devices: none, or W,R,A (us per write bio, per read bio, per allocator call)");
+  c->add_option("--host-cpu", o.host_cpu, "host CPU prices for images on simulated devices: none, a profile (seed-001: fitted to seed 001; tcg-6.12: measured in this machine's qemu), or W,R,A (us per write bio, per read bio, per allocator call)");
   return c;
 }
 
@@ -51,8 +54,15 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
               "page data made and checked, at each scenario's reduced reproduce_scale")
       ->excludes(full);
   c->add_flag("--list", o.list, "list the shipped scenarios and exit");
+  auto* vm = c->add_flag("--vm", o.vm,
+                         "seed 001's shuffled and holes tables on a real kernel (Debian's 6.12 in qemu), side by "
+                         "side with the model; host CPU prices default to tcg-6.12");
+  vm->excludes(full);
+  c->add_option("--vm-scale", o.vm_scale, "--vm: the seed's sizes times this (default 1/64: 80 MiB image)")
+      ->check(CLI::Range(1.0 / 128, 1.0 / 5));
+  c->add_option("--accel", o.accel, "--vm: tcg | kvm | auto")->check(CLI::IsMember({"tcg", "kvm", "auto"}));
   c->add_option("--host-cpu", o.host_cpu,
-                "host CPU prices for images on simulated devices: none, or W,R,A (us per write bio, per read bio, per allocator call); tables on real swap files keep measured seconds only");
+                "host CPU prices for images on simulated devices: none, a profile (seed-001: fitted to seed 001; tcg-6.12: measured in this machine's qemu), or W,R,A (us per write bio, per read bio, per allocator call); tables on real swap files keep measured seconds only");
   return c;
 }
 
@@ -205,6 +215,21 @@ int RunRun(const ScenarioCmdOptions& o) {
 }
 
 int RunReproduce(const ScenarioCmdOptions& o) {
+  if (o.vm) {
+    if (!o.name.empty() || o.check_data || o.csv || !o.out_dir.empty() || o.list) {
+      fmt::print(stderr, "swaplab reproduce --vm: runs seed 001's two layouts only, printed as text or --json "
+                         "(no NAME, --check-data, --csv, --out or --list)\n");
+      return 2;
+    }
+    std::optional<workload::HostCpuCost> cpu;
+    if (const auto* p = workload::FindHostCpuProfile("tcg-6.12")) cpu = p->Cost();
+    if (!o.host_cpu.empty()) {
+      const auto c = HostCpuOption(o, "reproduce");
+      if (!c) return 2;
+      cpu = *c;
+    }
+    return RunReproduceVm(o.vm_scale, o.accel, cpu ? &*cpu : nullptr, o.json);
+  }
   std::vector<workload::Scenario> all;
   for (const auto& s : workload::ShippedScenarios()) {
     auto sc = workload::ParseScenario(s.json, s.file);

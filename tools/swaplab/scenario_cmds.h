@@ -24,6 +24,10 @@ struct ScenarioCmdOptions {
   // "none" or "W,R,A" (µs per write bio, read bio, allocator call): the
   // host CPU prices of every scenario with an image on simulated devices.
   std::string host_cpu;
+  // reproduce --vm: seed 001's layouts on a real kernel in qemu (issue 12).
+  bool vm = false;
+  double vm_scale = 1.0 / 64;
+  std::string accel = "auto";
 };
 
 CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "swaplab/workload/host_cpu.h"
+
 namespace swaplab::tools {
 
 struct VmCmdOptions {
@@ -25,5 +27,8 @@ struct VmCommands {
 
 VmCommands AddVm(CLI::App& app, VmCmdOptions& o);
 int RunVm(const VmCommands& c, const VmCmdOptions& o);
+// `reproduce --vm`: seed 001's two layouts at `scale` (cpu: the prices
+// added to the model's seconds, or nullptr).
+int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu, bool json);
 
 }  // namespace swaplab::tools

@@ -4,10 +4,19 @@
 #pragma once
 #include <string>
 #include "swaplab/vm/vm_hibernate.h"
+#include "swaplab/vm/vm_reproduce.h"
+#include "swaplab/workload/host_cpu.h"
 
 namespace swaplab::report {
 
 std::string VmHibernateText(const vm::HibernateReport& r);
 std::string VmHibernateJson(const vm::HibernateReport& r);
+
+// `reproduce --vm`: both layouts in one table, kernel and model columns,
+// with `cpu`'s prices added to the model's seconds when given, and the
+// host's wall seconds of each side (the VM's boots, the model's replay and
+// images) with their ratio.
+std::string VmSeedTableText(const vm::SeedTableReport& r, const workload::HostCpuCost* cpu);
+std::string VmSeedTableJson(const vm::SeedTableReport& r, const workload::HostCpuCost* cpu);
 
 }  // namespace swaplab::report

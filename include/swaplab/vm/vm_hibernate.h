@@ -38,6 +38,7 @@ struct SideMetrics {
   uint64_t clusters_touched = 0;
   uint64_t bios_per_page = 0;       // write bios as 6.12 submits them (one per page)
   uint64_t bios_per_run = 0;        // as RFC patch 7 would (one per contiguous run)
+  uint64_t alloc_calls = 0;         // allocator calls for the image's slots (6.12: one per slot)
   double write_s = -1, read_s = -1; // kernel: its console lines (guest clock); model: modelled; -1 none
   double write_mbps = -1;
 };
@@ -49,7 +50,8 @@ struct KernelSideInfo {
   std::string compress;
   bool crc_verified = false;
   uint64_t layout_swapped = 0, layout_not_in_swap = 0, layout_freed = 0;
-  double boot_wall_s = 0, resume_wall_s = -1;
+  double boot_wall_s = 0, resume_wall_s = -1;  // boot_wall_s: every layout boot, a retried one too
+  int hang_retries = 0;      // layout boots stopped on a guest I/O hang and made again
   bool resumed_intact = false;
   std::vector<std::string> pm_lines;  // the kernel's "PM: ..." timing lines
 };

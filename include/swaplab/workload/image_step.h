@@ -15,6 +15,7 @@
 #include "swaplab/area/io_engine.h"
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/hibernate/request_batcher.h"
+#include "swaplab/workload/host_cpu.h"
 
 namespace swaplab::workload {
 
@@ -31,18 +32,6 @@ struct ImageSpec {
   // size. Needs a device from MakeSimulatedSwapDevice(pages, true).
   bool structural = false;
   uint64_t memory_budget_pages = 262144;  // write copies before a drain (WriterOptions, 1 GiB)
-};
-
-// CPU work of the image path that the simulated device does not price
-// (docs/fidelity.md, "Modelled seconds price device requests, not bios"):
-// the kernel's per-bio work (bio_alloc, submission, completion) and each
-// call into the swap allocator for hibernation slots. Added to modelled
-// seconds only; measured seconds already contain this machine's.
-struct HostCpuCost {
-  std::string label;         // whose costs, and where they come from
-  double write_bio_us = 0;   // per write bio
-  double read_bio_us = 0;    // per read bio
-  double alloc_call_us = 0;  // per allocator call (a slot, a range or a run)
 };
 
 struct ImageResult {

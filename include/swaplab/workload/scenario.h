@@ -95,8 +95,9 @@ struct Scenario {
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file);
 Result<Scenario> LoadScenario(const std::string& path);
 
-// A command line's host CPU prices: "none" (no "+ host CPU" rows) or
-// "W,R,A", microseconds per write bio, per read bio and per allocator call.
+// A command line's host CPU prices: "none" (no "+ host CPU" rows), a
+// profile's name (host_cpu.h) or "W,R,A", microseconds per write bio, per
+// read bio and per allocator call.
 // -EINVAL with what was wrong otherwise.
 Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s);
 // Replaces sc's host CPU prices (none: drops them and their rows) when

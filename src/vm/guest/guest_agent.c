@@ -112,6 +112,13 @@ static int Hibernate(uint64_t pages, uint64_t seed) {
     return 1;
   }
   printf("swaplab-agent: pattern %" PRIu64 " pages seed %" PRIu64 "\n", pages, seed);
+  /* /init turned the swap disk's writeback throttling off for the layout
+   * (see init.sh); the image is written with the kernel's default. */
+  const char *wbt = getenv("SWAPLAB_WBT_LAT_USEC");
+  if (wbt != NULL && *wbt != '\0') {
+    int werr = WriteSysfs("/sys/block/vda/queue/wbt_lat_usec", wbt);
+    printf("swaplab-agent: wbt_lat_usec %s%s%s\n", wbt, werr ? ": " : "", werr ? strerror(werr) : "");
+  }
   int err = WriteSysfs("/sys/power/disk", "shutdown");
   if (err != 0) {
     printf("swaplab-agent: cannot set /sys/power/disk to shutdown: %s\n", strerror(err));

@@ -85,10 +85,19 @@ case "$mode" in
   layout)
     [ -n "$rotational" ] && echo "$rotational" >/sys/block/vda/queue/rotational
     say "vda rotational $(cat /sys/block/vda/queue/rotational)"
+    # Writeback throttling off on the swap disk while the layout is made:
+    # under TCG the layout's MADV_PAGEOUT once waited in wbt_wait() for good
+    # (a 128 MiB LZO run of bench/vm_price_fit.sh, hung-task report on the
+    # console). The agent puts the kernel's value back before hibernating.
+    wbt=
+    if [ -w /sys/block/vda/queue/wbt_lat_usec ]; then
+      wbt="$(cat /sys/block/vda/queue/wbt_lat_usec)"
+      echo 0 >/sys/block/vda/queue/wbt_lat_usec
+    fi
     swapon /dev/vda || { say "swapon /dev/vda failed"; off; }
     read -r up _ </proc/uptime
     say "swapon done at uptime $up s"
-    SWAPLAB_AGENT_POWEROFF=1 /bin/swaplab_guest_agent layout "$layout" "$swap_pages" "$image_pages" "$seed" /dev/vdb
+    SWAPLAB_AGENT_POWEROFF=1 SWAPLAB_WBT_LAT_USEC="$wbt" /bin/swaplab_guest_agent layout "$layout" "$swap_pages" "$image_pages" "$seed" /dev/vdb
     say "agent exited with $?"
     ;;
   resume|resume-swaplab) ;;

@@ -1,0 +1,53 @@
+// reproduce --vm's sizes: seed 001's image and devices times the scale,
+// guest memory from the image, refusals (vm_reproduce.h).
+#include <gtest/gtest.h>
+
+#include "swaplab/vm/vm_reproduce.h"
+
+namespace swaplab::vm {
+namespace {
+
+using hibernate::RfcLayout;
+
+TEST(SeedTable, SizesScaleTheSeeds) {
+  SeedTableOptions o;
+  o.scale = 1.0 / 64;
+  o.vm.mem_mib = 0;
+  auto s = SeedLayoutOptions(o, RfcLayout::kShuffled);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->image_bytes, 80ull << 20);  // 5 GiB / 64
+  EXPECT_EQ(s->swap_bytes, 128ull << 20);  // 6 GiB / 64 = 96 MiB < 80 MiB + the guest's own 48
+  EXPECT_EQ(s->vm.mem_mib, 384);           // 3 x 80 MiB is below the floor
+  EXPECT_TRUE(s->resume);
+  EXPECT_EQ(s->compress, hibernate::Compressor::kNone);
+  auto h = SeedLayoutOptions(o, RfcLayout::kHoles);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->swap_bytes, 192ull << 20);  // 12 GiB / 64
+  EXPECT_EQ(h->image_bytes, s->image_bytes);
+  o.scale = 1.0 / 5;
+  auto big = SeedLayoutOptions(o, RfcLayout::kShuffled);
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->image_bytes, 1024ull << 20);
+  EXPECT_EQ(big->swap_bytes, 1229ull << 20);  // 6 GiB / 5, the seed's proportion
+  EXPECT_EQ(big->vm.mem_mib, 3072);
+  o.vm.mem_mib = 2000;  // the caller's memory is kept
+  EXPECT_EQ(SeedLayoutOptions(o, RfcLayout::kShuffled)->vm.mem_mib, 2000);
+}
+
+TEST(SeedTable, RefusesScalesAndLayoutsItCannotRun) {
+  SeedTableOptions o;
+  for (double bad : {0.0, -1.0, 1.0 / 4, 1.0 / 129, 1.0}) {
+    o.scale = bad;
+    auto r = SeedLayoutOptions(o, RfcLayout::kShuffled);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), -EINVAL);
+    EXPECT_NE(r.status().message().find("outside"), std::string::npos) << r.status().message();
+  }
+  o.scale = 1.0 / 64;
+  auto f = SeedLayoutOptions(o, RfcLayout::kFresh);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), -EINVAL);
+}
+
+}  // namespace
+}  // namespace swaplab::vm
