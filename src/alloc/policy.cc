@@ -1,7 +1,9 @@
 // Named kernel versions as bundles of policy knobs (allocator spec §10).
 #include "swaplab/alloc/policy.h"
 
-#include <sstream>
+#include <algorithm>
+#include <charconv>
+#include <optional>
 
 namespace swaplab::alloc {
 
@@ -72,31 +74,132 @@ std::vector<std::string> Policy::PresetNames() {
   return {"linux-6.14", "linux-6.15", "linux-6.18", "mm-new"};
 }
 
+const std::vector<PolicyKnobInfo>& Policy::Knobs() {
+  static const std::vector<PolicyKnobInfo> k = [] {
+    std::vector<PolicyKnobInfo> v;
+    v.push_back({"search", "steps", 0, 0,
+                 "§2.4 / §10.2: the per-device search order after the per-CPU hint failed (steps: "
+                 "free-if-discard, free, free-if-not-discard, nonfull, reclaim-full, frag-one, frag-all, "
+                 "sync-discard-restart, steal-higher)"});
+#define SWAPLAB_BOOL_ROW(n, d, doc) v.push_back({#n, "bool", 0, 1, doc});
+#define SWAPLAB_INT_ROW(n, d, lo, hi, doc) v.push_back({#n, "int", lo, hi, doc});
+    SWAPLAB_POLICY_KNOBS(SWAPLAB_BOOL_ROW, SWAPLAB_INT_ROW)
+#undef SWAPLAB_BOOL_ROW
+#undef SWAPLAB_INT_ROW
+    return v;
+  }();
+  return k;
+}
+
+namespace {
+
+// Values in messages are cut and escaped: they come from command lines and files.
+std::string Shown(std::string_view v) {
+  std::string s;
+  for (char c : v.substr(0, 64)) s += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return v.size() > 64 ? s + "..." : s;
+}
+
+std::optional<bool> ParseBool(std::string_view v) {
+  if (v == "true" || v == "1" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "off") return false;
+  return std::nullopt;
+}
+
+std::optional<int64_t> ParseInt(std::string_view v) {
+  int64_t x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty()) return std::nullopt;
+  return x;
+}
+
+}  // namespace
+
+Status Policy::Set(std::string_view knob, std::string_view value) {
+  auto bad = [&](const std::string& why) {
+    return Status(-EINVAL, "knob " + Shown(knob) + "=" + Shown(value) + ": " + why);
+  };
+  if (knob == "search") {
+    std::vector<SearchStep> steps;
+    size_t pos = 0;
+    while (pos <= value.size()) {
+      const size_t end = std::min(value.find(',', pos), value.size());
+      const std::string_view step = value.substr(pos, end - pos);
+      bool found = false;
+      for (int i = 0; i < kNumSearchSteps; ++i) {
+        if (Name(static_cast<SearchStep>(i)) == step) {
+          steps.push_back(static_cast<SearchStep>(i));
+          found = true;
+        }
+      }
+      if (!found) return bad("unknown search step '" + Shown(step) + "'");
+      pos = end + 1;
+    }
+    if (steps.empty()) return bad("an empty search order");
+    search = std::move(steps);
+    return Status::Ok();
+  }
+#define SWAPLAB_BOOL_SET(n, d, doc)                                              \
+  if (knob == #n) {                                                              \
+    const auto b = ParseBool(value);                                             \
+    if (!b) return bad("expected true or false");                               \
+    n = *b;                                                                      \
+    return Status::Ok();                                                         \
+  }
+#define SWAPLAB_INT_SET(n, d, lo, hi, doc)                                       \
+  if (knob == #n) {                                                              \
+    const auto x = ParseInt(value);                                              \
+    if (!x || *x < (lo) || *x > (hi))                                            \
+      return bad("expected an integer in " #lo ".." #hi);                        \
+    n = static_cast<int>(*x);                                                    \
+    return Status::Ok();                                                         \
+  }
+  SWAPLAB_POLICY_KNOBS(SWAPLAB_BOOL_SET, SWAPLAB_INT_SET)
+#undef SWAPLAB_BOOL_SET
+#undef SWAPLAB_INT_SET
+  std::string names;
+  for (const auto& k : Knobs()) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  return Status(-EINVAL, "unknown knob '" + Shown(knob) + "' (knobs: " + names + ")");
+}
+
+Status Policy::SetAssignment(std::string_view assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return Status(-EINVAL, "knob '" + Shown(assignment) + "': expected NAME=VALUE");
+  return Set(assignment.substr(0, eq), assignment.substr(eq + 1));
+}
+
+std::vector<std::pair<std::string, std::string>> Policy::KnobValues() const {
+  std::vector<std::pair<std::string, std::string>> v;
+  std::string steps;
+  for (size_t i = 0; i < search.size(); ++i) steps += (i ? "," : "") + std::string(Name(search[i]));
+  v.emplace_back("search", steps);
+#define SWAPLAB_BOOL_VALUE(n, d, doc) v.emplace_back(#n, n ? "true" : "false");
+#define SWAPLAB_INT_VALUE(n, d, lo, hi, doc) v.emplace_back(#n, std::to_string(n));
+  SWAPLAB_POLICY_KNOBS(SWAPLAB_BOOL_VALUE, SWAPLAB_INT_VALUE)
+#undef SWAPLAB_BOOL_VALUE
+#undef SWAPLAB_INT_VALUE
+  return v;
+}
+
 Status Policy::Validate() const {
   if (search.empty()) return Status(-EINVAL, "policy " + name + ": empty search order");
-  if (count_max < 2 || count_max > 255)
-    return Status(-EINVAL, "policy " + name + ": count_max " + std::to_string(count_max) +
-                               " is outside 2..255");
-  if (slot_cache_batch < 1 || slot_cache_batch > 4096)
-    return Status(-EINVAL, "policy " + name + ": slot_cache_batch " +
-                               std::to_string(slot_cache_batch) + " is outside 1..4096");
+#define SWAPLAB_BOOL_CHECK(n, d, doc)
+#define SWAPLAB_INT_CHECK(n, d, lo, hi, doc)                                                             \
+  if (n < (lo) || n > (hi))                                                                              \
+    return Status(-EINVAL, "policy " + name + ": " #n " " + std::to_string(n) + " is outside " #lo ".." #hi);
+  SWAPLAB_POLICY_KNOBS(SWAPLAB_BOOL_CHECK, SWAPLAB_INT_CHECK)
+#undef SWAPLAB_BOOL_CHECK
+#undef SWAPLAB_INT_CHECK
   if (slot_cache && !percpu_hint_per_device)
     return Status(-EINVAL, "policy " + name + ": the slot cache needs per-device per-CPU hints");
   return Status::Ok();
 }
 
 std::string Policy::Describe() const {
-  std::ostringstream o;
-  o << "policy " << name << ": search=";
-  for (size_t i = 0; i < search.size(); ++i) o << (i ? "," : "") << Name(search[i]);
-  o << " sync_discard_retry=" << sync_discard_retry << " slot_cache=" << slot_cache
-    << " percpu_hint_per_device=" << percpu_hint_per_device
-    << " nonssd_global_cluster=" << nonssd_global_cluster
-    << " default_prio_round_robin=" << default_prio_round_robin
-    << " hibernation_percpu_hint=" << hibernation_percpu_hint
-    << " hibernation_hib_entry=" << hibernation_hib_entry
-    << " split_tails_last_first=" << split_tails_last_first << " count_max=" << count_max;
-  return o.str();
+  std::string s = "policy " + name + ":";
+  for (const auto& [k, v] : KnobValues()) s += " " + k + "=" + v;
+  return s;
 }
 
 }  // namespace swaplab::alloc

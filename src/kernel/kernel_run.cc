@@ -693,8 +693,13 @@ double FallbackRate(const std::map<int, uint64_t>& swpout, const std::map<int, u
 Result<ModelComparison> CompareWithModel(const std::string& trace, const std::string& policy, int cpus) {
   auto pol = alloc::Policy::Preset(policy);
   if (!pol.ok()) return pol.status();
+  return CompareWithModel(trace, *pol, cpus);
+}
+
+Result<ModelComparison> CompareWithModel(const std::string& trace, const alloc::Policy& policy, int cpus) {
+  if (Status st = policy.Validate(); !st.ok()) return st;
   alloc::SystemOptions so;
-  so.policy = *pol;
+  so.policy = policy;
   so.nr_cpus = cpus;
   alloc::SwapSystem sys(so);
   auto reader = workload::TraceReader::Open(trace);

@@ -1,6 +1,8 @@
 // Text tables, JSON and CSV of scenario results (report.h).
 #include "swaplab/report/report.h"
 
+#include "swaplab/report/policy_json.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -107,7 +109,7 @@ std::string RenderText(const ScenarioResult& r) {
   out += fmt::format("  - seed {} (repetition k uses seed {}+k), {} repetition{}{}, {} CPUs modelled\n", sc.seed,
                      sc.seed, sc.repetitions, sc.repetitions > 1 ? "s" : "",
                      sc.repetitions > 1 ? " (medians)" : "", sc.cpus);
-  for (const auto& v : r.variants) out += fmt::format("  - {}: policy {}\n", v.label, v.policy);
+  for (const auto& v : r.variants) out += fmt::format("  - {}: {}\n", v.label, v.effective_policy.Describe());
   out += "\n";
   const auto rows = Rows(r);
   std::vector<std::string> cols, labels;
@@ -174,6 +176,7 @@ nlohmann::ordered_json RenderJson(const ScenarioResult& r) {
     nlohmann::ordered_json vj;
     vj["label"] = v.label;
     vj["policy"] = v.policy;
+    vj["knobs"] = KnobsJson(v.effective_policy);
     nlohmann::ordered_json m = nlohmann::ordered_json::object();
     for (const auto& name : v.order) {
       const double med = v.Median(name);

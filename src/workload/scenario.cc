@@ -88,11 +88,14 @@ class Reader {
   }
   // Refuses keys outside `known`.
   Status Keys(const json& j, const std::string& path, std::initializer_list<const char*> known) const {
+    return Keys(j, path, std::vector<std::string_view>(known.begin(), known.end()));
+  }
+  Status Keys(const json& j, const std::string& path, const std::vector<std::string_view>& known) const {
     if (!j.is_object()) return Error(path, "expected an object, got " + std::string(j.type_name()));
     for (auto it = j.begin(); it != j.end(); ++it) {
       bool ok = false;
       std::string list;
-      for (const char* k : known) {
+      for (std::string_view k : known) {
         ok |= it.key() == k;
         list += (list.empty() ? "" : ", ") + std::string(k);
       }
@@ -218,29 +221,36 @@ Status PolicyOf(const Reader& r, const json& j, const std::string& path, alloc::
   if (!j.contains("knobs")) return Status::Ok();
   const json& k = j["knobs"];
   const std::string kp = path + ".knobs";
-  SL_TRY(r.Keys(k, kp, {"search", "slot_cache", "percpu_hint_per_device", "nonssd_global_cluster",
-                        "sync_discard_retry", "hibernation_percpu_hint", "hibernation_hib_entry", "name"}));
-  SL_TRY(r.Bool(k, kp, "slot_cache", &p->slot_cache));
-  SL_TRY(r.Bool(k, kp, "percpu_hint_per_device", &p->percpu_hint_per_device));
-  SL_TRY(r.Bool(k, kp, "nonssd_global_cluster", &p->nonssd_global_cluster));
-  SL_TRY(r.Bool(k, kp, "sync_discard_retry", &p->sync_discard_retry));
-  SL_TRY(r.Bool(k, kp, "hibernation_percpu_hint", &p->hibernation_percpu_hint));
-  SL_TRY(r.Bool(k, kp, "hibernation_hib_entry", &p->hibernation_hib_entry));
+  if (!k.is_object()) return r.Error(kp, "expected an object of knobs (alloc/policy.h lists them)");
+  std::vector<std::string_view> allowed = {"name"};
+  for (const auto& info : alloc::Policy::Knobs()) allowed.push_back(info.name);
+  SL_TRY(r.Keys(k, kp, allowed));
   SL_TRY(r.Str(k, kp, "name", &p->name));
-  std::vector<std::string> steps;
-  SL_TRY(r.StrList(k, kp, "search", &steps));
-  if (!steps.empty()) {
-    p->search.clear();
-    for (size_t i = 0; i < steps.size(); ++i) {
-      bool found = false;
-      for (int s = 0; s < alloc::kNumSearchSteps; ++s) {
-        if (alloc::Name(static_cast<alloc::SearchStep>(s)) == steps[i]) {
-          p->search.push_back(static_cast<alloc::SearchStep>(s));
-          found = true;
-        }
+  // Every knob goes through Policy::Set, as --knob does; JSON types first.
+  for (const auto& info : alloc::Policy::Knobs()) {
+    if (!k.contains(info.name)) continue;
+    const json& v = k[std::string(info.name)];
+    const std::string at = kp + "." + std::string(info.name);
+    std::string text;
+    if (info.type == "bool") {
+      if (!v.is_boolean()) return r.Error(at, "expected true or false");
+      text = v.get<bool>() ? "true" : "false";
+    } else if (info.type == "int") {
+      if (!v.is_number_integer()) return r.Error(at, "expected an integer");
+      text = std::to_string(v.get<int64_t>());
+    } else {
+      if (!v.is_array() || v.empty()) return r.Error(at, "expected a non-empty array of search steps");
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_string()) return r.Error(at + "[" + std::to_string(i) + "]", "expected a step name");
+        const std::string step = v[i].get<std::string>();
+        bool known = false;
+        for (int s = 0; s < alloc::kNumSearchSteps; ++s) known |= alloc::Name(static_cast<alloc::SearchStep>(s)) == step;
+        if (!known)
+          return r.Error(at + "[" + std::to_string(i) + "]", "unknown search step '" + Printable(step, kMaxTokenInMessage) + "'");
+        text += (i ? "," : "") + step;
       }
-      if (!found) return r.Error(kp + ".search[" + std::to_string(i) + "]", "unknown search step '" + Printable(steps[i], kMaxTokenInMessage) + "'");
     }
+    if (Status st = p->Set(info.name, text); !st.ok()) return r.Error(at, st.message());
   }
   if (Status st = p->Validate(); !st.ok()) return r.Error(path, st.message());
   return Status::Ok();

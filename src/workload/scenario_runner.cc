@@ -294,6 +294,7 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
     VariantResult vr;
     vr.label = v.label;
     vr.policy = v.policy.name;
+    vr.effective_policy = v.policy;
     res.variants.push_back(vr);
   }
   for (Slot& s : jobs) {

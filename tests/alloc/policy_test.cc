@@ -30,6 +30,73 @@ TEST(Policy_10, PresetNames) {
   EXPECT_FALSE(bad.status().message().empty());
 }
 
+// The knob table: every knob is listed once, set by name, read back by
+// name with the same text, described; a wrong name or value changes
+// nothing and names itself.
+TEST(Policy_10, KnobsByName) {
+  const auto& knobs = Policy::Knobs();
+  ASSERT_FALSE(knobs.empty());
+  EXPECT_EQ(knobs.front().name, "search");
+  std::vector<std::string> names;
+  for (const auto& k : knobs) {
+    EXPECT_FALSE(k.doc.empty()) << k.name;
+    names.emplace_back(k.name);
+  }
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "a knob listed twice";
+  // The knobs the issue found unreachable from scenarios are in the table.
+  for (const char* n : {"split_tails_last_first", "default_prio_round_robin", "count_max", "slot_cache_batch"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+
+  Policy p = MustPreset("linux-6.18");
+  const auto before = p.KnobValues();
+  ASSERT_EQ(before.size(), knobs.size());
+  for (size_t i = 0; i < knobs.size(); ++i) EXPECT_EQ(before[i].first, knobs[i].name);
+  // Each knob set to another value shows it; set back, the policy is as before.
+  for (const auto& k : knobs) {
+    std::string other;
+    if (k.type == "bool") other = p.KnobValues()[&k - &knobs[0]].second == "true" ? "false" : "true";
+    if (k.type == "int") other = std::to_string(k.min);
+    if (k.type == "steps") other = "free,nonfull";
+    const std::string was = p.KnobValues()[&k - &knobs[0]].second;
+    ASSERT_TRUE(p.Set(k.name, other).ok()) << k.name;
+    EXPECT_EQ(p.KnobValues()[&k - &knobs[0]].second, other) << k.name;
+    ASSERT_TRUE(p.SetAssignment(std::string(k.name) + "=" + was).ok()) << k.name;
+  }
+  EXPECT_EQ(p.KnobValues(), before);
+  ASSERT_TRUE(p.Set("count_max", "63").ok());
+  EXPECT_EQ(p.count_max, 63);
+  ASSERT_TRUE(p.Set("split_tails_last_first", "off").ok());
+  EXPECT_FALSE(p.split_tails_last_first);
+  ASSERT_TRUE(p.Set("search", "nonfull,free,steal-higher").ok());
+  EXPECT_EQ(p.search, (std::vector<S>{S::kNonfull, S::kFree, S::kStealHigher}));
+  EXPECT_NE(p.Describe().find("count_max=63"), std::string::npos) << p.Describe();
+  EXPECT_NE(p.Describe().find("search=nonfull,free,steal-higher"), std::string::npos) << p.Describe();
+
+  const auto after = p.KnobValues();
+  struct Bad {
+    const char* knob;
+    const char* value;
+    const char* says;
+  };
+  for (const Bad& b : {Bad{"count_max", "256", "2..255"}, Bad{"count_max", "1", "2..255"},
+                       Bad{"count_max", "15x", "integer"}, Bad{"slot_cache", "yes", "true or false"},
+                       Bad{"search", "free,,nonfull", "unknown search step"}, Bad{"search", "", "unknown"},
+                       Bad{"no_such_knob", "1", "unknown knob 'no_such_knob'"}}) {
+    const Status st = p.Set(b.knob, b.value);
+    ASSERT_FALSE(st.ok()) << b.knob << "=" << b.value;
+    EXPECT_EQ(st.code(), -EINVAL);
+    EXPECT_NE(st.message().find(b.says), std::string::npos) << st.message();
+    EXPECT_EQ(p.KnobValues(), after) << "a refused value changed the policy";
+  }
+  EXPECT_FALSE(p.SetAssignment("count_max").ok());
+  EXPECT_FALSE(p.SetAssignment("=3").ok());
+  // Terminal escapes in a bad name are not echoed.
+  const Status esc = p.Set("\x1b[31mred", "1");
+  EXPECT_EQ(esc.message().find('\x1b'), std::string::npos);
+}
+
 // §10.2: before "prefer nonfull" (≈v6.18) the free list came first for
 // every device, frag clusters rotated (kFragAll), and discard devices
 // restarted the search after a synchronous discard.

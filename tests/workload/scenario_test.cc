@@ -126,6 +126,50 @@ TEST(Scenario, UnknownNamesAreRefused) {
   j = Minimal();
   j["policy"] = {{"knobs", {{"search", {"free", "sideways"}}}}};
   ExpectRefused(j, "$.policy.knobs.search[1]", "unknown search step");
+  j = Minimal();
+  j["policy"] = {{"knobs", {{"count_max", 300}}}};
+  ExpectRefused(j, "$.policy.knobs.count_max", "2..255");
+  j["policy"] = {{"knobs", {{"count_max", "63"}}}};
+  ExpectRefused(j, "$.policy.knobs.count_max", "integer");
+  j["policy"] = {{"knobs", {{"split_tails_last_first", 1}}}};
+  ExpectRefused(j, "$.policy.knobs.split_tails_last_first", "true or false");
+  j["policy"] = {{"knobs", {{"spilt_tails", true}}}};
+  ExpectRefused(j, "$.policy.knobs.spilt_tails", "unknown key");
+}
+
+// Every knob of the table can be set from a scenario (alloc/policy.h).
+TEST(Scenario, EveryKnobFromAScenario) {
+  json j = Minimal();
+  j["policy"] = {{"preset", "linux-6.14"},
+                 {"knobs",
+                  {{"split_tails_last_first", true},
+                   {"default_prio_round_robin", true},
+                   {"count_max", 127},
+                   {"slot_cache_batch", 32},
+                   {"search", {"nonfull", "free"}}}}};
+  auto r = ParseScenario(j.dump(), "ok.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_FALSE(r->variants.empty());
+  const alloc::Policy& p = r->variants[0].policy;
+  EXPECT_TRUE(p.split_tails_last_first);
+  EXPECT_TRUE(p.default_prio_round_robin);
+  EXPECT_EQ(p.count_max, 127);
+  EXPECT_EQ(p.slot_cache_batch, 32);
+  EXPECT_TRUE(p.slot_cache);  // the preset's, untouched
+  EXPECT_EQ(p.search.size(), 2u);
+  for (const auto& k : alloc::Policy::Knobs()) {
+    json one = Minimal();
+    const auto values = alloc::Policy().KnobValues();
+    std::string v;
+    for (const auto& [n, val] : values)
+      if (n == k.name) v = val;
+    json jv;
+    if (k.type == "bool") jv = v == "true";
+    else if (k.type == "int") jv = std::stoi(v);
+    else jv = json::array({"free"});
+    one["policy"] = {{"knobs", {{std::string(k.name), jv}}}};
+    EXPECT_TRUE(ParseScenario(one.dump(), "ok.json").ok()) << k.name;
+  }
 }
 
 TEST(Scenario, NotJsonIsRefused) {

@@ -10,6 +10,9 @@
 #include <random>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "policy_arg.h"
 #include "swaplab/alloc/swap_system.h"
 
 namespace swaplab::tools {
@@ -20,7 +23,8 @@ using alloc::SwapEntry;
 
 CLI::App* AddDemo(CLI::App& app, DemoOptions& o) {
   CLI::App* c = app.add_subcommand("demo", "allocation churn on a simulated device, every policy");
-  c->add_option("--policy", o.policy, "policy preset (with --no-compare)");
+  c->add_option("--policy", o.policy, "run only this preset (default: every preset side by side)");
+  AddKnobOption(c, &o.knobs);
   c->add_option("--size", o.size_mib, "device size in MiB")->check(CLI::Range(8, 1 << 20));
   c->add_option("--seed", o.seed, "random seed");
   c->add_option("--ops", o.ops, "swap-out operations")->check(CLI::Range(1, 100000000));
@@ -32,6 +36,7 @@ namespace {
 
 struct Outcome {
   std::string policy;
+  alloc::Policy effective;
   alloc::SwapCounters counters;
   alloc::DeviceInfo dev;
   std::string invariants;
@@ -94,6 +99,7 @@ Outcome RunOne(const alloc::Policy& policy, const DemoOptions& o) {
   Outcome out;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.policy = policy.name;
+  out.effective = policy;
   out.counters = sys.counters();
   out.dev = *sys.Device(type);
   out.invariants = sys.CheckInvariants().ToString();
@@ -103,21 +109,45 @@ Outcome RunOne(const alloc::Policy& policy, const DemoOptions& o) {
 }  // namespace
 
 int RunDemo(const DemoOptions& o) {
-  std::vector<Outcome> rows;
-  for (const std::string& name : alloc::Policy::PresetNames()) rows.push_back(RunOne(*alloc::Policy::Preset(name), o));
-  if (o.json) {
-    fmt::print("{{\"demo\":{{\"device_mib\":{},\"ops\":{},\"seed\":{},\"runs\":[", o.size_mib, o.ops, o.seed);
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Outcome& r = rows[i];
-      fmt::print("{}{{\"policy\":\"{}\",\"swpout_4kB\":{},\"swpout_64kB\":{},\"swpout_fallback_64kB\":{},"
-                 "\"pswpout\":{},\"fast_path_hits\":{},\"inuse\":{},\"free_clusters\":{},\"nonfull_clusters\":{},"
-                 "\"frag_clusters\":{},\"full_clusters\":{},\"invariants\":\"{}\",\"seconds\":{:.3f}}}",
-                 i ? "," : "", r.policy, r.counters.swpout[0], r.counters.swpout[4],
-                 r.counters.swpout_fallback[4], r.counters.pswpout, r.counters.fast_path_hits, r.dev.inuse,
-                 r.dev.free_clusters, r.dev.nonfull_clusters, r.dev.frag_clusters, r.dev.full_clusters,
-                 r.invariants, r.seconds);
+  std::vector<alloc::Policy> policies;
+  const std::vector<std::string> names =
+      o.policy.empty() ? alloc::Policy::PresetNames() : std::vector<std::string>{o.policy};
+  for (const std::string& name : names) {
+    auto p = PolicyFromArgs(name, o.knobs);
+    if (!p.ok()) {
+      fmt::print(stderr, "swaplab demo: {}\n", p.status().message());
+      return 2;
     }
-    fmt::print("]}}}}\n");
+    policies.push_back(*p);
+  }
+  std::vector<Outcome> rows;
+  for (const alloc::Policy& p : policies) rows.push_back(RunOne(p, o));
+  if (o.json) {
+    nlohmann::ordered_json d;
+    d["device_mib"] = o.size_mib;
+    d["ops"] = o.ops;
+    d["seed"] = o.seed;
+    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+    for (const Outcome& r : rows) {
+      runs.push_back({{"policy", r.policy},
+                      {"knobs", KnobsJson(r.effective)},
+                      {"swpout_4kB", r.counters.swpout[0]},
+                      {"swpout_64kB", r.counters.swpout[4]},
+                      {"swpout_fallback_64kB", r.counters.swpout_fallback[4]},
+                      {"pswpout", r.counters.pswpout},
+                      {"fast_path_hits", r.counters.fast_path_hits},
+                      {"inuse", r.dev.inuse},
+                      {"free_clusters", r.dev.free_clusters},
+                      {"nonfull_clusters", r.dev.nonfull_clusters},
+                      {"frag_clusters", r.dev.frag_clusters},
+                      {"full_clusters", r.dev.full_clusters},
+                      {"invariants", r.invariants},
+                      {"seconds", r.seconds}});
+    }
+    d["runs"] = std::move(runs);
+    nlohmann::ordered_json j;
+    j["demo"] = std::move(d);
+    fmt::print("{}\n", j.dump());
     return 0;
   }
   fmt::print("swaplab demo: {} MiB SSD block device (no discard), 2 CPUs, {} swap-outs "
@@ -134,6 +164,7 @@ int RunDemo(const DemoOptions& o) {
                r.counters.fast_path_hits, r.dev.free_clusters, r.dev.nonfull_clusters,
                r.dev.frag_clusters, r.dev.full_clusters);
   }
+  for (const Outcome& r : rows) fmt::print("{}\n", r.effective.Describe());
   fmt::print("\nclusters by list at the end; invariants after each run: ");
   bool ok = true;
   for (const Outcome& r : rows) ok &= r.invariants == "ok";

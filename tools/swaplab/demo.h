@@ -3,11 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace swaplab::tools {
 
 struct DemoOptions {
-  std::string policy = "linux-6.18";
+  std::string policy;               // empty: every preset
+  std::vector<std::string> knobs;   // --knob NAME=VALUE, applied to each
   uint64_t size_mib = 1024;
   uint64_t seed = 1;
   uint64_t ops = 100000;

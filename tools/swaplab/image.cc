@@ -1,5 +1,6 @@
 // `swaplab image write|read|inspect AREA`: a hibernation image on a real
 // swap area through the io_uring engine (hibernation spec §4, §6, §8).
+#include "policy_arg.h"
 #include "image.h"
 
 #include <fmt/core.h>
@@ -62,7 +63,9 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
                       "before anything is built (exit 2)");
   c.write->add_option("--source", o.source, "base | free-clusters | free-clusters-sorted | reserve | pmd");
   c.write->add_option("--compress", o.compress, "none | lzo | lz4 (read and inspect take it from the header)");
-  c.write->add_option("--policy", o.policy, "allocator preset");
+  c.write->add_option("--policy", o.policy,
+                      "allocator preset (default mm-new: the RFC's 2026 base, HIB entries)")->capture_default_str();
+  AddKnobOption(c.write, &o.knobs);
   c.write->add_option("--layout", o.layout,
                       "allocator state before the write: fresh | shuffled (90% swapped out in 2 MiB files, "
                       "removed in random order) | holes (a third swapped out, every other 64 KiB freed); seed 001");
@@ -158,7 +161,7 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   if (!snap_mem.ok()) return Fail(snap_mem.status(), "write", 2);
   if (*budget < 2 * 4096)
     return Fail(Status(-EINVAL, "--memory-budget " + Printable(o.memory_budget) + ": at least 8K"), "write", 2);
-  auto policy = alloc::Policy::Preset(o.policy);
+  auto policy = PolicyFromArgs(o.policy, o.knobs);
   if (!policy.ok()) return Fail(policy.status(), "write", 2);
   auto layout = hibernate::ParseRfcLayout(o.layout);
   if (!layout.ok()) return Fail(layout.status(), "write", 2);
@@ -242,7 +245,8 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     if (!rep.ok()) return Fail(rep.status(), "write");
     j["source"] = o.source;
     j["layout"] = o.layout;
-    j["policy"] = o.policy;
+    j["policy"] = policy->name;
+    j["knobs"] = KnobsJson(*policy);
     j["seed"] = o.seed;
     j["compress"] = o.compress;
     j["stream_pages"] = rep->stream_pages;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "swaplab/hibernate/request_batcher.h"
 
@@ -15,7 +16,8 @@ struct ImageOptions {
   std::string source = "free-clusters-sorted";
   std::string batch = "per-run";
   std::string compress = "none";
-  std::string policy = "mm-new";
+  std::string policy = "mm-new";  // not kDefaultPreset: the RFC's sources sit on the 2026 base
+  std::vector<std::string> knobs;  // --knob NAME=VALUE
   std::string bio_capacity = "exact";
   uint32_t max_pages = 0;
   uint64_t seed = 1;

@@ -1,5 +1,6 @@
 // `swaplab kernel run|cleanup`: a trace against the running kernel's swap,
 // the placements compared with the model (issue 6).
+#include "policy_arg.h"
 #include "kernel.h"
 
 #include <fmt/core.h>
@@ -78,6 +79,11 @@ int RunRun(const KernelOptions& o) {
     fmt::print(stderr, "swaplab kernel run: --device: {}\n", dev.status().message());
     return 2;
   }
+  auto policy = PolicyFromArgs(o.policy, o.knobs);
+  if (!policy.ok()) {
+    fmt::print(stderr, "swaplab kernel run: {}\n", policy.status().message());
+    return 2;
+  }
   ro.device = *dev;
   if (!o.size.empty()) {
     uint64_t pages = 0;
@@ -123,7 +129,7 @@ int RunRun(const KernelOptions& o) {
     if (!tmp.empty()) unlink(tmp.c_str());
     return ExitCode(rep.status());
   }
-  auto model = kernel::CompareWithModel(ro.out, o.policy);
+  auto model = kernel::CompareWithModel(ro.out, *policy);
   if (!tmp.empty()) unlink(tmp.c_str());
   if (!model.ok()) {
     fmt::print(stderr, "swaplab kernel run: replay in the model: {}\n", model.status().ToString());
@@ -134,7 +140,8 @@ int RunRun(const KernelOptions& o) {
   nlohmann::ordered_json j;
   j["trace"] = o.trace;
   j["device"] = o.device;
-  j["policy"] = o.policy;
+  j["policy"] = policy->name;
+  j["knobs"] = KnobsJson(*policy);
   if (!o.out.empty()) j["out"] = o.out;
   nlohmann::ordered_json aj = nlohmann::ordered_json::array();
   for (const auto& a : r.areas)
@@ -199,7 +206,8 @@ int RunRun(const KernelOptions& o) {
   if (r.lru_deactivated)
     fmt::print("the kernel's LRU balancing deactivated {} folios during the run (system-wide pgdeactivate)\n",
                r.lru_deactivated);
-  fmt::print("placement agreement with {}: {}/{} ({:.2f}%)\n", o.policy, s.agree, s.expected,
+  fmt::print("model: {}\n", policy->Describe());
+  fmt::print("placement agreement with {}: {}/{} ({:.2f}%)\n", policy->name, s.agree, s.expected,
              100.0 * j["agreement"].get<double>());
   for (auto it = fj.begin(); it != fj.end(); ++it)
     fmt::print("  {} fallback: kernel {:.2f}% ({}/{})  model {:.2f}%\n", it.key(),
@@ -227,7 +235,8 @@ KernelCommands AddKernel(CLI::App& app, KernelOptions& o) {
   c.run->add_option("--device", o.device, "file | loop | loop-ssd | zram");
   c.run->add_option("--size", o.size, "area size: pages, or bytes with K/M/G (default: the trace's pages=)");
   c.run->add_option("--out", o.out, "write the trace with the kernel's placements as expect lines");
-  c.run->add_option("--policy", o.policy, "model preset to compare with");
+  c.run->add_option("--policy", o.policy, "model preset to compare with")->capture_default_str();
+  AddKnobOption(c.run, &o.knobs);
   c.run->add_option("--prio", o.prio, "swapon priority when the trace gives none")->check(CLI::Range(0, 32767));
   c.run->add_option("--timeout", o.timeout_s, "seconds before the run gives up")->check(CLI::Range(1, 3600));
   c.run->add_flag("--json", o.json, "one JSON document on stdout");

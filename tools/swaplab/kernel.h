@@ -2,6 +2,9 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
+
+#include "swaplab/alloc/policy.h"
 
 namespace swaplab::tools {
 
@@ -10,7 +13,8 @@ struct KernelOptions {
   std::string device = "loop-ssd";
   std::string size;  // pages, or bytes with K/M/G
   std::string out;
-  std::string policy = "linux-6.18";
+  std::string policy{alloc::kDefaultPreset};
+  std::vector<std::string> knobs;  // --knob NAME=VALUE
   int prio = 10000;
   int timeout_s = 300;
   bool json = false;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policy_arg.h"
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/workload/trace.h"
 #include "swaplab/workload/trace_runner.h"
@@ -15,7 +16,8 @@ namespace swaplab::tools {
 CLI::App* AddReplay(CLI::App& app, ReplayOptions& o) {
   CLI::App* c = app.add_subcommand("replay", "run a trace, report counters, layout and agreement with expect lines");
   c->add_option("trace", o.trace, "trace file (swaplab-trace 1)")->required();
-  c->add_option("--policy", o.policy, "policy preset: linux-6.14, linux-6.15, linux-6.18, mm-new");
+  c->add_option("--policy", o.policy, "policy preset: linux-6.14, linux-6.15, linux-6.18, mm-new")->capture_default_str();
+  AddKnobOption(c, &o.knobs);
   c->add_option("--cpus", o.cpus, "CPUs in the model")->check(CLI::Range(1, 1024));
   c->add_option("--cluster-shift", o.cluster_shift, "log2 slots per cluster")->check(CLI::Range(1, 15));
   c->add_flag("--json", o.json, "one JSON document on stdout");
@@ -25,7 +27,7 @@ CLI::App* AddReplay(CLI::App& app, ReplayOptions& o) {
 }
 
 int RunReplay(const ReplayOptions& o) {
-  auto policy = alloc::Policy::Preset(o.policy);
+  auto policy = PolicyFromArgs(o.policy, o.knobs);
   if (!policy.ok()) {
     fmt::print(stderr, "swaplab replay: {}\n", policy.status().message());
     return 2;
@@ -66,7 +68,8 @@ int RunReplay(const ReplayOptions& o) {
   const auto inv = sys.CheckInvariants();
   nlohmann::ordered_json j;
   j["trace"] = o.trace;
-  j["policy"] = o.policy;
+  j["policy"] = policy->name;
+  j["knobs"] = KnobsJson(*policy);
   j["cpus"] = o.cpus;
   j["cluster_size"] = sys.cluster_size();
   j["records"] = s.records;
@@ -77,11 +80,14 @@ int RunReplay(const ReplayOptions& o) {
   j["expected"] = s.expected;
   j["agree"] = s.agree;
   j["agreement"] = s.expected ? static_cast<double>(s.agree) / static_cast<double>(s.expected) : 1.0;
-  auto& dis = j["disagreements"] = nlohmann::ordered_json::array();
+  // Built apart and moved in: j is an ordered_json (a vector of members), so
+  // a reference into it dangles once a later key makes it grow.
+  nlohmann::ordered_json dis = nlohmann::ordered_json::array();
   for (const auto& d : s.disagreements)
     dis.push_back({{"line", d.line}, {"folio", d.folio}, {"page", d.page}, {"expected_dev", d.expected_dev},
                    {"expected_offset", d.expected_offset}, {"got", d.got}});
-  auto& cj = j["counters"];
+  j["disagreements"] = std::move(dis);
+  nlohmann::ordered_json cj;
   cj["pswpout"] = c.pswpout;
   for (int k = 0; k <= o.cluster_shift && k < alloc::kMaxOrders; ++k) {
     if (c.swpout[k] == 0 && c.swpout_fallback[k] == 0) continue;
@@ -93,7 +99,7 @@ int RunReplay(const ReplayOptions& o) {
   cj["thp_swpout_fallback"] = c.thp_swpout_fallback;
   cj["fast_path_hits"] = c.fast_path_hits;
   cj["skipped_cache_drops"] = s.skipped_cache_drops;
-  auto& dj = j["devices"] = nlohmann::ordered_json::array();
+  nlohmann::ordered_json dj = nlohmann::ordered_json::array();
   for (const auto& [id, type] : runner.devices()) {
     auto d = sys.Device(type);
     if (!d.ok()) continue;
@@ -102,6 +108,8 @@ int RunReplay(const ReplayOptions& o) {
                   {"frag_clusters", d->frag_clusters}, {"full_clusters", d->full_clusters},
                   {"discard_clusters", d->discard_clusters}});
   }
+  j["counters"] = cj;
+  j["devices"] = dj;
   j["invariants"] = inv.ToString();
   const int rc = inv.ok() ? 0 : 1;
   if (o.json) {
@@ -114,7 +122,8 @@ int RunReplay(const ReplayOptions& o) {
                j["runs_per_folio"].get<double>(), s.expected, s.agree, c.pswpout);
     return rc;
   }
-  fmt::print("replay {}: policy {}, {} CPUs, {} slots per cluster\n", o.trace, o.policy, o.cpus, sys.cluster_size());
+  fmt::print("replay {}: {} CPUs, {} slots per cluster\n{}\n", o.trace, o.cpus, sys.cluster_size(),
+             policy->Describe());
   fmt::print("records {}  folios {}  pages placed {}  unplaced {}  runs/folio {:.3f}\n", s.records, s.folios,
              s.pages_placed, s.pages_unplaced, j["runs_per_folio"].get<double>());
   fmt::print("pswpout {}\n", c.pswpout);

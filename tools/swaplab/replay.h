@@ -2,12 +2,16 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
+
+#include "swaplab/alloc/policy.h"
 
 namespace swaplab::tools {
 
 struct ReplayOptions {
   std::string trace;
-  std::string policy = "linux-6.18";
+  std::string policy{alloc::kDefaultPreset};
+  std::vector<std::string> knobs;  // --knob NAME=VALUE
   int cpus = 4;
   int cluster_shift = 9;
   bool json = false;

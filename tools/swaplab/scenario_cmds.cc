@@ -1,6 +1,8 @@
 // `swaplab run` and `swaplab reproduce` (scenario_cmds.h).
 #include "scenario_cmds.h"
 
+#include "policy_arg.h"
+#include "swaplab/alloc/printable.h"
 #include "swaplab/workload/host_cpu.h"
 #include "vm.h"
 #include "swaplab/workload/temp_files.h"
@@ -34,6 +36,7 @@ CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
   c->add_flag("--structural", o.structural,
               "image steps on simulated devices make no page data (runs, bios, modelled seconds only)");
+  AddKnobOption(c, &o.knobs);
   c->add_option("--host-cpu", o.host_cpu, "host CPU prices for images on simulated devices: none, a profile (seed-001: fitted to seed 001; tcg-6.12: measured in this machine's qemu), or W,R,A (us per write bio, per read bio, per allocator call)");
   return c;
 }
@@ -197,6 +200,13 @@ int RunRun(const ScenarioCmdOptions& o) {
       return 2;
     }
     scenarios.push_back(*sc);
+    for (auto& v : scenarios.back().variants) {
+      if (Status st = ApplyKnobs(&v.policy, o.knobs); !st.ok()) {
+        fmt::print(stderr, "swaplab run: {}: variant {}: {}\n", scenarios.back().file, Printable(v.label),
+                   st.message());
+        return 2;
+      }
+    }
   }
   if (!o.host_cpu.empty()) {
     const auto c = HostCpuOption(o, "run");

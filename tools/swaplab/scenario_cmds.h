@@ -24,6 +24,7 @@ struct ScenarioCmdOptions {
   // "none" or "W,R,A" (µs per write bio, read bio, allocator call): the
   // host CPU prices of every scenario with an image on simulated devices.
   std::string host_cpu;
+  std::vector<std::string> knobs;  // run: --knob NAME=VALUE, applied to every variant
   // reproduce --vm: seed 001's layouts on a real kernel in qemu (issue 12).
   bool vm = false;
   double vm_scale = 1.0 / 64;

@@ -2,8 +2,10 @@
 // (allocator spec §10). A kernel version is a preset: a bundle of knobs.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "swaplab/alloc/status.h"
@@ -26,63 +28,90 @@ enum class SearchStep : uint8_t {
 inline constexpr int kNumSearchSteps = 9;
 std::string_view Name(SearchStep s);
 
+// Every knob but the search order, one table: each row declares a field
+// of Policy (with its default), and the same rows give Policy::Set, the
+// knob list, Describe and Validate their names, ranges and docs, so a knob
+// cannot be added to one and forgotten in another.
+//   BOOL(name, default, doc)   INT(name, default, min, max, doc)
+// The defaults are the 2026 tree's; presets change some (policy.cc).
+// Notes on the rows:
+// - split_tails_last_first (§2.10): the split (__folio_split ->
+//   lru_add_split_folio) appends the tails to the reclaim list in page order
+//   and shrink_folio_list takes folios from the list's end, so page 0 goes
+//   first, then pages 2^k-1 ... 1 (measured on 6.18: docs/fidelity.md,
+//   "Agreement with the running kernel"); <= v6.14's __split_huge_page
+//   added the tails last-first: page order.
+// - count_max (§1.4 / U6): 15 means 4 count bits; 63 the swap_map's 0x3e
+//   as the largest plain count.
+#define SWAPLAB_POLICY_KNOBS(BOOL, INT)                                                                    \
+  BOOL(sync_discard_retry, true,                                                                          \
+       "§2.9: an order-0 allocation that failed everywhere runs pending discards and retries (v6.18+); "    \
+       "off: the device search restarts inside (sync-discard-restart step)")                               \
+  BOOL(slot_cache, false, "§10.1: per-CPU swap slot cache of order-0 slots refilled from one device (< v6.15)") \
+  INT(slot_cache_batch, 64, 1, 4096, "§10.1: slots the slot cache takes from a device per refill")          \
+  BOOL(percpu_hint_per_device, false,                                                                     \
+       "§10.1: per-device per-CPU cluster hints (<= v6.14); off: one global (device, offset) per CPU and "  \
+       "order, a fast path ahead of device selection (v6.15+)")                                            \
+  BOOL(nonssd_global_cluster, true,                                                                       \
+       "§10.3: non-SSD devices allocate from one sequential hint per device, serialised (v6.14+); off: "    \
+       "per-CPU hints for all")                                                                            \
+  BOOL(default_prio_round_robin, false,                                                                   \
+       "§10.3: devices without a priority share -1 and rotate (newer); off: -2, -3, ... in swapon order, "  \
+       "swapoff renumbers (<= v6.18)")                                                                     \
+  BOOL(hibernation_percpu_hint, false,                                                                    \
+       "§10.3: hibernation slots try the per-CPU hint first (v7.1+); off: the per-device path one slot "    \
+       "at a time")                                                                                        \
+  BOOL(hibernation_hib_entry, false,                                                                      \
+       "§1.4: hibernation slots are HIB entries freed by offset (seed 001's base); off: a SHADOW "          \
+       "placeholder with count 1")                                                                         \
+  BOOL(split_tails_last_first, true,                                                                      \
+       "§2.10: reclaim swaps out a split large folio's pages 0, then 2^k-1 ... 1 (v6.15+); off: page order") \
+  INT(count_max, 15, 2, 255, "§1.4: inline swap count capacity (15: 4 bits; 63: swap_map's 0x3e)")
+
+// One row of the table, for listing and checking knobs by name.
+struct PolicyKnobInfo {
+  std::string_view name;
+  std::string_view type;   // "bool", "int" or "steps" (the search order)
+  int64_t min = 0, max = 0;  // int knobs
+  std::string_view doc;
+};
+
 struct Policy {
   std::string name = "custom";
 
-  // Per-device search order (§2.4 today, §10.2 before v6.18).
+  // Per-device search order (§2.4 today, §10.2 before v6.18); the knob
+  // "search", steps by Name(SearchStep) joined with commas.
   std::vector<SearchStep> search = {
       SearchStep::kFreeIfDiscard, SearchStep::kNonfull,  SearchStep::kFreeIfNotDiscard,
       SearchStep::kReclaimFull,   SearchStep::kFragOne,  SearchStep::kStealHigher};
 
-  // §2.9: after an order-0 allocation failed everywhere, run pending
-  // discards synchronously and retry (v6.18 and later). Older kernels
-  // restart inside the device search instead (kSyncDiscardRestart).
-  bool sync_discard_retry = true;
+#define SWAPLAB_POLICY_BOOL_FIELD(n, d, doc) bool n = d;
+#define SWAPLAB_POLICY_INT_FIELD(n, d, lo, hi, doc) int n = d;
+  SWAPLAB_POLICY_KNOBS(SWAPLAB_POLICY_BOOL_FIELD, SWAPLAB_POLICY_INT_FIELD)
+#undef SWAPLAB_POLICY_BOOL_FIELD
+#undef SWAPLAB_POLICY_INT_FIELD
 
-  // §10.1: the per-CPU swap slot cache (until v6.15): order-0 allocations
-  // are served from a per-CPU batch of 64 slots refilled from one device.
-  bool slot_cache = false;
-  int slot_cache_batch = 64;
-
-  // §10.1 last item: per-device per-CPU cluster hints (≤ v6.14) instead of
-  // one global (device, offset) per CPU and order (v6.15+), which also acts
-  // as a fast path ahead of device selection.
-  bool percpu_hint_per_device = false;
-
-  // §10.3: non-SSD devices use one sequential hint per device (seq_next)
-  // and serialise allocation on it (v6.14+). Off: per-CPU hints for all.
-  bool nonssd_global_cluster = true;
-
-  // §10.3: devices without a priority share -1 and rotate (newer); off:
-  // they get -2, -3, ... in swapon order and swapoff renumbers (≤ v6.18).
-  bool default_prio_round_robin = false;
-
-  // §10.3: hibernation slots try the per-CPU hint first (v7.1+); off: the
-  // slow per-device path one slot at a time (v6.15-v7.0).
-  bool hibernation_percpu_hint = false;
-
-  // §1.4: hibernation slots are HIB entries freed by offset (2026 base of
-  // seed 001); off: a SHADOW placeholder with count 1 (put + free + reclaim).
-  bool hibernation_hib_entry = false;
-
-  // §2.10, the order in which reclaim swaps out the pages of a large folio
-  // it had to split. On (v6.15+): the split (__folio_split →
-  // lru_add_split_folio) appends the tails to the reclaim list in page
-  // order and shrink_folio_list takes folios from the list's end, so page 0
-  // goes first, then pages 2^k−1 … 1 (measured on 6.18: docs/fidelity.md,
-  // "Agreement with the running kernel"). Off (≤ v6.14, __split_huge_page
-  // added the tails last-first): page order.
-  bool split_tails_last_first = true;
-
-  // §1.4 / U6: inline count capacity; 15 means 4 count bits.
-  int count_max = 15;
-
-  // Named presets: "linux-6.14", "linux-6.15", "linux-6.18", "mm-new".
+  // Named presets: kernel versions (PresetNames()).
   static Result<Policy> Preset(std::string_view name);
   static std::vector<std::string> PresetNames();
-  // One line per knob, for report headers.
+  // Every knob, "search" first, then the table's rows in order.
+  static const std::vector<PolicyKnobInfo>& Knobs();
+  // Sets knob `knob` from text: bools true/false/1/0/on/off, ints in the
+  // knob's range, search as comma-separated step names. -EINVAL naming the
+  // knob and the value when either is wrong; the policy is unchanged then.
+  // Cross-knob rules are Validate's.
+  Status Set(std::string_view knob, std::string_view value);
+  // "NAME=VALUE" (a command line's --knob).
+  Status SetAssignment(std::string_view assignment);
+  // Every knob's value as Set reads it, in Knobs() order.
+  std::vector<std::pair<std::string, std::string>> KnobValues() const;
+  // "policy NAME: knob=value ..." for report headers.
   std::string Describe() const;
   Status Validate() const;
 };
+
+// The preset used where none is named: the running kernel of this project's
+// machines (6.18), which the kernel calibration compares with.
+inline constexpr std::string_view kDefaultPreset = "linux-6.18";
 
 }  // namespace swaplab::alloc

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
 #include "swaplab/kernel/kernel_area.h"
 #include "swaplab/workload/trace_runner.h"
@@ -87,6 +88,8 @@ struct ModelComparison {
   uint64_t pswpout = 0;
 };
 Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect, const std::string& policy,
+                                         int cpus = 4);
+Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect, const alloc::Policy& policy,
                                          int cpus = 4);
 
 // swpout_fallback / (swpout + swpout_fallback) of one order, 0 when none.

@@ -1,0 +1,14 @@
+// A policy's knobs in JSON outputs: every knob by name (alloc/policy.h).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "swaplab/alloc/policy.h"
+
+namespace swaplab::report {
+
+// {"search": [steps...], "knob": value, ...}: bools and ints as JSON
+// values, in Policy::Knobs() order.
+nlohmann::ordered_json KnobsJson(const alloc::Policy& p);
+
+}  // namespace swaplab::report
