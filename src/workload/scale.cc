@@ -21,28 +21,29 @@ void ScaleScenario(Scenario& sc, double f) {
   sc.scale *= f;
   for (auto& d : sc.devices) d.pages = Scaled(d.pages, f, kCluster);
   auto scale = [&](Step& s) {
-    if (auto* x = std::get_if<FillFreeSpec>(&s)) {
-      x->region_pages = Scaled(x->region_pages, f, uint64_t{1} << x->order);
-    } else if (auto* h = std::get_if<HolesSpec>(&s)) {
-      h->region_pages = Scaled(h->region_pages, f, 2 * h->hole_pages);
-    } else if (auto* m = std::get_if<MthpSpec>(&s)) {
-      m->total_pages = Scaled(m->total_pages, f, 1);
-    } else if (auto* c = std::get_if<ChurnSpec>(&s)) {
-      // Fewer processes of the same size (a smaller machine): the share of
-      // the device alive stays; process sizes keep their folio mix.
-      c->processes = Scaled(c->processes, f, 1);
-      c->concurrent = Scaled(c->concurrent, f, 1);
-      if (c->swapped_pages) c->swapped_pages = Scaled(c->swapped_pages, f, 1);
-      // Fewer jobs at once too; still interleaved (2 at least) if they were.
-      if (c->growing > 1) c->growing = std::max<uint64_t>(2, Scaled(c->growing, f, 1));
-    } else if (auto* u = std::get_if<UsememStepSpec>(&s)) {
-      u->spec.pages_per_process = Scaled(u->spec.pages_per_process, f, uint64_t{1} << u->spec.order);
-      u->spec.limit_pages = Scaled(u->spec.limit_pages, f, uint64_t{1} << u->spec.order);
-    } else if (auto* r = std::get_if<RotationStepSpec>(&s)) {
-      r->allocations = Scaled(r->allocations, f, 1);
-    } else if (auto* i = std::get_if<ImageStepSpec>(&s)) {
-      i->pages = Scaled(i->pages, f, 1);
-    }
+    std::visit(
+        Overloaded{
+            [&](FillFreeSpec& x) { x.region_pages = Scaled(x.region_pages, f, uint64_t{1} << x.order); },
+            [&](HolesSpec& h) { h.region_pages = Scaled(h.region_pages, f, 2 * h.hole_pages); },
+            [&](MthpSpec& m) { m.total_pages = Scaled(m.total_pages, f, 1); },
+            [&](ChurnSpec& c) {
+              // Fewer processes of the same size (a smaller machine): the
+              // share of the device alive stays; process sizes keep their
+              // folio mix.
+              c.processes = Scaled(c.processes, f, 1);
+              c.concurrent = Scaled(c.concurrent, f, 1);
+              if (c.swapped_pages) c.swapped_pages = Scaled(c.swapped_pages, f, 1);
+              // Fewer jobs at once too; still interleaved (2 at least) if they were.
+              if (c.growing > 1) c.growing = std::max<uint64_t>(2, Scaled(c.growing, f, 1));
+            },
+            [&](UsememStepSpec& u) {
+              u.spec.pages_per_process = Scaled(u.spec.pages_per_process, f, uint64_t{1} << u.spec.order);
+              u.spec.limit_pages = Scaled(u.spec.limit_pages, f, uint64_t{1} << u.spec.order);
+            },
+            [&](RotationStepSpec& r) { r.allocations = Scaled(r.allocations, f, 1); },
+            [&](ImageStepSpec& i) { i.pages = Scaled(i.pages, f, 1); },
+        },
+        s);
   };
   for (auto& s : sc.aging) scale(s);
   for (auto& s : sc.measured) scale(s);

@@ -382,6 +382,7 @@ Status ParseSteps(const Reader& r, const json& j, const char* key, int cpus, uin
 
 const char* GeneratorName(const Step& s) {
   static const char* const kNames[] = {"fill-free", "holes", "mthp-mix", "build-churn", "usemem", "rotation", "image"};
+  static_assert(std::size(kNames) == std::variant_size_v<Step>, "a generator without a name");
   return kNames[s.index()];
 }
 

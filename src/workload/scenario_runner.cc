@@ -172,59 +172,71 @@ class Job {
     return Status::Ok();
   }
 
-  Status RunStep(Workload& w, const Step& step, const std::string& path, Sample* out) {
-    Status st;
-    const alloc::SwapCounters before = sys_->counters();
-    if (auto* f = std::get_if<FillFreeSpec>(&step)) {
-      st = FillFree(w, *f).status();
-    } else if (auto* h = std::get_if<HolesSpec>(&step)) {
-      st = Holes(w, *h).status();
-    } else if (auto* m = std::get_if<MthpSpec>(&step)) {
-      st = MthpMix(w, *m).status();
-      if (st.ok()) MthpCounters(before, m->mix, out);
-    } else if (auto* c = std::get_if<ChurnSpec>(&step)) {
-      st = BuildChurn(w, *c).status();
-      if (st.ok()) MthpCounters(before, c->mix, out);
-    } else if (auto* u = std::get_if<UsememStepSpec>(&step)) {
-      st = RunUsemem(*u, out);
-    } else if (auto* r = std::get_if<RotationStepSpec>(&step)) {
-      auto rot = Rotation(w, r->allocations, r->cpus);
-      st = rot.status();
-      if (rot.ok()) {
-        out->Add("allocations per device switch", rot->mean_stretch, MetricKind::kCount);
-        uint64_t total = 0;
-        for (uint64_t d : rot->per_device) total += d;
-        out->Add("share on device 0 %", total ? 100.0 * static_cast<double>(rot->per_device[0]) / static_cast<double>(total) : 0,
-                 MetricKind::kPercent);
-      }
-    } else if (auto* im = std::get_if<ImageStepSpec>(&step)) {
-      ImageSpec is;
-      is.pages = im->pages;
-      is.source = im->source.value_or(v_.source);
-      is.batch.mode = im->batch.value_or(v_.batch);
-      is.batch.capacity = im->capacity;
-      is.batch.max_pages = im->max_pages;
-      is.read_back = im->read;
-      is.seed = sc_.seed + static_cast<uint64_t>(rep_);
-      is.structural = structural_;
-      auto r = WriteReadImage(*sys_, type0_, *engine_, is);
-      st = r.status();
-      if (r.ok()) {
-        const MetricKind sec = r->modelled ? MetricKind::kModelledSeconds : MetricKind::kMeasuredSeconds;
-        out->Add("write, s", r->write_s, sec);
-        if (im->read) out->Add("read, s", r->read_s, sec);
-        out->Add("runs", static_cast<double>(r->runs), MetricKind::kCount);
-        out->Add("runs, write order", static_cast<double>(r->runs_alloc_order), MetricKind::kCount);
-        out->Add("bios", static_cast<double>(r->write_bios), MetricKind::kCount);
-        if (im->read) out->Add("read bios", static_cast<double>(r->read_bios), MetricKind::kCount);
-        out->Add("single-slot fallbacks", static_cast<double>(r->fallback_slots), MetricKind::kCount);
-        out->Add("allocator calls", static_cast<double>(r->alloc_calls), MetricKind::kCount);
-        if (sc_.host_cpu && r->modelled) {
-          out->Add("write + host CPU, s", r->WriteWithHostCpu(*sc_.host_cpu), MetricKind::kModelledSeconds);
-          if (im->read) out->Add("read + host CPU, s", r->ReadWithHostCpu(*sc_.host_cpu), MetricKind::kModelledSeconds);
-        }
+  // The rotation step: how long allocation stays on one device (seed 004).
+  Status RunRotation(Workload& w, const RotationStepSpec& r, Sample* out) {
+    auto rot = Rotation(w, r.allocations, r.cpus);
+    if (rot.ok()) {
+      out->Add("allocations per device switch", rot->mean_stretch, MetricKind::kCount);
+      uint64_t total = 0;
+      for (uint64_t d : rot->per_device) total += d;
+      out->Add("share on device 0 %", total ? 100.0 * static_cast<double>(rot->per_device[0]) / static_cast<double>(total) : 0,
+               MetricKind::kPercent);
+    }
+    return rot.status();
+  }
+
+  // The image step: write (and read back) a hibernation image on the aged
+  // device; its counts and seconds, and the host CPU rows when priced.
+  Status RunImage(const ImageStepSpec& im, Sample* out) {
+    ImageSpec is;
+    is.pages = im.pages;
+    is.source = im.source.value_or(v_.source);
+    is.batch.mode = im.batch.value_or(v_.batch);
+    is.batch.capacity = im.capacity;
+    is.batch.max_pages = im.max_pages;
+    is.read_back = im.read;
+    is.seed = sc_.seed + static_cast<uint64_t>(rep_);
+    is.structural = structural_;
+    auto r = WriteReadImage(*sys_, type0_, *engine_, is);
+    if (r.ok()) {
+      const MetricKind sec = r->modelled ? MetricKind::kModelledSeconds : MetricKind::kMeasuredSeconds;
+      out->Add("write, s", r->write_s, sec);
+      if (im.read) out->Add("read, s", r->read_s, sec);
+      out->Add("runs", static_cast<double>(r->runs), MetricKind::kCount);
+      out->Add("runs, write order", static_cast<double>(r->runs_alloc_order), MetricKind::kCount);
+      out->Add("bios", static_cast<double>(r->write_bios), MetricKind::kCount);
+      if (im.read) out->Add("read bios", static_cast<double>(r->read_bios), MetricKind::kCount);
+      out->Add("single-slot fallbacks", static_cast<double>(r->fallback_slots), MetricKind::kCount);
+      out->Add("allocator calls", static_cast<double>(r->alloc_calls), MetricKind::kCount);
+      if (sc_.host_cpu && r->modelled) {
+        out->Add("write + host CPU, s", r->WriteWithHostCpu(*sc_.host_cpu), MetricKind::kModelledSeconds);
+        if (im.read) out->Add("read + host CPU, s", r->ReadWithHostCpu(*sc_.host_cpu), MetricKind::kModelledSeconds);
       }
     }
+    return r.status();
+  }
+
+  Status RunStep(Workload& w, const Step& step, const std::string& path, Sample* out) {
+    const alloc::SwapCounters before = sys_->counters();
+    const Status st = std::visit(
+        Overloaded{
+            [&](const FillFreeSpec& f) { return FillFree(w, f).status(); },
+            [&](const HolesSpec& h) { return Holes(w, h).status(); },
+            [&](const MthpSpec& m) {
+              Status s = MthpMix(w, m).status();
+              if (s.ok()) MthpCounters(before, m.mix, out);
+              return s;
+            },
+            [&](const ChurnSpec& c) {
+              Status s = BuildChurn(w, c).status();
+              if (s.ok()) MthpCounters(before, c.mix, out);
+              return s;
+            },
+            [&](const UsememStepSpec& u) { return RunUsemem(u, out); },
+            [&](const RotationStepSpec& r) { return RunRotation(w, r, out); },
+            [&](const ImageStepSpec& im) { return RunImage(im, out); },
+        },
+        step);
     if (!st.ok()) return Status(st.code(), v_.label + " rep " + std::to_string(rep_) + ": " + Where(path, step, st));
     return Status::Ok();
   }

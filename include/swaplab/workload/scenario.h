@@ -49,6 +49,14 @@ struct RotationStepSpec {
 using Step = std::variant<FillFreeSpec, HolesSpec, MthpSpec, ChurnSpec, UsememStepSpec, RotationStepSpec,
                           ImageStepSpec>;
 const char* GeneratorName(const Step& s);
+// One lambda per generator for std::visit on a Step: a generator added to
+// Step and not handled is a compile error, not a step that does nothing.
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 // What a variant overrides (the columns of a table).
 struct VariantSpec {
