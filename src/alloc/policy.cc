@@ -1,6 +1,8 @@
 // Named kernel versions as bundles of policy knobs (allocator spec §10).
 #include "swaplab/alloc/policy.h"
 
+#include "swaplab/alloc/printable.h"
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
@@ -20,6 +22,12 @@ std::string_view Name(SearchStep s) {
     case SearchStep::kStealHigher: return "steal-higher";
   }
   return "?";
+}
+
+std::optional<SearchStep> ParseSearchStep(std::string_view name) {
+  for (int i = 0; i < kNumSearchSteps; ++i)
+    if (Name(static_cast<SearchStep>(i)) == name) return static_cast<SearchStep>(i);
+  return std::nullopt;
 }
 
 namespace {
@@ -94,11 +102,7 @@ const std::vector<PolicyKnobInfo>& Policy::Knobs() {
 namespace {
 
 // Values in messages are cut and escaped: they come from command lines and files.
-std::string Shown(std::string_view v) {
-  std::string s;
-  for (char c : v.substr(0, 64)) s += (c >= 0x20 && c < 0x7f) ? c : '?';
-  return v.size() > 64 ? s + "..." : s;
-}
+std::string Shown(std::string_view v) { return Printable(v, kMaxTokenInMessage); }
 
 std::optional<bool> ParseBool(std::string_view v) {
   if (v == "true" || v == "1" || v == "on") return true;
@@ -125,14 +129,9 @@ Status Policy::Set(std::string_view knob, std::string_view value) {
     while (pos <= value.size()) {
       const size_t end = std::min(value.find(',', pos), value.size());
       const std::string_view step = value.substr(pos, end - pos);
-      bool found = false;
-      for (int i = 0; i < kNumSearchSteps; ++i) {
-        if (Name(static_cast<SearchStep>(i)) == step) {
-          steps.push_back(static_cast<SearchStep>(i));
-          found = true;
-        }
-      }
-      if (!found) return bad("unknown search step '" + Shown(step) + "'");
+      const auto s = ParseSearchStep(step);
+      if (!s) return bad("unknown search step '" + Shown(step) + "'");
+      steps.push_back(*s);
       pos = end + 1;
     }
     if (steps.empty()) return bad("an empty search order");

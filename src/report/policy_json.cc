@@ -1,7 +1,6 @@
 // A policy's knobs as JSON (policy_json.h).
 #include "swaplab/report/policy_json.h"
 
-#include <algorithm>
 #include <string>
 
 namespace swaplab::report {
@@ -16,13 +15,10 @@ nlohmann::ordered_json KnobsJson(const alloc::Policy& p) {
       j[name] = v == "true";
     } else if (info[i].type == "int") {
       j[name] = std::stoll(v);
-    } else {
-      auto& a = j[name] = nlohmann::ordered_json::array();
-      for (size_t pos = 0; pos <= v.size();) {
-        const size_t end = std::min(v.find(',', pos), v.size());
-        a.push_back(v.substr(pos, end - pos));
-        pos = end + 1;
-      }
+    } else {  // the search order: its steps, not the joined text
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();
+      for (alloc::SearchStep s : p.search) a.push_back(alloc::Name(s));
+      j[name] = std::move(a);
     }
   }
   return j;

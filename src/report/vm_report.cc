@@ -124,8 +124,13 @@ double VmWall(const vm::HibernateReport& r) {
   return r.kinfo.boot_wall_s + std::max(0.0, r.kinfo.resume_wall_s);
 }
 
-double WithCpu(double s, uint64_t bios, double bio_us, uint64_t calls, double call_us) {
-  return s < 0 ? -1 : s + 1e-6 * (bio_us * static_cast<double>(bios) + call_us * static_cast<double>(calls));
+// The model's seconds with `cpu`'s prices on its counts; -1 (shown "-")
+// when the model has none.
+double ModelWrite(const vm::HibernateReport& r, const workload::HostCpuCost& cpu) {
+  return r.model.write_s < 0 ? -1 : cpu.Write(r.model.write_s, r.model.bios_per_page, r.model.alloc_calls);
+}
+double ModelRead(const vm::HibernateReport& r, const workload::HostCpuCost& cpu) {
+  return r.model.read_s < 0 ? -1 : cpu.Read(r.model.read_s, r.model.bios_per_page);
 }
 
 }  // namespace
@@ -154,30 +159,24 @@ std::string VmSeedTableText(const vm::SeedTableReport& t, const workload::HostCp
     for (const auto& r : t.layouts) s += fmt::format(" {:>10} {:>10}", kf(r), mf(r));
     s += "\n";
   };
-  auto n = [](uint64_t v) { return std::to_string(v); };
   auto dash = [](const vm::HibernateReport&) { return std::string("-"); };
-  row("stream pages", [&](const auto& r) { return n(r.kernel.stream_pages); },
-      [&](const auto& r) { return n(r.model.stream_pages); });
-  row("runs (disk order)", [&](const auto& r) { return n(r.kernel.runs_disk_order); },
-      [&](const auto& r) { return n(r.model.runs_disk_order); });
-  row("bios (one per page)", [&](const auto& r) { return n(r.kernel.bios_per_page); },
-      [&](const auto& r) { return n(r.model.bios_per_page); });
-  row("bios if one per run", [&](const auto& r) { return n(r.kernel.bios_per_run); },
-      [&](const auto& r) { return n(r.model.bios_per_run); });
-  row("allocator calls", [&](const auto& r) { return n(r.kernel.alloc_calls); },
-      [&](const auto& r) { return n(r.model.alloc_calls); });
-  row("write, s", [&](const auto& r) { return Secs(r.kernel.write_s); },
-      [&](const auto& r) { return Secs(r.model.write_s); });
-  if (cpu)
-    row("write + host CPU, s", dash, [&](const auto& r) {
-      return Secs(WithCpu(r.model.write_s, r.model.bios_per_page, cpu->write_bio_us, r.model.alloc_calls,
-                          cpu->alloc_call_us));
-    });
-  row("read, s", [&](const auto& r) { return Secs(r.kernel.read_s); },
-      [&](const auto& r) { return Secs(r.model.read_s); });
-  if (cpu)
-    row("read + host CPU, s", dash,
-        [&](const auto& r) { return Secs(WithCpu(r.model.read_s, r.model.bios_per_page, cpu->read_bio_us, 0, 0)); });
+  // A metric both sides have: the kernel's beside the model's.
+  auto count = [&](const char* name, uint64_t vm::SideMetrics::*f) {
+    row(name, [&](const auto& r) { return std::to_string(r.kernel.*f); },
+        [&](const auto& r) { return std::to_string(r.model.*f); });
+  };
+  auto secs = [&](const char* name, double vm::SideMetrics::*f) {
+    row(name, [&](const auto& r) { return Secs(r.kernel.*f); }, [&](const auto& r) { return Secs(r.model.*f); });
+  };
+  count("stream pages", &vm::SideMetrics::stream_pages);
+  count("runs (disk order)", &vm::SideMetrics::runs_disk_order);
+  count("bios (one per page)", &vm::SideMetrics::bios_per_page);
+  count("bios if one per run", &vm::SideMetrics::bios_per_run);
+  count("allocator calls", &vm::SideMetrics::alloc_calls);
+  secs("write, s", &vm::SideMetrics::write_s);
+  if (cpu) row("write + host CPU, s", dash, [&](const auto& r) { return Secs(ModelWrite(r, *cpu)); });
+  secs("read, s", &vm::SideMetrics::read_s);
+  if (cpu) row("read + host CPU, s", dash, [&](const auto& r) { return Secs(ModelRead(r, *cpu)); });
   row("host wall, s", [&](const auto& r) { return fmt::format("{:.2f}", VmWall(r)); },
       [&](const auto& r) { return fmt::format("{:.2f}", r.minfo.model_wall_s); });
   s += "\nkernel seconds: its own \"Wrote/Read ... in T seconds\" lines (guest clock under " + k0.kinfo.accel +
@@ -207,9 +206,8 @@ std::string VmSeedTableJson(const vm::SeedTableReport& t, const workload::HostCp
   for (const auto& r : t.layouts) {
     ordered_json d = VmHibernateDoc(r);
     if (cpu) {
-      d["model"]["write_host_cpu_s"] = WithCpu(r.model.write_s, r.model.bios_per_page, cpu->write_bio_us,
-                                               r.model.alloc_calls, cpu->alloc_call_us);
-      d["model"]["read_host_cpu_s"] = WithCpu(r.model.read_s, r.model.bios_per_page, cpu->read_bio_us, 0, 0);
+      d["model"]["write_host_cpu_s"] = ModelWrite(r, *cpu);
+      d["model"]["read_host_cpu_s"] = ModelRead(r, *cpu);
     }
     d["vm_wall_s"] = VmWall(r);
     d["vm_over_model_wall"] = r.minfo.model_wall_s > 0 ? VmWall(r) / r.minfo.model_wall_s : 0.0;

@@ -68,7 +68,8 @@ Status RunModelSide(const std::string& trace_path, const std::string& policy, in
   // First guess: the stream is the pages, swsusp_info and one map page per
   // 511 slots (about one per 512 stream pages); the loop corrects it when
   // the map pages come out one more or less.
-  uint64_t pages = stream_pages > 2 + (stream_pages + 511) / 512 ? stream_pages - 1 - (stream_pages + 511) / 512 : 1;
+  const uint64_t overhead = 1 + (stream_pages + 511) / 512;
+  uint64_t pages = stream_pages > overhead + 1 ? stream_pages - overhead : 1;
   workload::ImageResult per_page, per_run;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto r = Replay(trace_path, policy, cpus, &info->records);

@@ -74,8 +74,11 @@ ConsoleFacts ParseConsole(const std::string& console) {
 
 namespace {
 
-// What the guest's hung-task detector prints (kernel/hung_task.c).
+// What the guest's hung-task detector prints (kernel/hung_task.c), and the
+// command-line setting that makes it report after 20 s instead of 120
+// (both boots: a stopped one is reported, the layout boot made again).
 constexpr char kGuestHangLine[] = "blocked for more than";
+constexpr char kGuestHangTimeoutArg[] = " sysctl.kernel.hung_task_timeout_secs=20";
 
 // The last `lines` lines of s (all of it when shorter).
 std::string Tail(const std::string& s, int lines) {
@@ -203,7 +206,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile s
              " swaplab.swap_pages=" + std::to_string(rep.swap_pages) +
              " swaplab.image_pages=" + std::to_string(rep.image_pages_asked) +
              " swaplab.seed=" + std::to_string(o.seed) + " swaplab.rotational=" + (o.vm.rotational ? "1" : "0") +
-             CompressArg(o.compress) + " sysctl.kernel.hung_task_timeout_secs=20" +
+             CompressArg(o.compress) + kGuestHangTimeoutArg +
              (o.vm.append.empty() ? "" : " " + o.vm.append);
   Result<BootResult> boot = Status(-EIO, "not booted");
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -268,7 +271,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile s
     // The same drives as the hibernating boot: a different device set
     // changes the firmware's memory map, and the kernel refuses the image
     // ("Hibernate inconsistent memory map detected!").
-    r.append = "swaplab.mode=resume sysctl.kernel.hung_task_timeout_secs=20" +
+    r.append = "swaplab.mode=resume" + std::string(kGuestHangTimeoutArg) +
                (o.vm.append.empty() ? "" : " " + o.vm.append);
     auto rb = Boot(o.vm, r, dir, interrupted);
     if (!rb.ok()) return rb.status();

@@ -243,9 +243,7 @@ Status PolicyOf(const Reader& r, const json& j, const std::string& path, alloc::
       for (size_t i = 0; i < v.size(); ++i) {
         if (!v[i].is_string()) return r.Error(at + "[" + std::to_string(i) + "]", "expected a step name");
         const std::string step = v[i].get<std::string>();
-        bool known = false;
-        for (int s = 0; s < alloc::kNumSearchSteps; ++s) known |= alloc::Name(static_cast<alloc::SearchStep>(s)) == step;
-        if (!known)
+        if (!alloc::ParseSearchStep(step))
           return r.Error(at + "[" + std::to_string(i) + "]", "unknown search step '" + Printable(step, kMaxTokenInMessage) + "'");
         text += (i ? "," : "") + step;
       }

@@ -28,7 +28,7 @@ run 2 "knob count_max=300: expected an integer in 2..255" "$S" replay "$W/t.trac
 run 2 "knob slot_cache=yes: expected true or false" "$S" replay "$W/t.trace" --knob slot_cache=yes
 run 2 "expected NAME=VALUE" "$S" replay "$W/t.trace" --knob count_max
 run 2 "the slot cache needs per-device per-CPU hints" "$S" replay "$W/t.trace" --knob slot_cache=true
-run 2 "unknown knob '\?\[31m" "$S" replay "$W/t.trace" --knob $'\e[31m=1'
+run 2 "unknown knob '\\\\x1b\[31m" "$S" replay "$W/t.trace" --knob $'\e[31m=1'
 if grep -q $'\e' "$W/err"; then fail "a raw ESC reached stderr"; fi
 run 2 "unknown knob 'nope'" "$S" kernel run "$W/t.trace" --knob nope=1
 run 2 "unknown knob 'nope'" "$S" demo --ops 100 --knob nope=1

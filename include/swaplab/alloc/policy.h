@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,8 @@ enum class SearchStep : uint8_t {
 };
 inline constexpr int kNumSearchSteps = 9;
 std::string_view Name(SearchStep s);
+// The step called `name` (Name's inverse), or nullopt.
+std::optional<SearchStep> ParseSearchStep(std::string_view name);
 
 // Every knob but the search order, one table: each row declares a field
 // of Policy (with its default), and the same rows give Policy::Set, the

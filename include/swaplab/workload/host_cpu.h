@@ -4,6 +4,7 @@
 // these numbers (scenario files and --host-cpu name a profile).
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +19,15 @@ struct HostCpuCost {
   double write_bio_us = 0;   // per write bio
   double read_bio_us = 0;    // per read bio
   double alloc_call_us = 0;  // per allocator call (a slot, a range or a run)
+
+  // Modelled seconds plus the priced work: a write's bios and allocator
+  // calls, a read's bios.
+  double Write(double modelled_s, uint64_t bios, uint64_t calls) const {
+    return modelled_s + 1e-6 * (write_bio_us * static_cast<double>(bios) + alloc_call_us * static_cast<double>(calls));
+  }
+  double Read(double modelled_s, uint64_t bios) const {
+    return modelled_s + 1e-6 * read_bio_us * static_cast<double>(bios);
+  }
 };
 
 struct HostCpuProfile {

@@ -52,13 +52,8 @@ struct ImageResult {
   uint64_t map_pages = 0;      // Q + 1, as the reader walked them
 
   // Modelled seconds plus the host CPU work `c` prices.
-  double WriteWithHostCpu(const HostCpuCost& c) const {
-    return write_s + 1e-6 * (c.write_bio_us * static_cast<double>(write_bios) +
-                             c.alloc_call_us * static_cast<double>(alloc_calls));
-  }
-  double ReadWithHostCpu(const HostCpuCost& c) const {
-    return read_s + 1e-6 * c.read_bio_us * static_cast<double>(read_bios);
-  }
+  double WriteWithHostCpu(const HostCpuCost& c) const { return c.Write(write_s, write_bios, alloc_calls); }
+  double ReadWithHostCpu(const HostCpuCost& c) const { return c.Read(read_s, read_bios); }
 };
 
 // A simulated device of `pages` pages, calibrated on this machine's disk

@@ -71,12 +71,9 @@ class SimEngine final : public PluggedEngine {
 
  protected:
   Status Drive() override {
-    // Min-heap of the times queue slots free up. All are free at now_ns_;
-    // n requests never use more than n of them (each takes the earliest,
-    // and a slot it gives back frees no earlier than now_ns_), so a short
-    // queue starts with as many slots as it has requests, not depth_.
-    std::vector<double> initial(std::min<size_t>(depth_, std::max<size_t>(queued_.size(), 1)), now_ns_);
-    std::priority_queue<double, std::vector<double>, std::greater<>> slots(std::greater<>{}, std::move(initial));
+    // Min-heap of the times queue slots free up.
+    std::priority_queue<double, std::vector<double>, std::greater<>> slots;
+    for (unsigned i = 0; i < depth_; ++i) slots.push(now_ns_);
     double end_all = now_ns_;
     while (!queued_.empty()) {
       DeviceRequest r = std::move(queued_.front());
