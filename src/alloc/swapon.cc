@@ -143,7 +143,6 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
       d.pages -= d.hib_reserve_nr << s.cluster_shift;
     }
   }
-  const uint64_t usable = d.pages;
   {
     SpinGuard lg(d.lock);
     d.lists.fill(ClusterList{});
@@ -177,17 +176,23 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   } else {
     d.prio = --s.least_priority;
   }
-  // Enable (§5.1 step 9).
+  // Enable (§5.1 step 9; kernel: enable_swap_info): references first.
   d.Revive();
-  s.total_swap_pages.fetch_add(static_cast<int64_t>(usable));
-  d.active = true;
-  InsertByPrio(s.active, s, type);
-  {
-    SpinGuard lg(d.lock);
-    d.writeok.store(true, std::memory_order_release);
-    s.AddToAvailLocked(d);
-  }
+  s.EnableSwapInfo(d);
   return type;
+}
+
+// Mirrors _enable_swap_info(): the device's pages count, it joins the
+// active list by priority, WRITEOK on, on the avail list. Swapon's last
+// step and swapoff's way back when slots are still in use (§5.1 step 9,
+// §5.2 step 4). Swap lock held.
+void SwapSystem::State::EnableSwapInfo(SwapDevice& d) {
+  total_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
+  d.active = true;
+  InsertByPrio(active, *this, d.type);
+  SpinGuard lg(d.lock);
+  d.writeok.store(true, std::memory_order_release);
+  AddToAvailLocked(d);
 }
 
 // Mirrors the swapoff syscall with try_to_unuse (§5.2).
@@ -250,17 +255,10 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     for (uint64_t off : cached) s.TryReclaim(d, off, kReclaimAnyway);
   }
   if (d.inuse_pages() != 0) {
-    // Re-enable exactly as swapon's last step (§5.2 step 4).
+    // Re-enable through swapon's last step (§5.2 step 4).
     {
       std::lock_guard g(s.swap_lock);
-      s.total_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
-      d.active = true;
-      InsertByPrio(s.active, s, type);
-      {
-        SpinGuard lg(d.lock);
-        d.writeok.store(true, std::memory_order_release);
-        s.AddToAvailLocked(d);
-      }
+      s.EnableSwapInfo(d);
     }
     // Draining the slot caches and reclaiming above may have scheduled
     // discard or reclaim work; it runs at this call's end (Appendix A).

@@ -158,11 +158,25 @@ struct SwapDevice {
   }
 };
 
-// Counters one CPU updates under its local lock (single writer).
+// Storage of one row of SWAPLAB_COUNTERS: an atomic per value.
+template <CounterShape S>
+using AtomicCounterField =
+    std::conditional_t<S == CounterShape::kScalar, std::atomic<uint64_t>,
+                       std::array<std::atomic<uint64_t>, CounterSize(S)>>;
+// The rows of one home (CPU or SYS) as fields, the others left out.
+#define SWAPLAB_COUNTER_STORE_CPU_CPU(n, shape) AtomicCounterField<CounterShape::shape> n{};
+#define SWAPLAB_COUNTER_STORE_CPU_SYS(n, shape)
+#define SWAPLAB_COUNTER_STORE_SYS_CPU(n, shape)
+#define SWAPLAB_COUNTER_STORE_SYS_SYS(n, shape) AtomicCounterField<CounterShape::shape> n{};
+#define SWAPLAB_COUNTER_STORE_CPU(n, shape, home, kind, summary, doc) \
+  SWAPLAB_COUNTER_STORE_CPU_##home(n, shape)
+#define SWAPLAB_COUNTER_STORE_SYS(n, shape, home, kind, summary, doc) \
+  SWAPLAB_COUNTER_STORE_SYS_##home(n, shape)
+
+// Counters one CPU updates under its local lock (single writer): the CPU
+// rows of SWAPLAB_COUNTERS.
 struct CpuCounters {
-  std::atomic<uint64_t> fast_path_hits{0}, fast_path_misses{0}, served_by_hint{0};
-  std::array<std::atomic<uint64_t>, kNumSearchSteps> served_by_step{};
-  std::atomic<uint64_t> slot_cache_hits{0}, slot_cache_refills{0}, alloc_failures{0};
+  SWAPLAB_COUNTERS(SWAPLAB_COUNTER_STORE_CPU)
 };
 inline void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
   c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -222,10 +236,8 @@ struct SwapSystem::State {
 
   std::unique_ptr<PerCpu[]> cpus;
 
-  // Counters updated without a CPU lock.
-  std::atomic<uint64_t> pswpout{0}, thp_swpout{0}, thp_swpout_fallback{0};
-  std::array<std::atomic<uint64_t>, kMaxOrders> swpout{}, swpout_fallback{};
-  std::atomic<uint64_t> sync_discard_retries{0}, clusters_discarded{0}, folios_reclaimed{0};
+  // Counters updated without a CPU lock: the SYS rows of SWAPLAB_COUNTERS.
+  SWAPLAB_COUNTERS(SWAPLAB_COUNTER_STORE_SYS)
 
   // The hibernation session (hibernation spec §9.5): one bound device.
   std::mutex hib_mutex;
@@ -239,6 +251,9 @@ struct SwapSystem::State {
   // CheckInvariants.
   std::mutex violation_mutex;
   std::string violation;
+
+  // swapon.cc
+  void EnableSwapInfo(SwapDevice& d);  // swap lock held
 
   // --- helpers ---------------------------------------------------------
   SwapDevice* Dev(int type) const {
