@@ -3,6 +3,7 @@
 #include <string>
 
 #include "alloc/device_ref.h"
+#include "alloc/cluster_lists.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {

@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 
+#include "alloc/cluster_lists.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {
