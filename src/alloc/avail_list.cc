@@ -11,7 +11,7 @@
 namespace swaplab::alloc {
 
 // Moves `type` behind the devices of its priority (kernel: plist_requeue).
-static void RequeueLocked(std::vector<int>& avail,
+static void RequeueAvailLocked(std::vector<int>& avail,
                           const std::array<std::unique_ptr<SwapDevice>, kMaxSwapfiles>& records,
                           int type) {
   size_t i = 0;
@@ -42,7 +42,7 @@ bool SwapSystem::State::WalkAvail(int order, const std::function<bool(SwapDevice
         break;
       }
     }
-    RequeueLocked(avail, records, type);
+    RequeueAvailLocked(avail, records, type);
     avail_lock.Unlock();
     SwapDevice* d = Dev(type);
     if (d->TryGet()) {
@@ -85,7 +85,8 @@ bool SwapSystem::State::AllocSlow(const AllocRequest& rq, SwapEntry* out) {
 
 // Mirrors del_from_avail_list(): sets the off-list bit with a recheck.
 // inuse has no other writer while the device lock is held.
-void SwapSystem::State::DelFromAvailLocked(SwapDevice& d, bool swapoff) {
+void SwapSystem::State::DelFromAvailDeviceLocked(SwapDevice& d, bool swapoff) {
+  d.lock.AssertHeld();
   SpinGuard g(avail_lock);
   const uint64_t v = d.inuse.load(std::memory_order_relaxed);
   if (v & kOffListBit) return;
@@ -101,7 +102,8 @@ void SwapSystem::State::DelFromAvailLocked(SwapDevice& d, bool swapoff) {
 
 // Mirrors add_to_avail_list(): clears the off-list bit unless full again,
 // and inserts after the devices of the same priority.
-void SwapSystem::State::AddToAvailLocked(SwapDevice& d) {
+void SwapSystem::State::AddToAvailDeviceLocked(SwapDevice& d) {
+  d.lock.AssertHeld();
   SpinGuard g(avail_lock);
   const uint64_t v = d.inuse.load(std::memory_order_relaxed);
   if (!(v & kOffListBit)) return;

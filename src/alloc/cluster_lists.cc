@@ -24,7 +24,7 @@ SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id, int order)
     for (uint32_t i = list.head; i != kNil; i = d.clusters[i].next) {
       SwapCluster& c = d.clusters[i];
       if (c.lock.TryLock()) {
-        ListRemoveLocked(d, list, c);
+        ListRemoveDeviceLocked(d, list, c);
         c.flag = ClusterFlag::kNone;
         found = &c;
         break;

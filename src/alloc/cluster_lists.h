@@ -10,7 +10,8 @@
 
 namespace swaplab::alloc {
 
-inline void SwapSystem::State::ListAppendLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) {
+inline void SwapSystem::State::ListAppendDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) {
+  d.lock.AssertHeld();
   const auto idx = static_cast<uint32_t>(ClusterIndex(d, c));
   c.prev = l.tail;
   c.next = kNil;
@@ -20,7 +21,8 @@ inline void SwapSystem::State::ListAppendLocked(SwapDevice& d, ClusterList& l, S
   c.listed = true;
 }
 
-inline void SwapSystem::State::ListRemoveLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) {
+inline void SwapSystem::State::ListRemoveDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) {
+  d.lock.AssertHeld();
   (c.prev == kNil ? l.head : d.clusters[c.prev].next) = c.next;
   (c.next == kNil ? l.tail : d.clusters[c.next].prev) = c.prev;
   c.prev = c.next = kNil;
@@ -28,17 +30,18 @@ inline void SwapSystem::State::ListRemoveLocked(SwapDevice& d, ClusterList& l, S
   c.listed = false;
 }
 
-inline void SwapSystem::State::MoveClusterLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to) {
-  if (c.listed) ListRemoveLocked(d, d.lists[ListIndex(c.flag, c.order)], c);
+inline void SwapSystem::State::MoveClusterDeviceLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to) {
+  d.lock.AssertHeld();
+  if (c.listed) ListRemoveDeviceLocked(d, d.lists[ListIndex(c.flag, c.order)], c);
   c.flag = to;
-  if (to != ClusterFlag::kNone) ListAppendLocked(d, d.lists[ListIndex(to, c.order)], c);
+  if (to != ClusterFlag::kNone) ListAppendDeviceLocked(d, d.lists[ListIndex(to, c.order)], c);
 }
 
 inline void SwapSystem::State::MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to,
                                            uint64_t freed) {
   SpinGuard g(d.lock);
-  MoveClusterLocked(d, c, to);
-  if (freed != 0) SwapUsageSubLocked(d, freed);
+  MoveClusterDeviceLocked(d, c, to);
+  if (freed != 0) SwapUsageSubDeviceLocked(d, freed);
 }
 
 inline void SwapSystem::State::PartialFreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed) {
@@ -70,31 +73,33 @@ inline void SwapSystem::State::Relocate(SwapDevice& d, SwapCluster& c, uint64_t 
   }
   if (!move && added == 0) return;
   SpinGuard g(d.lock);
-  if (move) MoveClusterLocked(d, c, to);
-  if (added != 0) SwapUsageAddLocked(d, added);
+  if (move) MoveClusterDeviceLocked(d, c, to);
+  if (added != 0) SwapUsageAddDeviceLocked(d, added);
 }
 
-inline void SwapSystem::State::SwapUsageAddLocked(SwapDevice& d, uint64_t n) {
+inline void SwapSystem::State::SwapUsageAddDeviceLocked(SwapDevice& d, uint64_t n) {
+  d.lock.AssertHeld();
   const uint64_t v = d.inuse.load(std::memory_order_relaxed) + n;
   d.inuse.store(v, std::memory_order_release);
   if (v == d.pages) [[unlikely]] {
-    DelFromAvailLocked(d, false);
+    DelFromAvailDeviceLocked(d, false);
     // swap_range_alloc() asks vm_swap_full() before it lowers
     // nr_swap_pages by these n pages; the derived value already has.
     if (VmSwapFull(static_cast<int64_t>(n))) ScheduleReclaim(d);
   }
 }
 
-inline void SwapSystem::State::SwapUsageSubLocked(SwapDevice& d, uint64_t n) {
+inline void SwapSystem::State::SwapUsageSubDeviceLocked(SwapDevice& d, uint64_t n) {
+  d.lock.AssertHeld();
   const uint64_t v = d.inuse.load(std::memory_order_relaxed) - n;
   d.inuse.store(v, std::memory_order_release);
   if (v & kOffListBit) [[unlikely]]
-    AddToAvailLocked(d);
+    AddToAvailDeviceLocked(d);
 }
 
 inline void SwapSystem::State::SwapUsageSub(SwapDevice& d, uint64_t n) {
   SpinGuard g(d.lock);
-  SwapUsageSubLocked(d, n);
+  SwapUsageSubDeviceLocked(d, n);
 }
 
 }  // namespace swaplab::alloc

@@ -55,11 +55,11 @@ inline RangeCheck CheckRange(const SwapSystem::State& s, const SwapCluster& c, u
 // Mirrors alloc_swap_scan_cluster(): forward only, aligned, at most one
 // allocation; relocates the cluster and rewrites the hint (§2.6).
 // Entered with c locked, returns with it unlocked; drops and retakes it to
-// reclaim (not expressible to the analysis).
+// reclaim.
 // AllocFast is flattened, so the fast path runs an inlined copy.
 inline uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off,
                                                const AllocRequest& rq,
-                                               bool* abort) NO_THREAD_SAFETY_ANALYSIS {
+                                               bool* abort) {
   const int k = rq.order;
   const uint32_t n = 1u << k;
   const uint64_t start = ClusterStart(d, c);

@@ -10,9 +10,7 @@ namespace swaplab::alloc {
 
 // Mirrors cluster_alloc_swap_entry(): the hint first, then the policy's
 // ordered search steps (§2.4, §10.2).
-// Locks are taken conditionally (the global cluster lock on non-SSD
-// devices) and cluster locks are released by ScanCluster, which the
-// analysis cannot follow.
+// Not analysed: the global cluster lock is taken on non-SSD devices only.
 uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d,
                                              const AllocRequest& rq) NO_THREAD_SAFETY_ANALYSIS {
   const int k = rq.order;
@@ -46,6 +44,7 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d,
     do {
       SwapCluster* c = Isolate(d, list, order);
       if (c == nullptr) return 0;
+      c->lock.AssertHeld();  // Isolate returns it locked
       const uint64_t f = ScanCluster(d, *c, ClusterStart(d, *c), rq, &abort);
       if (f != 0 || abort) return f;
       if (failed_count) ++*failed_count;

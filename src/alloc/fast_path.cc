@@ -8,10 +8,9 @@
 namespace swaplab::alloc {
 
 // Mirrors mm/swapfile.c: swap_alloc_fast(). Runs under the CPU-local lock.
-// ScanCluster releases the cluster lock taken here (hand-off the analysis
-// cannot follow).
+// ScanCluster releases the cluster lock taken here.
 [[gnu::flatten]] bool SwapSystem::State::AllocFast(PerCpu& pc, const AllocRequest& rq,
-                                                   SwapEntry* out) NO_THREAD_SAFETY_ANALYSIS {
+                                                   SwapEntry* out) {
   const int k = rq.order;
   const int type = pc.dev[k];
   uint64_t off = pc.off[k];

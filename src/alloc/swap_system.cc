@@ -211,7 +211,7 @@ Result<std::vector<uint64_t>> SwapSystem::List(int type, ListId list, int order)
     return Status(-EINVAL, "order " + std::to_string(order) + " is outside 0.." +
                                std::to_string(s.pmd_order));
   SpinGuard lg(d->lock);
-  const ClusterList* l = &s.ListLocked(*d, list, order);
+  const ClusterList* l = &s.ListDeviceLocked(*d, list, order);
   std::vector<uint64_t> out;
   for (uint32_t i = l->head; i != kNil; i = d->clusters[i].next) out.push_back(i);
   return out;

@@ -151,7 +151,7 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
       SwapCluster& c = d.clusters[i];
       if (c.hib_reserved) continue;  // flag NONE, on no list
       c.flag = c.count > 0 ? ClusterFlag::kNonfull : ClusterFlag::kFree;
-      s.ListAppendLocked(d, c.count > 0 ? d.nonfull(0) : d.free_list(), c);
+      s.ListAppendDeviceLocked(d, c.count > 0 ? d.nonfull(0) : d.free_list(), c);
     }
   }
   {
@@ -179,7 +179,7 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   }
   // Enable (§5.1 step 9; kernel: enable_swap_info): references first.
   d.Revive();
-  s.EnableSwapInfo(d);
+  s.EnableSwapInfoSwapLocked(d);
   return type;
 }
 
@@ -187,13 +187,13 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
 // active list by priority, WRITEOK on, on the avail list. Swapon's last
 // step and swapoff's way back when slots are still in use (§5.1 step 9,
 // §5.2 step 4). Swap lock held.
-void SwapSystem::State::EnableSwapInfo(SwapDevice& d) {
+void SwapSystem::State::EnableSwapInfoSwapLocked(SwapDevice& d) {
   total_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
   d.active = true;
   InsertByPrio(active, *this, d.type);
   SpinGuard lg(d.lock);
   d.writeok.store(true, std::memory_order_release);
-  AddToAvailLocked(d);
+  AddToAvailDeviceLocked(d);
 }
 
 // Mirrors the swapoff syscall with try_to_unuse (§5.2).
@@ -218,7 +218,7 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     {
       SpinGuard lg(d.lock);
       d.writeok.store(false, std::memory_order_release);
-      s.DelFromAvailLocked(d, true);
+      s.DelFromAvailDeviceLocked(d, true);
     }
     s.active.erase(std::find(s.active.begin(), s.active.end(), type));
     d.active = false;
@@ -259,7 +259,7 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     // Re-enable through swapon's last step (§5.2 step 4).
     {
       std::lock_guard g(s.swap_lock);
-      s.EnableSwapInfo(d);
+      s.EnableSwapInfoSwapLocked(d);
     }
     // Draining the slot caches and reclaiming above may have scheduled
     // discard or reclaim work; it runs at this call's end (Appendix A).

@@ -78,7 +78,7 @@ struct SwapSystem::State {
   bool hib_sorted = true;
   bool hib_reserve_armed = false;
   std::vector<uint32_t> hib_private;  // claimed free clusters, in hand-out order
-  void HibReturnClaimedLocked();      // hib_mutex held
+  void ReturnClaimedHibLocked();      // hib_mutex held
 
   // First operational invariant violation seen (C5), reported by
   // CheckInvariants.
@@ -86,7 +86,7 @@ struct SwapSystem::State {
   std::string violation;
 
   // swapon.cc
-  void EnableSwapInfo(SwapDevice& d);  // swap lock held
+  void EnableSwapInfoSwapLocked(SwapDevice& d);  // swap lock held
 
   // --- helpers ---------------------------------------------------------
   SwapDevice* Dev(int type) const {
@@ -105,7 +105,7 @@ struct SwapSystem::State {
     return total_swap_pages.load(std::memory_order_relaxed) - used;
   }
   // `pending`: pages already counted in inuse that the kernel would not yet
-  // have taken off nr_swap_pages at this point (see SwapUsageAddLocked).
+  // have taken off nr_swap_pages at this point (see SwapUsageAddDeviceLocked).
   bool VmSwapFull(int64_t pending = 0) const {
     return 2 * (NrSwapPages() + pending) <
            total_swap_pages.load(std::memory_order_relaxed);
@@ -119,9 +119,9 @@ struct SwapSystem::State {
   void RecordViolation(std::string what);
 
   // cluster_lists.h (inline) and cluster_lists.cc
-  void ListAppendLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
-  void ListRemoveLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
-  void MoveClusterLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to) REQUIRES(d.lock);
+  void ListAppendDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
+  void ListRemoveDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
+  void MoveClusterDeviceLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to) REQUIRES(d.lock);
   // Every list move: cluster lock held, device lock taken inside (§9).
   // `freed` slots of c were just freed: inuse drops by them in the same
   // device-lock section (swap_range_free's swap_usage_sub).
@@ -129,7 +129,7 @@ struct SwapSystem::State {
   // Mirrors isolate_lock_cluster(): the first cluster of `list` whose lock
   // can be taken, removed from the list, flag NONE, locked, with a table.
   SwapCluster* Isolate(SwapDevice& d, ListId list, int order = 0);
-  ClusterList& ListLocked(SwapDevice& d, ListId list, int order) REQUIRES(d.lock) {
+  ClusterList& ListDeviceLocked(SwapDevice& d, ListId list, int order) REQUIRES(d.lock) {
     return d.lists[ListIndex(list, order)];
   }
   void AllocTable(SwapCluster& c);
@@ -153,31 +153,32 @@ struct SwapSystem::State {
   uint64_t AllocateOnDevice(SwapDevice& d, const AllocRequest& rq);
   // Mirrors alloc_swap_scan_cluster(); c locked on entry, unlocked on exit.
   uint64_t ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq,
-                       bool* abort);
+                       bool* abort) RELEASE(c.lock);
   // `start` is ClusterStart(d, c), which the caller has at hand.
   bool Commit(SwapDevice& d, SwapCluster& c, uint64_t start, uint64_t off,
-              const AllocRequest& rq);
+              const AllocRequest& rq) REQUIRES(c.lock);
   // Mirrors swap_usage_add(): the device leaves the avail list when it is
   // exactly full (§2.8 step 5). Every writer of inuse holds the device
   // lock, so the update is a load and a store, not a locked instruction.
-  void SwapUsageAddLocked(SwapDevice& d, uint64_t n) REQUIRES(d.lock);
+  void SwapUsageAddDeviceLocked(SwapDevice& d, uint64_t n) REQUIRES(d.lock);
   // Mirrors swap_usage_sub(): back on the avail list once not full (§3.5).
-  void SwapUsageSubLocked(SwapDevice& d, uint64_t n) REQUIRES(d.lock);
+  void SwapUsageSubDeviceLocked(SwapDevice& d, uint64_t n) REQUIRES(d.lock);
   void SwapUsageSub(SwapDevice& d, uint64_t n);
   // The avail-list lock nests inside the device lock (kernel: si->lock,
   // then swap_avail_lock).
-  void AddToAvailLocked(SwapDevice& d) REQUIRES(d.lock);
-  void DelFromAvailLocked(SwapDevice& d, bool swapoff) REQUIRES(d.lock);
+  void AddToAvailDeviceLocked(SwapDevice& d) REQUIRES(d.lock);
+  void DelFromAvailDeviceLocked(SwapDevice& d, bool swapoff) REQUIRES(d.lock);
   void SetHint(SwapDevice& d, const AllocRequest& rq, uint64_t next);
   bool SyncDiscard();
 
   // swap_free.cc
   // Frees n slots starting at `first` (all in c, count ≤ 1, not cached).
-  void FreeSlotsLocked(SwapDevice& d, SwapCluster& c, uint64_t first, uint64_t n);
+  void FreeSlotsClusterLocked(SwapDevice& d, SwapCluster& c, uint64_t first, uint64_t n)
+      REQUIRES(c.lock);
   // Drops a folio from the swap cache with c locked (§3.4).
-  void DelFolioLocked(SwapDevice& d, SwapCluster& c, Folio& f);
+  void DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Folio& f) REQUIRES(c.lock);
   uint32_t SlotCount(const SwapCluster& c, uint32_t i) const;
-  void PutOneLocked(SwapCluster& c, uint32_t i);
+  void PutOneClusterLocked(SwapCluster& c, uint32_t i) REQUIRES(c.lock);
 
   // swap_reclaim.cc
   int TryReclaim(SwapDevice& d, uint64_t off, unsigned flags);
@@ -193,7 +194,7 @@ struct SwapSystem::State {
   bool SlotCacheAlloc(PerCpu& pc, int cpu, Folio& f, SwapEntry* out);
   void SlotCacheCheckActive();
   void SlotCacheDrainAll();
-  void SlotCacheDrainLocked(PerCpu& pc) REQUIRES(pc.lock);
+  void SlotCacheDrainCpuLocked(PerCpu& pc) REQUIRES(pc.lock);
 };
 
 }  // namespace swaplab::alloc
