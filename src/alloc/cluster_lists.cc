@@ -1,12 +1,13 @@
 // SwapCluster lists and the transitions of allocator spec §1.7.
 #include <cassert>
 
+#include "alloc/cluster_lists.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {
 
 // The list operations, MoveCluster, PartialFreeCluster and Relocate are
-// inline in system_state.h (the per-CPU fast path runs two moves a pair).
+// inline in cluster_lists.h (the per-CPU fast path runs two moves a pair).
 
 void SwapSystem::State::AllocTable(SwapCluster& c) {
   c.table = std::make_unique<uint64_t[]>(cluster_size);
@@ -23,7 +24,7 @@ SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id, int order)
     for (uint32_t i = list.head; i != kNil; i = d.clusters[i].next) {
       SwapCluster& c = d.clusters[i];
       if (c.lock.TryLock()) {
-        ListRemoveLocked(d, list, c);
+        ListRemoveDeviceLocked(d, list, c);
         c.flag = ClusterFlag::kNone;
         found = &c;
         break;

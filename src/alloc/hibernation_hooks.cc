@@ -8,9 +8,8 @@ namespace swaplab::alloc {
 
 // Mirrors swap_alloc_hibernation_slot(): one order-0 slot on exactly that
 // device, no folio, no rotation, no discard retry.
-// The in-cluster scan releases the cluster lock taken here (not expressible
-// to the analysis).
-SwapEntry SwapSystem::AllocHibernationSlot(CpuId cpu, int type) NO_THREAD_SAFETY_ANALYSIS {
+// The in-cluster scan releases the cluster lock taken here.
+SwapEntry SwapSystem::AllocHibernationSlot(CpuId cpu, int type) {
   State& s = *s_;
   if (cpu < 0 || cpu >= s.opts.nr_cpus) return SwapEntry{};
   SwapDevice* d = s.Dev(type);
@@ -88,7 +87,7 @@ Status SwapSystem::FreeHibernationSlot(SwapEntry entry) {
                                    std::string(Name(slot::Kind(e))) + " with count " +
                                    std::to_string(slot::Count(e)) + ", not a hibernation slot");
       if (placeholder) c.table[i] = slot::Shadow(0);  // put: 1 → 0, then free
-      s.FreeSlotsLocked(*d, c, entry.offset, 1);
+      s.FreeSlotsClusterLocked(*d, c, entry.offset, 1);
     }
     if (!s.policy.hibernation_hib_entry) s.TryReclaim(*d, entry.offset, kReclaimAnyway);
   }
@@ -99,7 +98,7 @@ Status SwapSystem::FreeHibernationSlot(SwapEntry entry) {
 namespace {
 
 // The lookup shared by find / pin / repin (kernel: find_hibernation_swap_type).
-Result<int> LookupLocked(SwapSystem::State& s, uint64_t bdev, uint64_t block) {
+Result<int> LookupSwapLocked(SwapSystem::State& s, uint64_t bdev, uint64_t block) {
   if (bdev == 0) return Status(-EINVAL, "hibernation: no resume device given");
   for (int t = 0; t < kMaxSwapfiles; ++t) {
     SwapDevice& d = *s.records[t];
@@ -115,12 +114,12 @@ Result<int> LookupLocked(SwapSystem::State& s, uint64_t bdev, uint64_t block) {
 
 Result<int> SwapSystem::FindHibernationSwapType(uint64_t bdev, uint64_t block) {
   std::lock_guard g(s_->swap_lock);
-  return LookupLocked(*s_, bdev, block);
+  return LookupSwapLocked(*s_, bdev, block);
 }
 
 Result<int> SwapSystem::PinHibernationSwapType(uint64_t bdev, uint64_t block) {
   std::lock_guard g(s_->swap_lock);
-  auto t = LookupLocked(*s_, bdev, block);
+  auto t = LookupSwapLocked(*s_, bdev, block);
   if (!t.ok()) return t;
   SwapDevice& d = *s_->records[*t];
   if (d.hibernation_pinned)
@@ -131,7 +130,7 @@ Result<int> SwapSystem::PinHibernationSwapType(uint64_t bdev, uint64_t block) {
 
 Result<int> SwapSystem::RepinHibernationSwapType(int old_type, uint64_t bdev, uint64_t block) {
   std::lock_guard g(s_->swap_lock);
-  auto t = LookupLocked(*s_, bdev, block);
+  auto t = LookupSwapLocked(*s_, bdev, block);
   if (!t.ok()) return t;  // the old pin stays
   if (*t == old_type) return t;
   SwapDevice& d = *s_->records[*t];

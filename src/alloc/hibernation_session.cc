@@ -6,12 +6,13 @@
 #include <string>
 
 #include "alloc/device_ref.h"
+#include "alloc/cluster_lists.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {
 
 // Claimed but unused clusters go back to the tail of the free list.
-void SwapSystem::State::HibReturnClaimedLocked() {
+void SwapSystem::State::ReturnClaimedHibLocked() {
   if (hib_type < 0 || hib_private.empty()) return;
   SwapDevice& d = *records[hib_type];
   for (uint32_t i : hib_private) {
@@ -19,7 +20,7 @@ void SwapSystem::State::HibReturnClaimedLocked() {
     SpinGuard cg(c.lock);
     SpinGuard dg(d.lock);
     c.hib_claimed = false;
-    ListAppendLocked(d, d.free_list(), c);  // flag is still FREE
+    ListAppendDeviceLocked(d, d.free_list(), c);  // flag is still FREE
   }
   hib_private.clear();
 }
@@ -33,7 +34,7 @@ Status SwapSystem::HibernationBind(int type, bool sort_claimed) {
   DeviceRef ref(d);
   if (!d->writeok.load())
     return Status(-ENODEV, "hibernation: device " + std::to_string(type) + " is not active");
-  s.HibReturnClaimedLocked();
+  s.ReturnClaimedHibLocked();
   s.hib_type = type;
   s.hib_sorted = sort_claimed;
   s.hib_reserve_armed = d->hib_reserve_nr > 0;
@@ -43,7 +44,7 @@ Status SwapSystem::HibernationBind(int type, bool sort_claimed) {
 void SwapSystem::HibernationUnbind() {
   State& s = *s_;
   std::lock_guard g(s.hib_mutex);
-  s.HibReturnClaimedLocked();
+  s.ReturnClaimedHibLocked();
   s.hib_type = -1;
   s.hib_reserve_armed = false;
 }
@@ -81,7 +82,7 @@ SwapSystem::HibernationRun SwapSystem::AllocHibernationRun(CpuId cpu) {
       SpinGuard dg(d.lock);
       while (d.free_list().head != kNil) {
         SwapCluster& c = d.clusters[d.free_list().head];
-        s.ListRemoveLocked(d, d.free_list(), c);
+        s.ListRemoveDeviceLocked(d, d.free_list(), c);
         c.hib_claimed = true;
         s.hib_private.push_back(static_cast<uint32_t>(s.ClusterIndex(d, c)));
       }
@@ -98,8 +99,8 @@ SwapSystem::HibernationRun SwapSystem::AllocHibernationRun(CpuId cpu) {
         c.order = 0;
         c.count = s.cluster_size;  // no table: never usable by the allocator
         SpinGuard dg(d.lock);
-        s.SwapUsageAddLocked(d, s.cluster_size);
-        s.MoveClusterLocked(d, c, ClusterFlag::kFull);
+        s.SwapUsageAddDeviceLocked(d, s.cluster_size);
+        s.MoveClusterDeviceLocked(d, c, ClusterFlag::kFull);
       }
       return {SwapEntry{type, static_cast<uint64_t>(i) << s.cluster_shift}, s.cluster_size};
     }

@@ -21,7 +21,8 @@ void SwapSystem::State::SlotCacheCheckActive() {
   }
 }
 
-void SwapSystem::State::SlotCacheDrainLocked(PerCpu& pc) {
+void SwapSystem::State::SlotCacheDrainCpuLocked(PerCpu& pc) {
+  pc.lock.AssertHeld();
   for (size_t i = pc.slot_cache_cur; i < pc.slot_cache.size(); ++i) {
     const SwapEntry e = pc.slot_cache[i];
     SwapDevice* d = Dev(e.type);
@@ -31,7 +32,7 @@ void SwapSystem::State::SlotCacheDrainLocked(PerCpu& pc) {
       SpinGuard g(c.lock);
       const uint64_t v = c.table ? c.table[e.offset - ClusterStart(*d, c)] : slot::kEmpty;
       if (slot::Kind(v) == SlotKind::kCached && slot::FolioOf(v) == nullptr)
-        FreeSlotsLocked(*d, c, e.offset, 1);
+        FreeSlotsClusterLocked(*d, c, e.offset, 1);
     }
     d->Put();
   }
@@ -42,7 +43,7 @@ void SwapSystem::State::SlotCacheDrainLocked(PerCpu& pc) {
 void SwapSystem::State::SlotCacheDrainAll() {
   for (int cpu = 0; cpu < opts.nr_cpus; ++cpu) {
     SpinGuard g(cpus[cpu].lock);
-    SlotCacheDrainLocked(cpus[cpu]);
+    SlotCacheDrainCpuLocked(cpus[cpu]);
   }
 }
 

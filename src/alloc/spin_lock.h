@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <thread>
 
 #include "alloc/thread_annotations.h"
@@ -21,6 +22,8 @@ class CAPABILITY("mutex") SpinLock {
   bool TryLock() TRY_ACQUIRE(true) { return TryLockRaw(); }
   void Unlock() RELEASE() { locked_.store(false, std::memory_order_release); }
   bool IsLocked() const { return locked_.load(std::memory_order_relaxed); }
+  // Debug builds: some thread holds the lock (a SpinLock has no owner).
+  void AssertHeld() const ASSERT_CAPABILITY(this) { assert(IsLocked()); }
 
  private:
   [[gnu::noinline]] void LockSlow() {

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "alloc/device_ref.h"
+#include "alloc/cluster_lists.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {
@@ -18,7 +19,7 @@ std::string Where(const SwapDevice& d, uint64_t off) {
   return Status(-EINVAL, std::string(op) + ": the folio is not in the swap cache");
 }
 
-bool InCacheAndLocked(const Folio& f) { return f.locked() && f.in_swap_cache(); }
+bool LockedAndInCache(const Folio& f) { return f.locked() && f.in_swap_cache(); }
 
 }  // namespace
 
@@ -31,7 +32,8 @@ uint32_t SwapSystem::State::SlotCount(const SwapCluster& c, uint32_t i) const {
 }
 
 // Mirrors __swap_cluster_put_entry(): count − 1, never frees (§3.3).
-void SwapSystem::State::PutOneLocked(SwapCluster& c, uint32_t i) {
+void SwapSystem::State::PutOneClusterLocked(SwapCluster& c, uint32_t i) {
+  c.lock.AssertHeld();
   const uint64_t e = c.table[i];
   const uint32_t cnt = slot::Count(e);
   if (cnt == static_cast<uint32_t>(count_max)) {
@@ -49,7 +51,8 @@ void SwapSystem::State::PutOneLocked(SwapCluster& c, uint32_t i) {
 }
 
 // Mirrors __swap_cluster_free_entries() + swap_range_free() (§3.5).
-void SwapSystem::State::FreeSlotsLocked(SwapDevice& d, SwapCluster& c, uint64_t first, uint64_t n) {
+void SwapSystem::State::FreeSlotsClusterLocked(SwapDevice& d, SwapCluster& c, uint64_t first, uint64_t n) {
+  c.lock.AssertHeld();
   const uint64_t base = first - ClusterStart(d, c);
   if (n == 1) {
     c.table[base] = slot::kEmpty;  // order 0: one store, not a memset call
@@ -67,7 +70,8 @@ void SwapSystem::State::FreeSlotsLocked(SwapDevice& d, SwapCluster& c, uint64_t 
 
 // Mirrors __swap_cache_del_folio(): entries become SHADOW with their counts;
 // count-0 slots are freed, all at once if every count was 0 (§3.4).
-void SwapSystem::State::DelFolioLocked(SwapDevice& d, SwapCluster& c, Folio& f) {
+void SwapSystem::State::DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Folio& f) {
+  c.lock.AssertHeld();
   const uint64_t first = f.swap().offset;
   const uint32_t base = static_cast<uint32_t>(first - ClusterStart(d, c));
   const uint32_t n = static_cast<uint32_t>(f.nr_pages());
@@ -79,11 +83,11 @@ void SwapSystem::State::DelFolioLocked(SwapDevice& d, SwapCluster& c, Folio& f) 
   }
   FolioAccess::SetSwap(f, SwapEntry{});
   if (all_zero) {
-    FreeSlotsLocked(d, c, first, n);
+    FreeSlotsClusterLocked(d, c, first, n);
     return;
   }
   for (uint32_t i = base; i < base + n; ++i) {
-    if (slot::Count(c.table[i]) == 0) FreeSlotsLocked(d, c, ClusterStart(d, c) + i, 1);
+    if (slot::Count(c.table[i]) == 0) FreeSlotsClusterLocked(d, c, ClusterStart(d, c) + i, 1);
   }
 }
 
@@ -91,8 +95,9 @@ namespace {
 
 // Validates and applies +1 on slots [first, first + n) of one locked
 // cluster, all or nothing (§3.2). `op` names the caller for messages.
-Status DupRangeLocked(SwapSystem::State& s, SwapDevice& d, SwapCluster& c, uint64_t first,
+Status DupRangeClusterLocked(SwapSystem::State& s, SwapDevice& d, SwapCluster& c, uint64_t first,
                       uint32_t n, const char* op) {
+  c.lock.AssertHeld();
   const uint32_t base = static_cast<uint32_t>(first - s.ClusterStart(d, c));
   const uint32_t cm = static_cast<uint32_t>(s.count_max);
   bool needs_extend = false;
@@ -150,7 +155,7 @@ Status FolioRange(const SwapSystem::State& s, const Folio& f, int page, uint64_t
 // Mirrors folio_dup_swap(): unmapping adds one reference per mapping.
 Status SwapSystem::FolioDupSwap(Folio& folio, int page) {
   State& s = *s_;
-  if (!InCacheAndLocked(folio)) return NotInCacheOrUnlocked(folio, "folio_dup_swap");
+  if (!LockedAndInCache(folio)) return NotInCacheOrUnlocked(folio, "folio_dup_swap");
   Status st;
   uint64_t first;
   uint32_t n;
@@ -158,13 +163,13 @@ Status SwapSystem::FolioDupSwap(Folio& folio, int page) {
   SwapDevice* d = CachedFolioDevice(s, folio);
   SwapCluster& c = d->ClusterOf(first, s.cluster_shift);
   SpinGuard g(c.lock);
-  return DupRangeLocked(s, *d, c, first, n, "folio_dup_swap");
+  return DupRangeClusterLocked(s, *d, c, first, n, "folio_dup_swap");
 }
 
 // Mirrors folio_put_swap(): −1 per slot, the folio stays cached.
 Status SwapSystem::FolioPutSwap(Folio& folio, int page) {
   State& s = *s_;
-  if (!InCacheAndLocked(folio)) return NotInCacheOrUnlocked(folio, "folio_put_swap");
+  if (!LockedAndInCache(folio)) return NotInCacheOrUnlocked(folio, "folio_put_swap");
   Status st;
   uint64_t first;
   uint32_t n;
@@ -178,7 +183,7 @@ Status SwapSystem::FolioPutSwap(Folio& folio, int page) {
       return Status(-EINVAL, "folio_put_swap: " + Where(*d, s.ClusterStart(*d, c) + i) +
                                  " has no reference to put");
   }
-  for (uint32_t i = base; i < base + n; ++i) s.PutOneLocked(c, i);
+  for (uint32_t i = base; i < base + n; ++i) s.PutOneClusterLocked(c, i);
   return Status::Ok();
 }
 
@@ -190,7 +195,7 @@ Status SwapSystem::SwapDupEntryDirect(SwapEntry entry) {
   DeviceRef d(*dev);
   SwapCluster& c = d->ClusterOf(entry.offset, s.cluster_shift);
   SpinGuard g(c.lock);
-  return DupRangeLocked(s, *d, c, entry.offset, 1, "swap_dup_entry_direct");
+  return DupRangeClusterLocked(s, *d, c, entry.offset, 1, "swap_dup_entry_direct");
 }
 
 // Mirrors swap_put_entries_direct() / swap_put_entries_cluster() (§3.3).
@@ -235,11 +240,11 @@ Status SwapSystem::SwapPutEntriesDirect(SwapEntry entry, uint64_t nr) {
           continue;
         }
         if (cnt == 1) reclaimable = true;  // cached: its folio may go now
-        s.PutOneLocked(c, i);
-        if (batch_n != 0) s.FreeSlotsLocked(*d, c, batch, batch_n);
+        s.PutOneClusterLocked(c, i);
+        if (batch_n != 0) s.FreeSlotsClusterLocked(*d, c, batch, batch_n);
         batch_n = 0;
       }
-      if (batch_n != 0) s.FreeSlotsLocked(*d, c, batch, batch_n);
+      if (batch_n != 0) s.FreeSlotsClusterLocked(*d, c, batch, batch_n);
     }
     if (reclaimable) {
       for (uint64_t o = piece; o < cend;) {
@@ -261,7 +266,7 @@ Status SwapSystem::SwapPutEntriesDirect(SwapEntry entry, uint64_t nr) {
 // __swap_cache_del_folio). Refused while storage is suspended (O4).
 [[gnu::flatten]] Status SwapSystem::SwapCacheDelFolio(Folio& folio) {
   State& s = *s_;
-  if (!InCacheAndLocked(folio)) return NotInCacheOrUnlocked(folio, "swap_cache_del_folio");
+  if (!LockedAndInCache(folio)) return NotInCacheOrUnlocked(folio, "swap_cache_del_folio");
   if (s.suspended.load(std::memory_order_acquire))
     return Status(-EBUSY, "swap_cache_del_folio: storage is suspended; no folio leaves the swap "
                           "cache (allocator spec §4.6)");
@@ -269,7 +274,7 @@ Status SwapSystem::SwapPutEntriesDirect(SwapEntry entry, uint64_t nr) {
     SwapDevice* d = CachedFolioDevice(s, folio);
     SwapCluster& c = d->ClusterOf(folio.swap().offset, s.cluster_shift);
     SpinGuard g(c.lock);
-    s.DelFolioLocked(*d, c, folio);
+    s.DelFolioClusterLocked(*d, c, folio);
   }
   s.MaybeRunDeferred();
   return Status::Ok();
@@ -289,7 +294,7 @@ bool SwapSystem::FolioFreeSwap(Folio& folio) {
     for (uint32_t i = base; i < base + static_cast<uint32_t>(folio.nr_pages()); ++i) {
       if (s.SlotCount(c, i) != 0) return false;
     }
-    s.DelFolioLocked(*d, c, folio);
+    s.DelFolioClusterLocked(*d, c, folio);
     folio.dirty = true;
   }
   s.MaybeRunDeferred();

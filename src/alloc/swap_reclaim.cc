@@ -3,6 +3,7 @@
 #include <string>
 
 #include "alloc/device_ref.h"
+#include "alloc/cluster_lists.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {
@@ -36,7 +37,7 @@ int SwapSystem::State::TryReclaim(SwapDevice& d, uint64_t off, unsigned flags) {
         return -n;
       }
     }
-    DelFolioLocked(d, c, *f);
+    DelFolioClusterLocked(d, c, *f);
     f->dirty = true;
   }
   f->Unlock();
@@ -77,7 +78,7 @@ int SwapSystem::State::DoDiscard(SwapDevice& d) {
   d.lock.Lock();
   while (d.discard_list().head != kNil) {
     SwapCluster& c = d.clusters[d.discard_list().head];
-    ListRemoveLocked(d, d.discard_list(), c);  // flag stays DISCARD
+    ListRemoveDeviceLocked(d, d.discard_list(), c);  // flag stays DISCARD
     d.lock.Unlock();
     if (d.sink != nullptr) d.sink->Discard(d.type, ClusterStart(d, c), cluster_size);
     {

@@ -106,30 +106,30 @@ const SystemOptions& SwapSystem::options() const { return s_->opts; }
 const Policy& SwapSystem::policy() const { return s_->policy; }
 uint32_t SwapSystem::cluster_size() const { return s_->cluster_size; }
 
+namespace {
+
+void AddCounter(uint64_t& out, const std::atomic<uint64_t>& in) {
+  out += in.load(std::memory_order_relaxed);
+}
+template <size_t N>
+void AddCounter(std::array<uint64_t, N>& out, const std::array<std::atomic<uint64_t>, N>& in) {
+  for (size_t i = 0; i < N; ++i) AddCounter(out[i], in[i]);
+}
+
+}  // namespace
+
+// Each row of SWAPLAB_COUNTERS: the system's atomic, or the sum over CPUs.
 SwapCounters SwapSystem::counters() const {
   const State& s = *s_;
   SwapCounters c;
-  c.pswpout = s.pswpout.load();
-  c.thp_swpout = s.thp_swpout.load();
-  c.thp_swpout_fallback = s.thp_swpout_fallback.load();
-  for (int k = 0; k < kMaxOrders; ++k) {
-    c.swpout[k] = s.swpout[k].load();
-    c.swpout_fallback[k] = s.swpout_fallback[k].load();
-  }
-  c.sync_discard_retries = s.sync_discard_retries.load();
-  c.clusters_discarded = s.clusters_discarded.load();
-  c.folios_reclaimed = s.folios_reclaimed.load();
-  for (int cpu = 0; cpu < s.opts.nr_cpus; ++cpu) {
-    const CpuCounters& pc = s.cpus[cpu].stats;
-    c.fast_path_hits += pc.fast_path_hits.load(std::memory_order_relaxed);
-    c.fast_path_misses += pc.fast_path_misses.load(std::memory_order_relaxed);
-    c.served_by_hint += pc.served_by_hint.load(std::memory_order_relaxed);
-    for (int i = 0; i < kNumSearchSteps; ++i)
-      c.served_by_step[i] += pc.served_by_step[i].load(std::memory_order_relaxed);
-    c.slot_cache_hits += pc.slot_cache_hits.load(std::memory_order_relaxed);
-    c.slot_cache_refills += pc.slot_cache_refills.load(std::memory_order_relaxed);
-    c.alloc_failures += pc.alloc_failures.load(std::memory_order_relaxed);
-  }
+#define SWAPLAB_COUNTER_SUM_SYS(n) AddCounter(c.n, s.n);
+#define SWAPLAB_COUNTER_SUM_CPU(n) \
+  for (int cpu = 0; cpu < s.opts.nr_cpus; ++cpu) AddCounter(c.n, s.cpus[cpu].stats.n);
+#define SWAPLAB_COUNTER_SUM(n, shape, home, kind, summary, doc) SWAPLAB_COUNTER_SUM_##home(n)
+  SWAPLAB_COUNTERS(SWAPLAB_COUNTER_SUM)
+#undef SWAPLAB_COUNTER_SUM
+#undef SWAPLAB_COUNTER_SUM_CPU
+#undef SWAPLAB_COUNTER_SUM_SYS
   return c;
 }
 
@@ -211,7 +211,7 @@ Result<std::vector<uint64_t>> SwapSystem::List(int type, ListId list, int order)
     return Status(-EINVAL, "order " + std::to_string(order) + " is outside 0.." +
                                std::to_string(s.pmd_order));
   SpinGuard lg(d->lock);
-  const ClusterList* l = &s.ListLocked(*d, list, order);
+  const ClusterList* l = &s.ListDeviceLocked(*d, list, order);
   std::vector<uint64_t> out;
   for (uint32_t i = l->head; i != kNil; i = d->clusters[i].next) out.push_back(i);
   return out;

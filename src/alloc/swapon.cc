@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 
+#include "alloc/cluster_lists.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {
@@ -143,7 +144,6 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
       d.pages -= d.hib_reserve_nr << s.cluster_shift;
     }
   }
-  const uint64_t usable = d.pages;
   {
     SpinGuard lg(d.lock);
     d.lists.fill(ClusterList{});
@@ -151,7 +151,7 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
       SwapCluster& c = d.clusters[i];
       if (c.hib_reserved) continue;  // flag NONE, on no list
       c.flag = c.count > 0 ? ClusterFlag::kNonfull : ClusterFlag::kFree;
-      s.ListAppendLocked(d, c.count > 0 ? d.nonfull(0) : d.free_list(), c);
+      s.ListAppendDeviceLocked(d, c.count > 0 ? d.nonfull(0) : d.free_list(), c);
     }
   }
   {
@@ -177,17 +177,23 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   } else {
     d.prio = --s.least_priority;
   }
-  // Enable (§5.1 step 9).
+  // Enable (§5.1 step 9; kernel: enable_swap_info): references first.
   d.Revive();
-  s.total_swap_pages.fetch_add(static_cast<int64_t>(usable));
-  d.active = true;
-  InsertByPrio(s.active, s, type);
-  {
-    SpinGuard lg(d.lock);
-    d.writeok.store(true, std::memory_order_release);
-    s.AddToAvailLocked(d);
-  }
+  s.EnableSwapInfoSwapLocked(d);
   return type;
+}
+
+// Mirrors _enable_swap_info(): the device's pages count, it joins the
+// active list by priority, WRITEOK on, on the avail list. Swapon's last
+// step and swapoff's way back when slots are still in use (§5.1 step 9,
+// §5.2 step 4). Swap lock held.
+void SwapSystem::State::EnableSwapInfoSwapLocked(SwapDevice& d) {
+  total_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
+  d.active = true;
+  InsertByPrio(active, *this, d.type);
+  SpinGuard lg(d.lock);
+  d.writeok.store(true, std::memory_order_release);
+  AddToAvailDeviceLocked(d);
 }
 
 // Mirrors the swapoff syscall with try_to_unuse (§5.2).
@@ -212,7 +218,7 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     {
       SpinGuard lg(d.lock);
       d.writeok.store(false, std::memory_order_release);
-      s.DelFromAvailLocked(d, true);
+      s.DelFromAvailDeviceLocked(d, true);
     }
     s.active.erase(std::find(s.active.begin(), s.active.end(), type));
     d.active = false;
@@ -250,17 +256,10 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     for (uint64_t off : cached) s.TryReclaim(d, off, kReclaimAnyway);
   }
   if (d.inuse_pages() != 0) {
-    // Re-enable exactly as swapon's last step (§5.2 step 4).
+    // Re-enable through swapon's last step (§5.2 step 4).
     {
       std::lock_guard g(s.swap_lock);
-      s.total_swap_pages.fetch_add(static_cast<int64_t>(d.pages));
-      d.active = true;
-      InsertByPrio(s.active, s, type);
-      {
-        SpinGuard lg(d.lock);
-        d.writeok.store(true, std::memory_order_release);
-        s.AddToAvailLocked(d);
-      }
+      s.EnableSwapInfoSwapLocked(d);
     }
     // Draining the slot caches and reclaiming above may have scheduled
     // discard or reclaim work; it runs at this call's end (Appendix A).

@@ -16,4 +16,5 @@
 #define RELEASE(...) SWAPLAB_TSA(release_capability(__VA_ARGS__))
 #define TRY_ACQUIRE(...) SWAPLAB_TSA(try_acquire_capability(__VA_ARGS__))
 #define EXCLUDES(...) SWAPLAB_TSA(locks_excluded(__VA_ARGS__))
+#define ASSERT_CAPABILITY(x) SWAPLAB_TSA(assert_capability(x))
 #define NO_THREAD_SAFETY_ANALYSIS SWAPLAB_TSA(no_thread_safety_analysis)

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -99,32 +100,27 @@ inline std::string Describe(const SlotInfo& s) {
   return r;
 }
 
+// Every counter by its table name ("swpout[2]=1" for one order or step).
 inline std::string CountersToString(const SwapCounters& c) {
   std::ostringstream o;
-  o << "pswpout=" << c.pswpout << " thp_swpout=" << c.thp_swpout
-    << " thp_swpout_fallback=" << c.thp_swpout_fallback << " fast_hits=" << c.fast_path_hits
-    << " fast_misses=" << c.fast_path_misses << " hint=" << c.served_by_hint
-    << " sc_hits=" << c.slot_cache_hits << " sc_refills=" << c.slot_cache_refills
-    << " alloc_failures=" << c.alloc_failures << " sync_discard=" << c.sync_discard_retries
-    << " discarded=" << c.clusters_discarded << " reclaimed=" << c.folios_reclaimed;
-  for (int i = 0; i < kMaxOrders; ++i) {
-    o << " swpout[" << i << "]=" << c.swpout[i] << " fallback[" << i
-      << "]=" << c.swpout_fallback[i];
-  }
-  for (int i = 0; i < kNumSearchSteps; ++i) o << " step[" << i << "]=" << c.served_by_step[i];
+  ForEachCounter(c, [&o](const CounterInfo& info, std::span<const uint64_t> v) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      o << (o.tellp() > 0 ? " " : "") << info.name;
+      if (info.shape != CounterShape::kScalar) o << "[" << i << "]";
+      o << "=" << v[i];
+    }
+  });
   return o.str();
 }
 
-// Every counter as a flat list, for the "counters never decrease" check.
+// Every value of every kCounter row as a flat list, for the "counters never
+// decrease" check (gauges may).
 inline std::vector<uint64_t> CounterValues(const SwapCounters& c) {
-  std::vector<uint64_t> v = {
-      c.pswpout,          c.thp_swpout,           c.thp_swpout_fallback, c.fast_path_hits,
-      c.fast_path_misses, c.served_by_hint,       c.slot_cache_hits,     c.slot_cache_refills,
-      c.alloc_failures,   c.sync_discard_retries, c.clusters_discarded,  c.folios_reclaimed};
-  v.insert(v.end(), c.swpout.begin(), c.swpout.end());
-  v.insert(v.end(), c.swpout_fallback.begin(), c.swpout_fallback.end());
-  v.insert(v.end(), c.served_by_step.begin(), c.served_by_step.end());
-  return v;
+  std::vector<uint64_t> out;
+  ForEachCounter(c, [&out](const CounterInfo& info, std::span<const uint64_t> v) {
+    if (info.kind == CounterKind::kCounter) out.insert(out.end(), v.begin(), v.end());
+  });
+  return out;
 }
 
 inline std::string DeviceToString(const DeviceInfo& d) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc/swap_model.h"
 #include "swaplab/alloc/folio.h"
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
@@ -125,16 +126,7 @@ inline std::string Snapshot(const SwapSystem& sys) {
   os << "\navail:";
   for (int t : sys.avail_devices()) os << " " << t;
   os << "\n";
-  const SwapCounters c = sys.counters();
-  os << "counters pswpout=" << c.pswpout << " thp=" << c.thp_swpout << "/" << c.thp_swpout_fallback
-     << " fast=" << c.fast_path_hits << "/" << c.fast_path_misses << " hint=" << c.served_by_hint
-     << " sc=" << c.slot_cache_hits << "/" << c.slot_cache_refills << " fail=" << c.alloc_failures
-     << " sd=" << c.sync_discard_retries << " disc=" << c.clusters_discarded
-     << " recl=" << c.folios_reclaimed << "\n swpout/fallback:";
-  for (int k = 0; k < kMaxOrders; ++k) os << " " << c.swpout[k] << "/" << c.swpout_fallback[k];
-  os << "\n steps:";
-  for (uint64_t s : c.served_by_step) os << " " << s;
-  os << "\n";
+  os << "counters " << model::CountersToString(sys.counters()) << "\n";
   for (int cpu = 0; cpu < sys.options().nr_cpus; ++cpu)
     for (int k = 0; k < nr_orders; ++k) {
       const PerCpuHint h = sys.Hint(cpu, k);

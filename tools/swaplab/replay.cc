@@ -4,6 +4,9 @@
 
 #include <fmt/core.h>
 
+#include <array>
+#include <span>
+
 #include <nlohmann/json.hpp>
 
 #include "policy_arg.h"
@@ -87,17 +90,23 @@ int RunReplay(const ReplayOptions& o) {
     dis.push_back({{"line", d.line}, {"folio", d.folio}, {"page", d.page}, {"expected_dev", d.expected_dev},
                    {"expected_offset", d.expected_offset}, {"got", d.got}});
   j["disagreements"] = std::move(dis);
+  // The summary rows of the counter table; per-order rows grouped by order
+  // as the kernel's hugepages-<size>/stats, orders where all are 0 left out.
+  std::array<bool, alloc::kMaxOrders> order_used{};
+  alloc::ForEachCounter(c, [&](const alloc::CounterInfo& info, std::span<const uint64_t> v) {
+    if (info.summary != alloc::CounterSummary::kSummary || info.shape != alloc::CounterShape::kPerOrder) return;
+    for (int k = 0; k <= o.cluster_shift && k < alloc::kMaxOrders; ++k) order_used[k] = order_used[k] || v[k] != 0;
+  });
   nlohmann::ordered_json cj;
-  cj["pswpout"] = c.pswpout;
-  for (int k = 0; k <= o.cluster_shift && k < alloc::kMaxOrders; ++k) {
-    if (c.swpout[k] == 0 && c.swpout_fallback[k] == 0) continue;
-    const std::string size = std::to_string(4 << k) + "kB";
-    cj["hugepages-" + size]["swpout"] = c.swpout[k];
-    cj["hugepages-" + size]["swpout_fallback"] = c.swpout_fallback[k];
-  }
-  cj["thp_swpout"] = c.thp_swpout;
-  cj["thp_swpout_fallback"] = c.thp_swpout_fallback;
-  cj["fast_path_hits"] = c.fast_path_hits;
+  alloc::ForEachCounter(c, [&](const alloc::CounterInfo& info, std::span<const uint64_t> v) {
+    if (info.summary != alloc::CounterSummary::kSummary) return;
+    if (info.shape == alloc::CounterShape::kScalar) {
+      cj[std::string(info.name)] = v[0];
+      return;
+    }
+    for (int k = 0; k < alloc::kMaxOrders; ++k)
+      if (order_used[k]) cj["hugepages-" + std::to_string(4 << k) + "kB"][std::string(info.name)] = v[k];
+  });
   cj["skipped_cache_drops"] = s.skipped_cache_drops;
   nlohmann::ordered_json dj = nlohmann::ordered_json::array();
   for (const auto& [id, type] : runner.devices()) {
@@ -128,9 +137,11 @@ int RunReplay(const ReplayOptions& o) {
              s.pages_placed, s.pages_unplaced, j["runs_per_folio"].get<double>());
   fmt::print("pswpout {}\n", c.pswpout);
   for (auto it = cj.begin(); it != cj.end(); ++it) {
-    if (it.key().rfind("hugepages-", 0) == 0)
-      fmt::print("{}/stats: swpout {} swpout_fallback {}\n", it.key(), it.value()["swpout"].get<uint64_t>(),
-                 it.value()["swpout_fallback"].get<uint64_t>());
+    if (it.key().rfind("hugepages-", 0) != 0) continue;
+    fmt::print("{}/stats:", it.key());
+    for (auto row = it.value().begin(); row != it.value().end(); ++row)
+      fmt::print(" {} {}", row.key(), row.value().get<uint64_t>());
+    fmt::print("\n");
   }
   fmt::print("{:>4} {:>6} {:>10} {:>9} {:>6} {:>8} {:>6} {:>6} {:>8}\n", "dev", "prio", "pages", "inuse", "free",
              "nonfull", "frag", "full", "discard");

@@ -15,6 +15,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "swaplab/alloc/folio.h"
@@ -79,25 +81,91 @@ struct SystemOptions {
   bool fail_extend_table_alloc = false;
 };
 
-// Monotonic counters, by the kernel's names where one exists (§7).
-struct SwapCounters {
-  uint64_t pswpout = 0;
-  std::array<uint64_t, kMaxOrders> swpout{};           // per order
-  std::array<uint64_t, kMaxOrders> swpout_fallback{};  // per order
-  uint64_t thp_swpout = 0;
-  uint64_t thp_swpout_fallback = 0;
-  // Where slots came from (conventions: each step counts what it served).
-  uint64_t fast_path_hits = 0;      // served by the per-CPU cluster
-  uint64_t fast_path_misses = 0;    // fast path tried and fell through
-  uint64_t served_by_hint = 0;      // per-device hint / seq_next
-  std::array<uint64_t, kNumSearchSteps> served_by_step{};
-  uint64_t slot_cache_hits = 0;     // §10.1 slot cache served it
-  uint64_t slot_cache_refills = 0;
-  uint64_t alloc_failures = 0;      // folio_alloc_swap returned -ENOMEM
-  uint64_t sync_discard_retries = 0;
-  uint64_t clusters_discarded = 0;
-  uint64_t folios_reclaimed = 0;    // swap cache folios freed by reclaim
+// Every counter, one table (§7): each row declares a field of SwapCounters
+// and the same rows give counters() its aggregation, ForEachCounter its
+// names and docs (reports, the tests' monotonic check and model), so a
+// counter cannot be added to one and forgotten in another. Names are the
+// kernel's where one exists.
+//   COUNTER(name, shape, home, kind, summary, doc)
+// shape   kScalar, kPerOrder (one per folio order, kMaxOrders), kPerStep
+//         (one per SearchStep, kNumSearchSteps)
+// home    CPU: a CPU's own copy, written under its local lock and summed
+//         over the CPUs; SYS: one atomic for the system
+// kind    kCounter never decreases; kGauge may
+// summary kSummary: in the short reports (replay's "counters"); kDetail: not
+// Where slots came from: each step counts what it served (conventions).
+#define SWAPLAB_COUNTERS(COUNTER)                                                                   \
+  COUNTER(pswpout, kScalar, SYS, kCounter, kSummary, "pages written to swap (vmstat pswpout)")      \
+  COUNTER(swpout, kPerOrder, SYS, kCounter, kSummary,                                               \
+          "folios of each order swapped out in one piece (mTHP stats/swpout)")                      \
+  COUNTER(swpout_fallback, kPerOrder, SYS, kCounter, kSummary,                                      \
+          "large folios of each order split because no slots were found (stats/swpout_fallback)")   \
+  COUNTER(thp_swpout, kScalar, SYS, kCounter, kSummary, "PMD-order folios swapped out in one piece") \
+  COUNTER(thp_swpout_fallback, kScalar, SYS, kCounter, kSummary, "PMD-order folios split (vmstat)") \
+  COUNTER(fast_path_hits, kScalar, CPU, kCounter, kSummary, "slots served by the per-CPU cluster")  \
+  COUNTER(fast_path_misses, kScalar, CPU, kCounter, kDetail, "fast path tried and fell through")    \
+  COUNTER(served_by_hint, kScalar, CPU, kCounter, kDetail, "served by the per-device hint/seq_next") \
+  COUNTER(served_by_step, kPerStep, CPU, kCounter, kDetail, "served by each device search step")    \
+  COUNTER(slot_cache_hits, kScalar, CPU, kCounter, kDetail, "§10.1: served by the slot cache")      \
+  COUNTER(slot_cache_refills, kScalar, CPU, kCounter, kDetail, "§10.1: slot cache refills")         \
+  COUNTER(alloc_failures, kScalar, CPU, kCounter, kDetail, "folio_alloc_swap returned -ENOMEM")     \
+  COUNTER(sync_discard_retries, kScalar, SYS, kCounter, kDetail,                                    \
+          "§2.9: order-0 retries after running pending discards")                                    \
+  COUNTER(clusters_discarded, kScalar, SYS, kCounter, kDetail, "clusters the discard work discarded") \
+  COUNTER(folios_reclaimed, kScalar, SYS, kCounter, kDetail, "swap cache folios freed by reclaim")
+
+enum class CounterShape : uint8_t { kScalar, kPerOrder, kPerStep };
+enum class CounterKind : uint8_t { kCounter, kGauge };
+enum class CounterSummary : uint8_t { kSummary, kDetail };
+
+constexpr size_t CounterSize(CounterShape shape) {
+  return shape == CounterShape::kScalar     ? 1
+         : shape == CounterShape::kPerOrder ? kMaxOrders
+                                            : kNumSearchSteps;
+}
+// A field of SwapCounters: one value, or one per order / search step.
+template <CounterShape S>
+using CounterField =
+    std::conditional_t<S == CounterShape::kScalar, uint64_t, std::array<uint64_t, CounterSize(S)>>;
+
+// One row of the table.
+struct CounterInfo {
+  std::string_view name;
+  CounterShape shape;
+  CounterKind kind;
+  CounterSummary summary;
+  std::string_view doc;
 };
+
+inline constexpr CounterInfo kCounterTable[] = {
+#define SWAPLAB_COUNTER_INFO(n, shape, home, kind, summary, doc) \
+  {#n, CounterShape::shape, CounterKind::kind, CounterSummary::summary, doc},
+    SWAPLAB_COUNTERS(SWAPLAB_COUNTER_INFO)
+#undef SWAPLAB_COUNTER_INFO
+};
+
+struct SwapCounters {
+#define SWAPLAB_COUNTER_FIELD(n, shape, home, kind, summary, doc) \
+  CounterField<CounterShape::shape> n{};
+  SWAPLAB_COUNTERS(SWAPLAB_COUNTER_FIELD)
+#undef SWAPLAB_COUNTER_FIELD
+};
+
+inline std::span<const uint64_t> CounterSpan(const uint64_t& v) { return {&v, 1}; }
+template <size_t N>
+std::span<const uint64_t> CounterSpan(const std::array<uint64_t, N>& v) {
+  return v;
+}
+
+// fn(const CounterInfo&, std::span<const uint64_t> values) for every row in
+// table order: one value for a scalar, kMaxOrders or kNumSearchSteps else.
+template <typename Fn>
+void ForEachCounter(const SwapCounters& c, Fn&& fn) {
+  const CounterInfo* info = kCounterTable;
+#define SWAPLAB_COUNTER_VISIT(n, shape, home, kind, summary, doc) fn(*info++, CounterSpan(c.n));
+  SWAPLAB_COUNTERS(SWAPLAB_COUNTER_VISIT)
+#undef SWAPLAB_COUNTER_VISIT
+}
 
 struct DeviceInfo {
   int type = -1;

@@ -1,0 +1,67 @@
+// A cluster of slots and the lists clusters sit on (allocator spec §1.3,
+// §1.7; kernel: struct swap_cluster_info). Part of a SwapSystem's internal
+// state (system_state.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "alloc/spin_lock.h"
+#include "swaplab/alloc/types.h"
+
+namespace swaplab::alloc {
+
+inline constexpr uint32_t kNil = UINT32_MAX;
+
+// SwapCluster record (kernel: struct swap_cluster_info).
+//   count == number of non-EMPTY entries of table (bad slots included)  [C1]
+//   no table ⇒ count == 0;  flag == list the cluster is on              [C2]
+//   FREE ⇒ count 0, no table, order 0;  FULL ⇒ count == CLUSTER         [C4]
+// Protected by `lock`, except prev/next which the device lock protects.
+struct SwapCluster {
+  SpinLock lock;
+  ClusterFlag flag = ClusterFlag::kNone;
+  uint8_t order = 0;
+  uint32_t count = 0;
+  uint32_t prev = kNil, next = kNil;  // list links (device lock)
+  bool listed = false;                // on a list (device lock)
+  // Hibernation session (hibernation spec §9.5, §9.7):
+  bool hib_claimed = false;            // on the session's private list (flag FREE)
+  bool hib_whole = false;              // handed out whole, no table, count counts it
+  bool hib_reserved = false;           // reserved at swapon: no list, flag NONE
+  uint32_t extend_users = 0;           // slots whose count lives in extend
+  std::unique_ptr<uint64_t[]> table;   // CLUSTER slot entries, or none
+  std::unique_ptr<uint32_t[]> extend;  // counts past the inline width
+};
+
+// A FIFO list of clusters (head: taken first; moves append at the tail).
+struct ClusterList {
+  uint32_t head = kNil, tail = kNil;
+  uint64_t len = 0;
+};
+
+// Positions in SwapDevice::lists.
+inline constexpr size_t kFreeListIdx = 0, kFullListIdx = 1, kDiscardListIdx = 2;
+inline constexpr size_t kNonfullListIdx = 3, kFragListIdx = kNonfullListIdx + kMaxOrders;
+inline constexpr size_t kNumLists = kFragListIdx + kMaxOrders;
+
+// The list of a cluster with flag `f` and order `order` (flag NONE: none,
+// callers check `listed` first). Branch-free: base index by flag, plus the
+// order for the per-order lists.
+inline size_t ListIndex(ClusterFlag f, int order) {
+  static constexpr uint8_t kBase[] = {
+      0, kFreeListIdx, kNonfullListIdx, kFragListIdx, kFullListIdx, kDiscardListIdx};
+  static constexpr uint8_t kPerOrder[] = {0, 0, 0xff, 0xff, 0, 0};
+  const auto i = static_cast<size_t>(f);
+  return kBase[i] + (kPerOrder[i] & static_cast<unsigned>(order));
+}
+inline size_t ListIndex(ListId l, int order) {
+  static constexpr uint8_t kBase[] = {kFreeListIdx, kNonfullListIdx, kFragListIdx, kFullListIdx,
+                                      kDiscardListIdx};
+  static constexpr uint8_t kPerOrder[] = {0, 0xff, 0xff, 0, 0};
+  const auto i = static_cast<size_t>(l);
+  return kBase[i] + (kPerOrder[i] & static_cast<unsigned>(order));
+}
+
+}  // namespace swaplab::alloc
