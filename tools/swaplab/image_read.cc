@@ -17,6 +17,8 @@
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/image_chain.h"
 #include "swaplab/hibernate/image_reader.h"
+#include "swaplab/report/image_report.h"
+#include "swaplab/workload/image_write.h"
 
 namespace swaplab::tools {
 
@@ -132,7 +134,7 @@ int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o) {
   if (!engine.ok()) return Fail(engine.status(), what, 2);
   const uint64_t device_pages = info->size_bytes / area::kPageSize;
   const auto t0 = std::chrono::steady_clock::now();
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = workload::ProcessCpuSeconds();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   ordered_json j;
   j["area"] = Printable(o.area, 4096);
@@ -210,12 +212,12 @@ int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o) {
     }
     j["consumed"] = rep->consumed;
     j["io"] = o.kernel_io ? "kernel" : "pipelined";
-    j.update(BatchJson(rep->batch));
+    j.update(report::BatchJson(rep->batch));
     j["bytes"] = rep->stream_pages * area::kPageSize;
     j["chain_seconds"] = rep->chain_seconds;    // header, map chain, swsusp_info
     j["stream_seconds"] = rep->stream_seconds;  // every other stream page
     j["read_seconds_measured"] = seconds();
-    j["read_cpu_seconds"] = CpuSeconds() - cpu0;
+    j["read_cpu_seconds"] = workload::ProcessCpuSeconds() - cpu0;
     if (dump.f != nullptr) {
       if (std::fclose(dump.f) != 0) return Fail(Status(-EIO, "--dump " + o.dump + ": close failed"), what, 1);
       dump.f = nullptr;

@@ -5,24 +5,19 @@
 #include "swaplab/alloc/printable.h"
 #include "swaplab/workload/host_cpu.h"
 #include "vm.h"
-#include "swaplab/workload/temp_files.h"
 
 #include <fmt/core.h>
-#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <atomic>
 #include <fstream>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "swaplab/report/report.h"
-#include "swaplab/workload/scenario_runner.h"
+#include "swaplab/workload/scenario_batch.h"
 #include "swaplab/workload/shipped.h"
 
 namespace swaplab::tools {
@@ -106,17 +101,9 @@ int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmd
 }
 
 int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions& o, bool reproduce) {
-  workload::InstallTempFileCleanup();  // a real-file device's area goes on Ctrl-C too
-  // The image writer allocates and frees a private copy per page in
-  // flight: keep freed memory in the process instead of returning it to
-  // the kernel and faulting it in again (a third of the time otherwise).
-  ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<workload::ScenarioResult> results;
   workload::RunOptions ro;
   ro.jobs = o.jobs;
-  ro.progress = Progress;
   // reproduce: simulated images structural unless --full / --check-data.
   ro.structural = reproduce ? !(o.full || o.check_data) : o.structural;
   for (auto& sc : scenarios) {
@@ -128,54 +115,13 @@ int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions&
     std::lock_guard<std::mutex> g(mu);
     Progress(line);
   };
-  // Scenarios that measure wall time (a real swap file, throughput: not
-  // parallel) run alone, one after another, with o.jobs variants at once.
-  // The others (modelled seconds and counts only) run whole on o.jobs
-  // threads, one job each: three variants on two threads leave a core idle
-  // a third of the time; whole scenarios side by side keep both busy.
-  std::vector<std::optional<Result<workload::ScenarioResult>>> out(scenarios.size());
-  std::vector<size_t> pool;
-  for (size_t i = 0; i < scenarios.size(); ++i) {
-    const auto& sc = scenarios[i];
-    if (sc.parallel && !sc.devices[0].real_file && o.jobs > 1) {
-      pool.push_back(i);
-      continue;
-    }
-    if (::isatty(2)) fmt::print(stderr, "\r\033[K{}: seed {}\n", sc.name, sc.seed);
-    out[i] = workload::RunScenario(sc, ro);
-    if (!out[i]->ok()) break;
-  }
-  // Largest devices first (longest scenarios), so the last one is short.
-  std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) {
-    return scenarios[a].devices[0].pages * scenarios[a].variants.size() >
-           scenarios[b].devices[0].pages * scenarios[b].variants.size();
-  });
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  for (const auto& r : out) failed = failed || (r && !r->ok());
-  workload::RunOptions one = ro;
-  one.jobs = 1;
-  auto worker = [&] {
-    for (size_t k; !failed && (k = next.fetch_add(1)) < pool.size();) {
-      auto r = workload::RunScenario(scenarios[pool[k]], one);
-      if (!r.ok()) failed = true;
-      out[pool[k]] = std::move(r);
-    }
-  };
-  std::vector<std::thread> th;
-  for (int t = 1; t < o.jobs; ++t) th.emplace_back(worker);
-  worker();
-  for (auto& t : th) t.join();
-  for (auto& r : out) {
-    if (!r) continue;
-    if (!r->ok()) {
-      fmt::print(stderr, "\nswaplab: {}\n", r->status().ToString());
-      return 1;
-    }
-    results.push_back(std::move(*r).value());
+  auto results = workload::RunScenarios(scenarios, ro);
+  if (!results.ok()) {
+    fmt::print(stderr, "\nswaplab: {}\n", results.status().ToString());
+    return 1;
   }
   if (::isatty(2)) fmt::print(stderr, "\r\033[K");
-  return Emit(results, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return Emit(*results, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 }  // namespace
@@ -240,28 +186,17 @@ int RunReproduce(const ScenarioCmdOptions& o) {
     }
     return RunReproduceVm(o.vm_scale, o.accel, cpu ? &*cpu : nullptr, o.json);
   }
-  std::vector<workload::Scenario> all;
-  for (const auto& s : workload::ShippedScenarios()) {
-    auto sc = workload::ParseScenario(s.json, s.file);
-    if (!sc.ok()) {  // a shipped file is part of the program: a bug
-      fmt::print(stderr, "swaplab reproduce: {}\n", sc.status().message());
-      return 1;
-    }
-    all.push_back(*sc);
+  auto all = workload::ShippedInReportOrder();
+  if (!all.ok()) {  // a shipped file is part of the program: a bug
+    fmt::print(stderr, "swaplab reproduce: {}\n", all.status().message());
+    return 1;
   }
   if (o.list) {
-    for (const auto& sc : all) fmt::print("{:<28} {:<24} {}\n", sc.name, sc.group, sc.title);
+    for (const auto& sc : *all) fmt::print("{:<28} {:<24} {}\n", sc.name, sc.group, sc.title);
     return 0;
   }
-  // The priority order; real-I/O tables right after their models.
-  const std::vector<std::string> order = {"rfc-shuffled", "rfc-holes", "nonfull-vs-free", "slot-cache-vs-percpu",
-                                          "rfc-open-cases", "rfc-review"};
-  auto rank = [&](const workload::Scenario& sc) {
-    return std::find(order.begin(), order.end(), sc.group) - order.begin();
-  };
-  std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
   std::vector<workload::Scenario> chosen;
-  for (const auto& sc : all)
+  for (const auto& sc : *all)
     if (o.name.empty() || sc.name == o.name || sc.group == o.name) chosen.push_back(sc);
   if (chosen.empty()) {
     fmt::print(stderr, "swaplab reproduce: no shipped scenario or group '{}' (see --list)\n", o.name);
