@@ -84,6 +84,7 @@ int RunFormat(const AreaOptions& o) {
   fmt::print("{}", report::AreaFormatText(*info));
   return 0;
 }
+
 }  // namespace
 
 AreaCommands AddArea(CLI::App& app, AreaOptions& o) {
