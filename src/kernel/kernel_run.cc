@@ -1,6 +1,8 @@
 // `swaplab kernel run` (kernel_run.h): the trace against the running kernel.
 #include "swaplab/kernel/kernel_run.h"
 
+#include "run_session.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,7 +29,7 @@ using workload::TraceRecord;
 
 namespace {
 
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kPage = kRunPage;
 constexpr size_t kKeepAnomalies = 50;
 // /proc/kpageflags bits (Documentation/admin-guide/mm/pagemap.rst).
 constexpr int kKpfWriteback = 8, kKpfCompoundHead = 15, kKpfCompoundTail = 16;
@@ -35,44 +37,6 @@ constexpr int kKpfWriteback = 8, kKpfCompoundHead = 15, kKpfCompoundTail = 16;
 Status At(const std::string& where, const std::string& msg, int code = -EINVAL) {
   return Status(code, where + ": " + msg);
 }
-
-// Everything one run creates, torn down in reverse order by Close (or the
-// destructor): worker, areas, cgroup, settings, state file.
-class Session {
- public:
-  ~Session() { (void)Close(); }
-  Status Close() {
-    if (closed_) return Status::Ok();
-    closed_ = true;
-    Status first;
-    auto keep = [&first](Status st) {
-      if (first.ok() && !st.ok()) first = st;
-    };
-    worker.reset();
-    for (auto it = areas.rbegin(); it != areas.rend(); ++it) keep((*it)->Remove());
-    areas.clear();
-    if (!cgroup.empty() && rmdir(cgroup.c_str()) != 0 && errno != ENOENT)
-      keep(Status(-errno, "rmdir " + cgroup + ": " + std::strerror(errno)));
-    for (auto it = settings.rbegin(); it != settings.rend(); ++it) keep(it->Restore());
-    settings.clear();
-    // The state file stays when something could not be undone, so that
-    // `swaplab kernel cleanup` can finish the job.
-    if (first.ok() && owns_state) keep(StateFile::Remove());
-    return first;
-  }
-  // Set once this run has written its pid to the state file: only then is
-  // the state file this run's to remove (never another run's or a crashed
-  // run's).
-  bool owns_state = false;
-  std::vector<SavedSetting> settings;
-  std::string cgroup;
-  bool cgroup_v1 = true;
-  std::vector<std::unique_ptr<KernelArea>> areas;
-  std::unique_ptr<Worker> worker;
-
- private:
-  bool closed_ = false;
-};
 
 struct LivePage {
   bool swapped = false;   // the PTE holds a swap entry (as far as the trace knows)
@@ -98,24 +62,12 @@ class Runner {
   Result<RunReport> Run();
 
  private:
-  Status Prepare(const std::vector<TraceRecord>& recs);
   Status Apply(const TraceRecord& r);
   Status DoSwapon(const TraceRecord& r, const std::string& where);
   Status DoAlloc(const TraceRecord& r, const std::string& where);
   Status DoDropCache(const TraceRecord& r, const std::string& where);
   Status Verify(uint64_t line);  // compares every live page with pagemap
   Status DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count, const std::string& where);
-  // Slots in use on this run's areas (/proc/swaps Used).
-  uint64_t UsedSlots() const {
-    uint64_t used = 0;
-    if (auto swaps = ReadProcSwaps(); swaps.ok()) {
-      for (const auto& sw : *swaps)
-        for (const auto& a : s_.areas)
-          if (a->on() && a->swap_path() == sw.filename) used += sw.used_kb / 4;
-    }
-    return used;
-  }
-  Status DropCache();
   // Swapped pages of the worker outside the trace's folios (its own memory:
   // stack, heap, sanitizer shadow), and the first such mapping.
   uint64_t WorkerOwnSwapped(std::string* first) const {
@@ -211,118 +163,6 @@ class Runner {
   uint64_t cursor_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> pending_pfns_;  // (first PFN, pages) paged out, maybe under writeback
 };
-
-Status Runner::Prepare(const std::vector<TraceRecord>& recs) {
-  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  uint64_t reserve = 0, area_bytes = 0;
-  bool drops = false;
-  std::set<int> orders;
-  std::vector<int> prios;
-  for (const auto& r : recs) {
-    const std::string where = o_.trace + ":" + std::to_string(r.line);
-    switch (r.op) {
-      case TraceOp::kDup:
-      case TraceOp::kSuspendStorage:
-      case TraceOp::kResumeStorage:
-        return At(where, std::string("'") + workload::Name(r.op) + "' is not supported by `kernel run`");
-      case TraceOp::kSwapon:
-        area_bytes += o_.size_pages.value_or(r.pages) * kPage;
-        prios.push_back(r.prio.value_or(o_.prio));
-        break;
-      case TraceOp::kAlloc:
-        if (r.cpu >= ncpu)
-          return At(where, "cpu " + std::to_string(r.cpu) + " but this machine has " + std::to_string(ncpu) + " CPUs");
-        if (r.order > 9) return At(where, "order " + std::to_string(r.order) + " (at most 9 on this kernel)");
-        if (r.order > 0 && access(MthpEnabledPath(r.order).c_str(), W_OK) != 0)
-          return At(where, "order " + std::to_string(r.order) + ": no " + MthpEnabledPath(r.order));
-        orders.insert(r.order);
-        reserve += (kPage << r.order) * 2 + kPage;
-        break;
-      case TraceOp::kDropCache: drops = true; break;
-      default: break;
-    }
-  }
-  if (area_bytes > o_.max_area_bytes)
-    return Status(-EINVAL, o_.trace + ": the trace's swap areas need " + std::to_string(area_bytes >> 20) +
-                               " MiB, more than the limit of " + std::to_string(o_.max_area_bytes >> 20) + " MiB");
-  // The trace is valid: now the machine. Nothing is created while an
-  // earlier run's leftovers (or another run) are there.
-  if (Status st = CheckNoLeftovers(); !st.ok()) return st;
-  // Our areas must come first: a foreign area of equal or higher priority
-  // would take (or share) the allocations.
-  auto swaps = ReadProcSwaps();
-  if (!swaps.ok()) return swaps.status();
-  for (const auto& a : *swaps) {
-    for (int p : prios)
-      if (a.prio >= p)
-        return Status(-EBUSY, "the machine's swap area " + a.filename + " has priority " + std::to_string(a.prio) +
-                                  ", not below swaplab's " + std::to_string(p) + " (use prio= in the trace)");
-  }
-  s_.owns_state = true;
-  if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
-  // Only the folio sizes the trace uses are enabled ("always": no
-  // MADV_HUGEPAGE, which would also allow 2 MiB); every other size "never".
-  for (int order = 1; order <= 9; ++order) {
-    const std::string path = MthpEnabledPath(order);
-    auto cur = ReadSmallFile(path);
-    if (!cur.ok()) continue;
-    const std::string want = orders.count(order) ? "always" : "never";
-    if (SelectedChoice(*cur) == want) continue;
-    auto set = SavedSetting::Change(path, want);
-    if (!set.ok()) return set.status();
-    s_.settings.push_back(std::move(set).value());
-  }
-  // No swap readahead: `cache` reads exactly the pages it names.
-  {
-    auto set = SavedSetting::Change("/proc/sys/vm/page-cluster", "0");
-    if (!set.ok()) return set.status();
-    s_.settings.push_back(std::move(set).value());
-  }
-  // The worker's own memory cgroup: `drop-cache` reclaims its clean swap
-  // cache (issue 6: memory.force_empty).
-  const std::string name = "swaplab-" + std::to_string(getpid());
-  std::string dir;
-  if (access("/sys/fs/cgroup/memory/memory.force_empty", F_OK) == 0) {
-    dir = "/sys/fs/cgroup/memory/" + name;
-  } else if (auto c = ReadSmallFile("/sys/fs/cgroup/cgroup.controllers"); c.ok() && c->find("memory") != std::string::npos) {
-    dir = "/sys/fs/cgroup/" + name;
-    s_.cgroup_v1 = false;
-  } else if (drops) {
-    return Status(-ENOTSUP, o_.trace + ": the trace drops the swap cache but no memory cgroup is available");
-  }
-  if (!dir.empty()) {
-    if (Status st = StateFile::Append({"cgroup", {dir}}); !st.ok()) return st;
-    if (mkdir(dir.c_str(), 0755) != 0) return Status(-errno, "mkdir " + dir + ": " + std::strerror(errno));
-    s_.cgroup = dir;
-    // Clean swap cache sits on the anon LRU: cgroup reclaim must scan it.
-    if (s_.cgroup_v1) (void)WriteSmallFile(dir + "/memory.swappiness", "100");
-  }
-  // The caller's own memory cgroup (the worker's home).
-  std::string home;
-  if (auto cg = ReadSmallFile("/proc/self/cgroup"); cg.ok()) {
-    std::istringstream in(*cg);
-    for (std::string l; std::getline(in, l);) {
-      const auto c1 = l.find(':'), c2 = l.find(':', c1 + 1);
-      if (c1 == std::string::npos || c2 == std::string::npos) continue;
-      const std::string ctrl = l.substr(c1 + 1, c2 - c1 - 1), path = l.substr(c2 + 1);
-      if (s_.cgroup_v1 && ctrl == "memory") home = "/sys/fs/cgroup/memory" + path;
-      if (!s_.cgroup_v1 && ctrl.empty() && l.rfind("0::", 0) == 0) home = "/sys/fs/cgroup" + path;
-    }
-  }
-  if (!s_.cgroup.empty() && home.empty()) return Status(-ENOENT, "cannot find this process's memory cgroup in /proc/self/cgroup");
-  auto w = Worker::Start(reserve + (kPage << 10), s_.cgroup, home);
-  if (!w.ok()) return w.status();
-  s_.worker = std::move(w).value();
-  cursor_ = s_.worker->base();
-  return Status::Ok();
-}
-
-Status Runner::DropCache() {
-  if (s_.cgroup.empty()) return Status(-ENOTSUP, "no memory cgroup");
-  if (s_.cgroup_v1) return WriteSmallFile(s_.cgroup + "/memory.force_empty", "0");
-  Status st = WriteSmallFile(s_.cgroup + "/memory.reclaim", "1G");
-  return st.code() == -EAGAIN ? Status::Ok() : st;
-}
 
 Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
   if (dev_to_area_.count(r.dev)) return At(where, "dev " + std::to_string(r.dev) + " is already on");
@@ -464,7 +304,7 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
 Status Runner::DoDropCache(const TraceRecord& r, const std::string& where) {
   WaitWriteback(r.line);
   if (r.folio) ++rep_.drop_cache_global;  // the kernel side can only drop all
-  if (Status st = DropCache(); !st.ok()) return At(where, "drop-cache: " + st.ToString(), st.code());
+  if (Status st = s_.DropCache(); !st.ok()) return At(where, "drop-cache: " + st.ToString(), st.code());
   TraceRecord w = r;
   w.folio.reset();
   out_.push_back(workload::FormatRecord(w));
@@ -495,7 +335,7 @@ Status Runner::Verify(uint64_t line) {
 // or bypassed it (SWP_SYNCHRONOUS_IO: the slots were freed at once), which the
 // trace records as a `drop-cache folio=F` after the `cache`.
 Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count, const std::string& where) {
-  const uint64_t used_before = UsedSlots();
+  const uint64_t used_before = s_.UsedSlots();
   if (Status st = s_.worker->ReadIn(f.cpu, f.addr + first * kPage, count * kPage); !st.ok())
     return At(where, st.ToString(), st.code());
   auto pages = s_.worker->Pages(f.addr, f.pages.size());
@@ -524,7 +364,7 @@ Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint6
     c.n = n;
     out_.push_back(workload::FormatRecord(c));
   }
-  const uint64_t used_after = UsedSlots();
+  const uint64_t used_after = s_.UsedSlots();
   const uint64_t freed = used_before > used_after ? used_before - used_after : 0;
   if (came_in > 0 && freed == came_in) {
     // Bypassed: possible to express only if no other page of the folio is
@@ -580,7 +420,7 @@ Status Runner::Apply(const TraceRecord& r) {
       uint64_t first, count;
       if (!ValidRange(r, f.pages.size(), &first, &count))
         return At(where, "pages outside a folio of " + std::to_string(f.pages.size()) + " pages");
-      // A folio under writeback cannot leave the swap cache (issue 6).
+      // A folio under writeback cannot leave the swap cache.
       WaitWriteback(r.line);
       const uint64_t addr = f.addr + first * kPage, len = count * kPage;
       if (r.op == TraceOp::kFree) {
@@ -610,7 +450,8 @@ Result<RunReport> Runner::Run() {
     recs.push_back(r);
   }
   if (!IsRoot()) return Status(-EPERM, "swaplab kernel run needs root (swapon, pagemap, sysfs)");
-  Status st = Prepare(recs);
+  Status st = PrepareSession(o_, recs, &s_);
+  if (st.ok()) cursor_ = s_.worker->base();
   const auto before = ReadMthpStats();
   const auto pswp0 = ReadVmstat("pswpout");
   const auto deact0 = ReadVmstat("pgdeactivate");
@@ -628,7 +469,7 @@ Result<RunReport> Runner::Run() {
     }
     st = Apply(recs[i]);
     ++rep_.records;
-    if (o_.annotate_inuse && recs[i].op != TraceOp::kExpect) out_.push_back("# kernel inuse " + std::to_string(UsedSlots()));
+    if (o_.annotate_inuse && recs[i].op != TraceOp::kExpect) out_.push_back("# kernel inuse " + std::to_string(s_.UsedSlots()));
   }
   if (st.ok() && s_.worker) {
     // The end: everything the kernel did on its own shows up now.
@@ -647,14 +488,14 @@ Result<RunReport> Runner::Run() {
     if (auto d1 = ReadVmstat("pgdeactivate"); d1.ok() && deact0.ok()) rep_.lru_deactivated = *d1 - *deact0;
     // Slots in use that no page of the trace holds (after dropping the
     // clean swap cache): the kernel swapped something else to our areas.
-    if (st.ok() && !s_.cgroup.empty()) (void)DropCache();
+    if (st.ok() && !s_.cgroup.empty()) (void)s_.DropCache();
     uint64_t held = 0;
     for (auto& [id, f] : live_) {
       auto pages = s_.worker->Pages(f.addr, f.pages.size());
       if (!pages.ok()) continue;
       for (size_t i = 0; i < f.pages.size(); ++i) held += (*pages)[i].swapped || f.pages[i].in_memory;
     }
-    const uint64_t used = UsedSlots();
+    const uint64_t used = s_.UsedSlots();
     std::string first;
     if (used > held) rep_.worker_pages_swapped = WorkerOwnSwapped(&first);
     if (rep_.worker_pages_swapped)
@@ -682,46 +523,6 @@ Result<RunReport> Runner::Run() {
 Result<RunReport> RunTrace(const RunOptions& o, const volatile std::sig_atomic_t* interrupted) {
   Runner r(o, interrupted);
   return r.Run();
-}
-
-double FallbackRate(const std::map<int, uint64_t>& swpout, const std::map<int, uint64_t>& fallback, int order) {
-  const uint64_t a = swpout.count(order) ? swpout.at(order) : 0;
-  const uint64_t b = fallback.count(order) ? fallback.at(order) : 0;
-  return a + b ? static_cast<double>(b) / static_cast<double>(a + b) : 0.0;
-}
-
-Result<ModelComparison> CompareWithModel(const std::string& trace, const std::string& policy, int cpus) {
-  auto pol = alloc::Policy::Preset(policy);
-  if (!pol.ok()) return pol.status();
-  return CompareWithModel(trace, *pol, cpus);
-}
-
-Result<ModelComparison> CompareWithModel(const std::string& trace, const alloc::Policy& policy, int cpus) {
-  if (Status st = policy.Validate(); !st.ok()) return st;
-  alloc::SystemOptions so;
-  so.policy = policy;
-  so.nr_cpus = cpus;
-  alloc::SwapSystem sys(so);
-  auto reader = workload::TraceReader::Open(trace);
-  if (!reader.ok()) return reader.status();
-  workload::TraceRunner runner(sys);
-  for (TraceRecord rec;;) {
-    auto more = (*reader)->Next(&rec);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (Status st = runner.Apply(rec, trace); !st.ok()) return st;
-  }
-  ModelComparison m;
-  m.summary = runner.summary();
-  const auto c = sys.counters();
-  m.pswpout = c.pswpout;
-  for (int k = 1; k < alloc::kMaxOrders; ++k) {
-    if (c.swpout[k] || c.swpout_fallback[k]) {
-      m.swpout[k] = c.swpout[k];
-      m.swpout_fallback[k] = c.swpout_fallback[k];
-    }
-  }
-  return m;
 }
 
 }  // namespace swaplab::kernel

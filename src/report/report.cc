@@ -226,4 +226,21 @@ std::string RenderCsv(const ScenarioResult& r) {
   return out;
 }
 
+BatchReport RenderBatch(const std::vector<ScenarioResult>& results, double scale, double wall_seconds) {
+  nlohmann::ordered_json j;
+  j["wall_seconds"] = wall_seconds;
+  j["scale"] = scale;
+  j["scenarios"] = nlohmann::ordered_json::array();
+  BatchReport b;
+  b.csv = CsvHeader();
+  for (const auto& r : results) {
+    j["scenarios"].push_back(RenderJson(r));
+    b.text += RenderText(r);
+    b.csv += RenderCsv(r);
+  }
+  b.text += fmt::format("total: {} scenario(s), {:.1f} s wall\n", results.size(), wall_seconds);
+  b.json = j.dump(2);
+  return b;
+}
+
 }  // namespace swaplab::report

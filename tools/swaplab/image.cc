@@ -6,29 +6,13 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
-#include <ctime>
-#include <nlohmann/json.hpp>
-
-#include "swaplab/alloc/printable.h"
-#include "swaplab/alloc/swap_system.h"
-#include "swaplab/area/io_engine.h"
-#include "swaplab/area/swap_area.h"
-#include "swaplab/hibernate/compress.h"
-#include "swaplab/hibernate/image_reader.h"
-#include "swaplab/hibernate/image_session.h"
-#include "swaplab/hibernate/image_writer.h"
-#include "swaplab/hibernate/request_batcher.h"
-#include "swaplab/hibernate/rfc_layouts.h"
-#include "swaplab/hibernate/snapshot.h"
 #include "area.h"
 #include "size_arg.h"
-#include "swaplab/area/area_lock.h"
+#include "swaplab/alloc/printable.h"
+#include "swaplab/report/image_report.h"
+#include "swaplab/workload/image_write.h"
 
 namespace swaplab::tools {
-
-using nlohmann::ordered_json;
 
 ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
   ImageCommands c;
@@ -79,18 +63,6 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
   return c;
 }
 
-nlohmann::ordered_json BatchJson(const hibernate::BatchStats& b) {
-  ordered_json sizes = ordered_json::object();
-  for (auto [pages, n] : b.bio_sizes) sizes[std::to_string(pages)] = n;
-  return {{"bios", b.bios}, {"sync_ios", b.sync_ios}, {"pages", b.pages}, {"drains", b.drains}, {"partial_waits", b.partial_waits}, {"bio_sizes", sizes}};
-}
-
-double CpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 namespace {
 
 // Exit codes as `area` has them (area.h, AreaExitCode): 2 for bad usage or
@@ -100,44 +72,6 @@ int Fail(const Status& st, const char* what, int code) {
   return code;
 }
 int Fail(const Status& st, const char* what) { return Fail(st, what, AreaExitCode(st)); }
-
-// The slots an image of `saveable` pages needs at least, as the writer lays
-// it out (§3.2): swsusp_info, the PFN list (one meta page per 512 pages),
-// the data pages (zero pages are not written: their expected share is
-// taken off, with 5% slack for the seeded draw), one map page per 511
-// stream pages. Compressed, no unit holds more than 256 pages' worth of
-// input, so a 256th of the stream is a floor. A bound, never a prediction.
-uint64_t SlotsNeededAtLeast(uint64_t saveable, double zero_share, bool compressed) {
-  const uint64_t meta = (saveable + 511) / 512;
-  const double data = static_cast<double>(saveable) * (1.0 - zero_share) * 0.95;
-  uint64_t stream = 1 + meta + static_cast<uint64_t>(data);
-  if (compressed) stream = (stream + 255) / 256;
-  return stream + (stream + 510) / 511;
-}
-
-// --size against the area and the machine, before any of it is built.
-Status CheckImageSize(const area::AreaInfo& info, uint64_t size, uint64_t snapshot_memory,
-                      double zero_share, bool compressed, const std::string& size_arg) {
-  const auto& h = info.header.v1;
-  const uint64_t pages = std::min<uint64_t>(uint64_t{h.last_page} + 1, info.size_bytes / area::kPageSize);
-  const uint64_t usable = pages - 1 - std::min<uint64_t>(pages - 1, h.bad_pages.size());
-  const uint64_t saveable = std::max<uint64_t>(1, size / area::kPageSize);
-  const uint64_t needs = SlotsNeededAtLeast(saveable, zero_share, compressed);
-  if (needs > usable)
-    return Status(-EINVAL, fmt::format("--size {}: the image needs {} slots{}, the area has {} ({})", size_arg,
-                                       needs, compressed ? " even at the best compression" : "", usable,
-                                       Printable(info.path)));
-  // The snapshot keeps two PFN lists (8 bytes a page) and, when it is built
-  // before the write (--snapshot-memory), every stream page.
-  const uint64_t stream_bytes = (1 + (saveable + 511) / 512 + saveable) * area::kPageSize;
-  const uint64_t mem = 16 * saveable + (stream_bytes <= snapshot_memory ? stream_bytes : 0);
-  const long phys = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (phys > 0 && page > 0 && mem > static_cast<uint64_t>(phys) * static_cast<uint64_t>(page))
-    return Status(-EINVAL, fmt::format("--size {}: the snapshot needs {} bytes of memory, the machine has {}{}",
-                                       size_arg, mem, static_cast<uint64_t>(phys) * static_cast<uint64_t>(page),
-                                       stream_bytes <= snapshot_memory ? " (lower --snapshot-memory to build it while writing)" : ""));
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -165,118 +99,27 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   if (!policy.ok()) return Fail(policy.status(), "write", 2);
   auto layout = hibernate::ParseRfcLayout(o.layout);
   if (!layout.ok()) return Fail(layout.status(), "write", 2);
-
-  // Held until we return: no other swaplab writes this area meanwhile, and
-  // one the running kernel swaps on (or a mounted device) is refused.
-  auto lock = area::LockArea(o.area);
-  if (!lock.ok()) return Fail(lock.status(), "write");
-  auto area = area::SwapArea::Open(o.area);
-  // Past LockArea's type check, −EINVAL is an area swapon would refuse.
-  if (!area.ok()) return Fail(area.status(), "write", area.status().code() == -EINVAL ? 1 : AreaExitCode(area.status()));
-  const area::AreaInfo& info = (*area)->info();
-  if (Status st = CheckImageSize(info, *size, *snap_mem, o.zero_share, *compress != hibernate::Compressor::kNone,
-                                 Printable(o.size));
-      !st.ok())
-    return Fail(st, "write", 2);
-  area::EngineOptions eo;
-  eo.limits = info.limits;
-  auto engine = area::OpenUringEngine(o.area, eo);
-  if (!engine.ok()) return Fail(engine.status(), "open");
-  auto t0 = std::chrono::steady_clock::now();
-  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  double cpu0 = CpuSeconds();
-  ordered_json j;
-  j["area"] = Printable(o.area, 4096);
-  j["batch"] = o.batch;
-  j["bio_capacity"] = o.bio_capacity;
-  j["max_pages"] = o.max_pages ? o.max_pages : hibernate::HibBioMaxPages(info.limits);
-
-  {
-    alloc::SystemOptions so;
-    so.policy = *policy;
-    so.nr_cpus = 1;
-    alloc::SwapSystem sys(so);
-    alloc::SwaponOptions sw = (*area)->ToSwaponOptions();
-    sw.extents.clear();  // slots are addressed as pages of the area itself
-    sw.first_block = 0;
-    sw.discard_sink = nullptr;
-    if (*source == hibernate::SlotSourceKind::kReserve) sw.hibernation_reserve_pages = *size / 4096;
-    auto type = sys.Swapon(sw);
-    if (!type.ok()) return Fail(type.status(), "write");
-    auto lay = hibernate::ApplyRfcLayout(sys, *type, *layout, o.seed);
-    if (!lay.ok()) return Fail(lay.status(), "write");
-    hibernate::SnapshotOptions sn;
-    sn.saveable_pages = std::max<uint64_t>(1, *size / 4096);
-    sn.zero_share = o.zero_share;
-    sn.seed = o.seed;
-    auto snap = hibernate::SyntheticSnapshot::Make(sn);
-    if (!snap.ok()) return Fail(snap.status(), "write");
-    hibernate::ImageSession session(sys, *type, *source, 0);
-    hibernate::WriterOptions wo;
-    wo.batch = bo;
-    wo.memory_budget_pages = *budget / 4096;  // bounds the write copies
-    wo.compress = *compress;
-    wo.threads = o.threads;
-    // The kernel's snapshot is in memory before swsusp_write (§3.2): build
-    // ours outside the clock when it fits, so the seconds cover only what
-    // swsusp_write does (slots, map pages, the copy into each write page, I/O).
-    double fill_secs = 0;
-    if (snap->image_pages() * 4096 <= *snap_mem) {
-      t0 = std::chrono::steady_clock::now();
-      Status st = snap.value().Materialize();
-      if (!st.ok()) return Fail(st, "write");
-      fill_secs = seconds();
+  workload::ImageWriteOptions w{o.area,     bo,           *compress,       *source,     *layout,
+                                *policy,    *size,        *budget,         *snap_mem,   o.zero_share,
+                                o.seed,     o.threads,    o.batch,         o.bio_capacity,
+                                o.source,   o.layout,     o.compress,      Printable(o.size)};
+  workload::ImageWriteStep step;
+  auto r = workload::WriteImageToArea(w, &step);
+  if (!r.ok()) {
+    const Status& st = r.status();
+    switch (step) {
+      case workload::ImageWriteStep::kCheckSize: return Fail(st, "write", 2);
+      case workload::ImageWriteStep::kOpenEngine: return Fail(st, "open");
+      // Past LockArea's type check, -EINVAL is an area swapon would refuse.
+      case workload::ImageWriteStep::kOpenArea:
+        return Fail(st, "write", st.code() == -EINVAL ? 1 : AreaExitCode(st));
+      default: return Fail(st, "write");
     }
-    // The kernel's free pages for write copies exist before the write:
-    // ours are allocated and touched here, and registered with io_uring
-    // once (fixed buffers) so the write does not pin them per I/O.
-    // No more than the image can have in flight: its pages plus map pages.
-    const uint64_t image_copies = snap->image_pages() + snap->image_pages() / 511 + 2;
-    auto arena = hibernate::CopyArena::Make(std::min(wo.memory_budget_pages, image_copies));
-    if (!arena.ok()) return Fail(arena.status(), "write");
-    wo.batch.arena = arena.value().get();
-    const bool fixed = (*engine)->RegisterBuffer(wo.batch.arena->base(), wo.batch.arena->pages() * 4096);
-    t0 = std::chrono::steady_clock::now();  // the write alone, not the layout
-    cpu0 = CpuSeconds();
-    auto rep = hibernate::WriteImage(session, **engine, *snap, wo);
-    const double secs = seconds();
-    const double cpu_secs = CpuSeconds() - cpu0;
-    (*engine)->UnregisterBuffer();
-    if (!rep.ok()) return Fail(rep.status(), "write");
-    j["source"] = o.source;
-    j["layout"] = o.layout;
-    j["policy"] = policy->name;
-    j["knobs"] = KnobsJson(*policy);
-    j["seed"] = o.seed;
-    j["compress"] = o.compress;
-    j["stream_pages"] = rep->stream_pages;
-    j["snapshot_pages"] = rep->T;
-    j["map_pages"] = rep->Q + 1;
-    j["data_pages"] = rep->N;
-    j["meta_pages"] = rep->M;
-    j["runs"] = rep->device_runs;
-    j["alloc_runs"] = rep->session.alloc_runs;
-    j["extents"] = rep->extents;
-    if (*compress != hibernate::Compressor::kNone) {
-      j["units"] = rep->units;
-      j["compressed_bytes"] = rep->compressed_bytes;
-      j["crc32"] = rep->crc32;
-    }
-    j.update(BatchJson(rep->batch));
-    j["bytes"] = rep->stream_pages * 4096;
-    j["snapshot_bytes"] = rep->T * 4096;
-    j["write_seconds_measured"] = secs;
-    j["write_cpu_seconds"] = cpu_secs;
-    j["snapshot_materialized"] = snap->materialized();
-    j["snapshot_build_seconds"] = fill_secs;  // outside write_seconds_measured
-    j["copy_arena_pages"] = wo.batch.arena->pages();
-    j["fixed_buffers"] = fixed;
   }
   if (o.json) {
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", report::ImageWriteJson(*r).dump(2));
   } else {
-    for (auto it = j.begin(); it != j.end(); ++it)
-      fmt::print("{:<24} {}\n", it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+    fmt::print("{}", report::ImageWriteText(*r));
   }
   return 0;
 }

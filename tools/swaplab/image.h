@@ -2,11 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include "swaplab/hibernate/request_batcher.h"
 
 namespace swaplab::tools {
 
@@ -41,11 +38,6 @@ struct ImageCommands {
 
 ImageCommands AddImage(CLI::App& app, ImageOptions& o);
 int RunImage(const ImageCommands& c, const ImageOptions& o);
-// The batch's bio counts and sizes, as write and read report them.
-nlohmann::ordered_json BatchJson(const hibernate::BatchStats& b);
-// CPU time of the process (every thread, user + system, the kernel's
-// io_uring work charged to us included), to tell CPU-bound from I/O-bound.
-double CpuSeconds();
 // read and inspect (image_read.cc).
 int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o);
 

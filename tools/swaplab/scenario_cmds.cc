@@ -1,73 +1,21 @@
-// `swaplab run` and `swaplab reproduce` (scenario_cmds.h).
+// What `swaplab run` and `swaplab reproduce` share (scenario_cmds.h): the
+// scenarios scaled, run and printed; the --host-cpu option.
 #include "scenario_cmds.h"
 
-#include "policy_arg.h"
-#include "swaplab/alloc/printable.h"
-#include "swaplab/workload/host_cpu.h"
-#include "vm.h"
-#include "swaplab/workload/temp_files.h"
-
 #include <fmt/core.h>
-#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <atomic>
 #include <fstream>
 #include <mutex>
 #include <optional>
-#include <thread>
-#include <nlohmann/json.hpp>
 
 #include "swaplab/report/report.h"
-#include "swaplab/workload/scenario_runner.h"
-#include "swaplab/workload/shipped.h"
+#include "swaplab/workload/scenario_batch.h"
+#include "swaplab/workload/shipped.h"  // ScaleScenario
 
 namespace swaplab::tools {
-
-CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
-  CLI::App* c = app.add_subcommand("run", "run scenario files (schema: scenarios/README.md)");
-  c->add_option("scenario", o.files, "scenario JSON file(s)")->required();
-  c->add_flag("--json", o.json, "one JSON document on stdout");
-  c->add_flag("--csv", o.csv, "CSV on stdout");
-  c->add_option("--scale", o.scale, "multiply the scenario's sizes by this factor")->check(CLI::Range(1e-4, 16.0));
-  c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
-  c->add_flag("--structural", o.structural,
-              "image steps on simulated devices make no page data (runs, bios, modelled seconds only)");
-  AddKnobOption(c, &o.knobs);
-  c->add_option("--host-cpu", o.host_cpu, "host CPU prices for images on simulated devices: none, a profile (seed-001: fitted to seed 001; tcg-6.12: measured in this machine's qemu), or W,R,A (us per write bio, per read bio, per allocator call)");
-  return c;
-}
-
-CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
-  CLI::App* c = app.add_subcommand("reproduce", "the seeds' experiments, side by side with what they reported (default: all)");
-  c->add_option("name", o.name, "a scenario or group name (see --list)");
-  c->add_flag("--json", o.json, "one JSON document on stdout");
-  c->add_flag("--csv", o.csv, "CSV on stdout");
-  c->add_option("--out", o.out_dir, "also write report.txt, report.json, report.csv here");
-  c->add_option("--scale", o.scale, "multiply every scenario's sizes by this factor (default 1: the seeds' sizes)")
-      ->check(CLI::Range(1e-4, 16.0));
-  c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
-  auto* full = c->add_flag("--full", o.full,
-                           "the seeds' sizes with every image page made, written and checked (slow; default: "
-                           "simulated images are structural, no page data)");
-  c->add_flag("--check-data", o.check_data,
-              "page data made and checked, at each scenario's reduced reproduce_scale")
-      ->excludes(full);
-  c->add_flag("--list", o.list, "list the shipped scenarios and exit");
-  auto* vm = c->add_flag("--vm", o.vm,
-                         "seed 001's shuffled and holes tables on a real kernel (Debian's 6.12 in qemu), side by "
-                         "side with the model; host CPU prices default to tcg-6.12");
-  vm->excludes(full);
-  c->add_option("--vm-scale", o.vm_scale, "--vm: the seed's sizes times this (default 1/64: 80 MiB image)")
-      ->check(CLI::Range(1.0 / 128, 1.0 / 5));
-  c->add_option("--accel", o.accel, "--vm: tcg | kvm | auto")->check(CLI::IsMember({"tcg", "kvm", "auto"}));
-  c->add_option("--host-cpu", o.host_cpu,
-                "host CPU prices for images on simulated devices: none, a profile (seed-001: fitted to seed 001; tcg-6.12: measured in this machine's qemu), or W,R,A (us per write bio, per read bio, per allocator call); tables on real swap files keep measured seconds only");
-  return c;
-}
 
 namespace {
 
@@ -75,25 +23,15 @@ void Progress(const std::string& line) {
   if (::isatty(2)) fmt::print(stderr, "\r\033[K{}", line);
 }
 
-int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmdOptions& o, double wall) {
-  nlohmann::ordered_json j;
-  j["wall_seconds"] = wall;
-  j["scale"] = o.scale;
-  j["scenarios"] = nlohmann::ordered_json::array();
-  std::string text, csv = report::CsvHeader();
-  for (const auto& r : results) {
-    j["scenarios"].push_back(report::RenderJson(r));
-    text += report::RenderText(r);
-    csv += report::RenderCsv(r);
-  }
-  text += fmt::format("total: {} scenario(s), {:.1f} s wall\n", results.size(), wall);
-  if (o.json) fmt::print("{}\n", j.dump(2));
-  else if (o.csv) fmt::print("{}", csv);
-  else fmt::print("{}", text);
+int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmdOptions& o,
+         double wall) {
+  const auto b = report::RenderBatch(results, o.scale, wall);
+  fmt::print("{}", o.json ? b.json + "\n" : o.csv ? b.csv : b.text);
   if (!o.out_dir.empty()) {
     ::mkdir(o.out_dir.c_str(), 0755);
-    for (auto [name, content] : {std::pair<const char*, std::string>{"report.txt", text},
-                                 {"report.json", j.dump(2) + "\n"}, {"report.csv", csv}}) {
+    for (auto [name, content] : {std::pair<const char*, std::string>{"report.txt", b.text},
+                                 {"report.json", b.json + "\n"},
+                                 {"report.csv", b.csv}}) {
       std::ofstream f(o.out_dir + "/" + name);
       f << content;
       if (!f) {
@@ -105,18 +43,13 @@ int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmd
   return 0;
 }
 
-int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions& o, bool reproduce) {
-  workload::InstallTempFileCleanup();  // a real-file device's area goes on Ctrl-C too
-  // The image writer allocates and frees a private copy per page in
-  // flight: keep freed memory in the process instead of returning it to
-  // the kernel and faulting it in again (a third of the time otherwise).
-  ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}  // namespace
+
+int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions& o,
+           bool reproduce) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<workload::ScenarioResult> results;
   workload::RunOptions ro;
   ro.jobs = o.jobs;
-  ro.progress = Progress;
   // reproduce: simulated images structural unless --full / --check-data.
   ro.structural = reproduce ? !(o.full || o.check_data) : o.structural;
   for (auto& sc : scenarios) {
@@ -128,60 +61,19 @@ int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions&
     std::lock_guard<std::mutex> g(mu);
     Progress(line);
   };
-  // Scenarios that measure wall time (a real swap file, throughput: not
-  // parallel) run alone, one after another, with o.jobs variants at once.
-  // The others (modelled seconds and counts only) run whole on o.jobs
-  // threads, one job each: three variants on two threads leave a core idle
-  // a third of the time; whole scenarios side by side keep both busy.
-  std::vector<std::optional<Result<workload::ScenarioResult>>> out(scenarios.size());
-  std::vector<size_t> pool;
-  for (size_t i = 0; i < scenarios.size(); ++i) {
-    const auto& sc = scenarios[i];
-    if (sc.parallel && !sc.devices[0].real_file && o.jobs > 1) {
-      pool.push_back(i);
-      continue;
-    }
-    if (::isatty(2)) fmt::print(stderr, "\r\033[K{}: seed {}\n", sc.name, sc.seed);
-    out[i] = workload::RunScenario(sc, ro);
-    if (!out[i]->ok()) break;
-  }
-  // Largest devices first (longest scenarios), so the last one is short.
-  std::stable_sort(pool.begin(), pool.end(), [&](size_t a, size_t b) {
-    return scenarios[a].devices[0].pages * scenarios[a].variants.size() >
-           scenarios[b].devices[0].pages * scenarios[b].variants.size();
-  });
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  for (const auto& r : out) failed = failed || (r && !r->ok());
-  workload::RunOptions one = ro;
-  one.jobs = 1;
-  auto worker = [&] {
-    for (size_t k; !failed && (k = next.fetch_add(1)) < pool.size();) {
-      auto r = workload::RunScenario(scenarios[pool[k]], one);
-      if (!r.ok()) failed = true;
-      out[pool[k]] = std::move(r);
-    }
-  };
-  std::vector<std::thread> th;
-  for (int t = 1; t < o.jobs; ++t) th.emplace_back(worker);
-  worker();
-  for (auto& t : th) t.join();
-  for (auto& r : out) {
-    if (!r) continue;
-    if (!r->ok()) {
-      fmt::print(stderr, "\nswaplab: {}\n", r->status().ToString());
-      return 1;
-    }
-    results.push_back(std::move(*r).value());
+  auto results = workload::RunScenarios(scenarios, ro);
+  if (!results.ok()) {
+    fmt::print(stderr, "\nswaplab: {}\n", results.status().ToString());
+    return 1;
   }
   if (::isatty(2)) fmt::print(stderr, "\r\033[K");
-  return Emit(results, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return Emit(*results, o,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
-}  // namespace
-
 // --host-cpu: the prices, or an exit code 2 after the message.
-static std::optional<std::optional<workload::HostCpuCost>> HostCpuOption(const ScenarioCmdOptions& o, const char* cmd) {
+std::optional<std::optional<workload::HostCpuCost>> HostCpuOption(const ScenarioCmdOptions& o,
+                                                                  const char* cmd) {
   if (o.host_cpu.empty()) return std::nullopt;
   auto c = workload::ParseHostCpuArg(o.host_cpu);
   if (!c.ok()) {
@@ -189,90 +81,6 @@ static std::optional<std::optional<workload::HostCpuCost>> HostCpuOption(const S
     return std::nullopt;
   }
   return *c;
-}
-
-int RunRun(const ScenarioCmdOptions& o) {
-  std::vector<workload::Scenario> scenarios;
-  for (const auto& f : o.files) {
-    auto sc = workload::LoadScenario(f);
-    if (!sc.ok()) {
-      fmt::print(stderr, "swaplab run: {}\n", sc.status().message());
-      return 2;
-    }
-    scenarios.push_back(*sc);
-    for (auto& v : scenarios.back().variants) {
-      if (Status st = ApplyKnobs(&v.policy, o.knobs); !st.ok()) {
-        fmt::print(stderr, "swaplab run: {}: variant {}: {}\n", scenarios.back().file, Printable(v.label),
-                   st.message());
-        return 2;
-      }
-    }
-  }
-  if (!o.host_cpu.empty()) {
-    const auto c = HostCpuOption(o, "run");
-    if (!c) return 2;
-    for (auto& sc : scenarios) {
-      if (!workload::SetHostCpu(sc, *c)) {
-        fmt::print(stderr,
-                   "swaplab run: --host-cpu: {}: prices only an image step on simulated devices, and this "
-                   "scenario has none (a real swap file's measured seconds already hold this machine's CPU)\n",
-                   sc.file);
-        return 2;
-      }
-    }
-  }
-  return RunAll(scenarios, o, false);
-}
-
-int RunReproduce(const ScenarioCmdOptions& o) {
-  if (o.vm) {
-    if (!o.name.empty() || o.check_data || o.csv || !o.out_dir.empty() || o.list) {
-      fmt::print(stderr, "swaplab reproduce --vm: runs seed 001's two layouts only, printed as text or --json "
-                         "(no NAME, --check-data, --csv, --out or --list)\n");
-      return 2;
-    }
-    std::optional<workload::HostCpuCost> cpu;
-    if (const auto* p = workload::FindHostCpuProfile("tcg-6.12")) cpu = p->Cost();
-    if (!o.host_cpu.empty()) {
-      const auto c = HostCpuOption(o, "reproduce");
-      if (!c) return 2;
-      cpu = *c;
-    }
-    return RunReproduceVm(o.vm_scale, o.accel, cpu ? &*cpu : nullptr, o.json);
-  }
-  std::vector<workload::Scenario> all;
-  for (const auto& s : workload::ShippedScenarios()) {
-    auto sc = workload::ParseScenario(s.json, s.file);
-    if (!sc.ok()) {  // a shipped file is part of the program: a bug
-      fmt::print(stderr, "swaplab reproduce: {}\n", sc.status().message());
-      return 1;
-    }
-    all.push_back(*sc);
-  }
-  if (o.list) {
-    for (const auto& sc : all) fmt::print("{:<28} {:<24} {}\n", sc.name, sc.group, sc.title);
-    return 0;
-  }
-  // The priority order; real-I/O tables right after their models.
-  const std::vector<std::string> order = {"rfc-shuffled", "rfc-holes", "nonfull-vs-free", "slot-cache-vs-percpu",
-                                          "rfc-open-cases", "rfc-review"};
-  auto rank = [&](const workload::Scenario& sc) {
-    return std::find(order.begin(), order.end(), sc.group) - order.begin();
-  };
-  std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
-  std::vector<workload::Scenario> chosen;
-  for (const auto& sc : all)
-    if (o.name.empty() || sc.name == o.name || sc.group == o.name) chosen.push_back(sc);
-  if (chosen.empty()) {
-    fmt::print(stderr, "swaplab reproduce: no shipped scenario or group '{}' (see --list)\n", o.name);
-    return 2;
-  }
-  if (!o.host_cpu.empty()) {
-    const auto c = HostCpuOption(o, "reproduce");
-    if (!c) return 2;
-    for (auto& sc : chosen) (void)workload::SetHostCpu(sc, *c);  // images on simulated devices only
-  }
-  return RunAll(chosen, o, true);
 }
 
 }  // namespace swaplab::tools

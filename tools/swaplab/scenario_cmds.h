@@ -3,8 +3,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "swaplab/workload/host_cpu.h"
+#include "swaplab/workload/scenario.h"
 
 namespace swaplab::tools {
 
@@ -25,7 +29,7 @@ struct ScenarioCmdOptions {
   // host CPU prices of every scenario with an image on simulated devices.
   std::string host_cpu;
   std::vector<std::string> knobs;  // run: --knob NAME=VALUE, applied to every variant
-  // reproduce --vm: seed 001's layouts on a real kernel in qemu (issue 12).
+  // reproduce --vm: seed 001's layouts on a real kernel in qemu.
   bool vm = false;
   double vm_scale = 1.0 / 64;
   std::string accel = "auto";
@@ -35,5 +39,13 @@ CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);
 CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o);
 int RunRun(const ScenarioCmdOptions& o);
 int RunReproduce(const ScenarioCmdOptions& o);
+
+// Shared by run and reproduce (scenario_cmds.cc): the scenarios scaled,
+// run (workload::RunScenarios) and printed; the exit code.
+int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions& o, bool reproduce);
+// --host-cpu: the prices (none: the option is absent or wrong; the message
+// is printed).
+std::optional<std::optional<workload::HostCpuCost>> HostCpuOption(const ScenarioCmdOptions& o,
+                                                                  const char* cmd);
 
 }  // namespace swaplab::tools

@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "size_arg.h"
+#include "swaplab/kernel/interrupt.h"
 #include "swaplab/report/vm_report.h"
 #include "swaplab/vm/vm_hibernate.h"
 #include "swaplab/vm/vm_reproduce.h"
@@ -15,9 +16,6 @@ namespace swaplab::tools {
 
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
-void OnSignal(int) { g_interrupted = 1; }
-
 int Fail(const Status& st, int code, const char* cmd = "vm hibernate") {
   fmt::print(stderr, "swaplab {}: {}\n", cmd, st.ToString());
   return code;
@@ -25,29 +23,9 @@ int Fail(const Status& st, int code, const char* cmd = "vm hibernate") {
 
 int ExitCode(const Status& st) { return st.code() == -EINVAL ? 2 : st.code() == -EINTR ? 130 : 1; }
 
-// Runs `f` with SIGINT, SIGTERM and SIGHUP setting g_interrupted (the vm
-// layer then kills qemu and removes its work dir) and restores them after.
-// No exception may skip the work dir's removal and qemu's kill: they are
-// undone by destructors, which only run when the exception is caught.
-template <typename T, typename F>
-Result<T> WithSignals(F&& f) {
-  struct sigaction sa {}, old_int{}, old_term{}, old_hup{};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  sigaction(SIGHUP, &sa, &old_hup);
-  Result<T> rep = Status(-EIO, "not run");
-  try {
-    rep = f();
-  } catch (const std::exception& e) {
-    rep = Status(-EIO, std::string("internal error: ") + e.what());
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGHUP, &old_hup, nullptr);
-  return rep;
-}
+// SIGINT, SIGTERM and SIGHUP interrupt a vm run: the vm layer then kills
+// qemu and removes its work dir.
+constexpr auto kVmSignals = {SIGINT, SIGTERM, SIGHUP};
 
 }  // namespace
 
@@ -102,7 +80,7 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   ho.vm.timeout_s = o.timeout_s;
   ho.vm.rotational = o.rotational;
   ho.vm.agent = o.agent;
-  auto rep = WithSignals<vm::HibernateReport>([&] { return vm::RunHibernate(ho, &g_interrupted); });
+  auto rep = kernel::WithSignals<vm::HibernateReport>(kVmSignals, [&](auto* intr) { return vm::RunHibernate(ho, intr); });
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()));
   fmt::print("{}", o.json ? report::VmHibernateJson(*rep) : report::VmHibernateText(*rep));
   return 0;
@@ -113,7 +91,7 @@ int RunReproduceVm(double scale, const std::string& accel, const workload::HostC
   so.scale = scale;
   so.vm.accel = *vm::ParseAccel(accel);
   so.vm.mem_mib = 0;  // from the image size
-  auto rep = WithSignals<vm::SeedTableReport>([&] { return vm::RunSeedTable(so, &g_interrupted); });
+  auto rep = kernel::WithSignals<vm::SeedTableReport>(kVmSignals, [&](auto* intr) { return vm::RunSeedTable(so, intr); });
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm");
   fmt::print("{}", json ? report::VmSeedTableJson(*rep, cpu) : report::VmSeedTableText(*rep, cpu));
   return 0;

@@ -1,5 +1,5 @@
 // `swaplab kernel run`: runs a trace against the running kernel's swap and
-// records where the kernel put every page (issue 6). The trace is written
+// records where the kernel put every page. The trace is written
 // back with `expect` lines, so `swaplab replay` of it with the matching
 // preset measures the model's agreement with the kernel.
 #pragma once
@@ -81,7 +81,8 @@ struct RunReport {
 // becomes non-zero (checked between records).
 Result<RunReport> RunTrace(const RunOptions& o, const volatile std::sig_atomic_t* interrupted);
 
-// The model's side: the written trace replayed with `policy`.
+// The model's side: the written trace replayed with `policy`
+// (workload::Replay).
 struct ModelComparison {
   workload::ReplaySummary summary;
   std::map<int, uint64_t> swpout, swpout_fallback;  // by order (model counters)
@@ -94,5 +95,23 @@ Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect, c
 
 // swpout_fallback / (swpout + swpout_fallback) of one order, 0 when none.
 double FallbackRate(const std::map<int, uint64_t>& swpout, const std::map<int, uint64_t>& fallback, int order);
+
+// `swaplab kernel run`: the trace on the running kernel (RunTrace), the
+// trace it wrote back (o.out, or a temporary file removed after) replayed
+// in the model with `policy`, both sides together.
+struct KernelComparison {
+  std::string trace;
+  std::string device;  // as the user named it
+  std::string out;     // the user's --out ("" = none)
+  alloc::Policy policy;
+  RunReport kernel;
+  ModelComparison model;
+  // Not empty when the model could not replay the written trace: the
+  // kernel side is filled, the model side is not.
+  std::string model_error;
+};
+Result<KernelComparison> RunAndCompare(const RunOptions& o, const std::string& device_name,
+                                       const alloc::Policy& policy,
+                                       const volatile std::sig_atomic_t* interrupted);
 
 }  // namespace swaplab::kernel

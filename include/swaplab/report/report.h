@@ -28,4 +28,13 @@ nlohmann::ordered_json RenderJson(const workload::ScenarioResult& r);
 std::string CsvHeader();
 std::string RenderCsv(const workload::ScenarioResult& r);
 
+// Several scenarios' results (`run`, `reproduce`): the text of each table
+// and a total line; one JSON document {wall_seconds, scale, scenarios};
+// the CSV header and every scenario's lines.
+struct BatchReport {
+  std::string text, json, csv;
+};
+BatchReport RenderBatch(const std::vector<workload::ScenarioResult>& results, double scale,
+                        double wall_seconds);
+
 }  // namespace swaplab::report

@@ -1,0 +1,18 @@
+// `swaplab replay`'s result as text, one JSON document or CSV: the
+// summary of the trace, the kernel's counters in /proc/vmstat and
+// /sys/kernel/mm/transparent_hugepage/hugepages-*/stats names, each
+// device's cluster lists and the agreement with the trace's expect lines.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "swaplab/workload/replay.h"
+
+namespace swaplab::report {
+
+nlohmann::ordered_json ReplayJson(const workload::ReplayResult& r);
+std::string ReplayText(const workload::ReplayResult& r);
+std::string ReplayCsv(const workload::ReplayResult& r);
+
+}  // namespace swaplab::report

@@ -1,0 +1,56 @@
+// One trace replayed on the model: the records applied to a fresh
+// SwapSystem by a TraceRunner (design.md "The trace format"), with the
+// system's counters, each device's cluster lists and the invariant check at
+// the end. `swaplab replay` reports it; `kernel run` compares a kernel's
+// placements (the trace it wrote back with `expect` lines) with it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "swaplab/alloc/policy.h"
+#include "swaplab/alloc/status.h"
+#include "swaplab/alloc/swap_system.h"
+#include "swaplab/workload/trace_runner.h"
+
+namespace swaplab::workload {
+
+struct ReplayOptions {
+  std::string trace;
+  alloc::Policy policy;
+  int cpus = 4;
+  int cluster_shift = alloc::kDefaultClusterShift;
+  bool check = false;  // CheckInvariants after every record (slow)
+};
+
+// A device of the trace at the end of the replay.
+struct ReplayDevice {
+  uint64_t dev = 0;  // the trace's dev=
+  int type = -1;     // the model's swap type
+  alloc::DeviceInfo info;
+};
+
+struct ReplayResult {
+  ReplayOptions options;
+  uint64_t cluster_size = 0;
+  ReplaySummary summary;
+  alloc::SwapCounters counters;
+  std::vector<ReplayDevice> devices;  // in trace dev order
+  std::string invariants;             // CheckInvariants() at the end
+  bool invariants_ok = true;
+  // With `check`: "FILE:LINE: invariant ... broken after 'RECORD'"; the
+  // replay stopped at that record and the rest of the result is not filled.
+  std::string check_failed;
+};
+
+// Runs every record of o.trace. A trace that cannot be read or applied
+// (FILE:LINE: ...) and an invalid policy are errors.
+Result<ReplayResult> Replay(const ReplayOptions& o);
+
+// Contiguous slot runs per allocated folio; 0 without folios.
+double RunsPerFolio(const ReplaySummary& s);
+// agree / expected; 1 without expect lines.
+double Agreement(const ReplaySummary& s);
+
+}  // namespace swaplab::workload

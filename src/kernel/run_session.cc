@@ -1,0 +1,178 @@
+// `kernel run`'s session (run_session.h): setup and teardown.
+#include "run_session.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+namespace swaplab::kernel {
+
+using workload::TraceOp;
+using workload::TraceRecord;
+
+namespace {
+
+Status At(const std::string& where, const std::string& msg) {
+  return Status(-EINVAL, where + ": " + msg);
+}
+
+}  // namespace
+
+Status Session::Close() {
+  if (closed_) return Status::Ok();
+  closed_ = true;
+  Status first;
+  auto keep = [&first](Status st) {
+    if (first.ok() && !st.ok()) first = st;
+  };
+  worker.reset();
+  for (auto it = areas.rbegin(); it != areas.rend(); ++it) keep((*it)->Remove());
+  areas.clear();
+  if (!cgroup.empty() && rmdir(cgroup.c_str()) != 0 && errno != ENOENT)
+    keep(Status(-errno, "rmdir " + cgroup + ": " + std::strerror(errno)));
+  for (auto it = settings.rbegin(); it != settings.rend(); ++it) keep(it->Restore());
+  settings.clear();
+  // The state file stays when something could not be undone, so that
+  // `swaplab kernel cleanup` can finish the job.
+  if (first.ok() && owns_state) keep(StateFile::Remove());
+  return first;
+}
+
+Status Session::DropCache() {
+  if (cgroup.empty()) return Status(-ENOTSUP, "no memory cgroup");
+  if (cgroup_v1) return WriteSmallFile(cgroup + "/memory.force_empty", "0");
+  Status st = WriteSmallFile(cgroup + "/memory.reclaim", "1G");
+  return st.code() == -EAGAIN ? Status::Ok() : st;
+}
+
+uint64_t Session::UsedSlots() const {
+  uint64_t used = 0;
+  if (auto swaps = ReadProcSwaps(); swaps.ok()) {
+    for (const auto& sw : *swaps)
+      for (const auto& a : areas)
+        if (a->on() && a->swap_path() == sw.filename) used += sw.used_kb / 4;
+  }
+  return used;
+}
+
+Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs, Session* s) {
+  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t reserve = 0, area_bytes = 0;
+  bool drops = false;
+  std::set<int> orders;
+  std::vector<int> prios;
+  for (const auto& r : recs) {
+    const std::string where = o.trace + ":" + std::to_string(r.line);
+    switch (r.op) {
+      case TraceOp::kDup:
+      case TraceOp::kSuspendStorage:
+      case TraceOp::kResumeStorage:
+        return At(where,
+                  std::string("'") + workload::Name(r.op) + "' is not supported by `kernel run`");
+      case TraceOp::kSwapon:
+        area_bytes += o.size_pages.value_or(r.pages) * kRunPage;
+        prios.push_back(r.prio.value_or(o.prio));
+        break;
+      case TraceOp::kAlloc:
+        if (r.cpu >= ncpu)
+          return At(where, "cpu " + std::to_string(r.cpu) + " but this machine has " +
+                               std::to_string(ncpu) + " CPUs");
+        if (r.order > 9)
+          return At(where, "order " + std::to_string(r.order) + " (at most 9 on this kernel)");
+        if (r.order > 0 && access(MthpEnabledPath(r.order).c_str(), W_OK) != 0)
+          return At(where, "order " + std::to_string(r.order) + ": no " + MthpEnabledPath(r.order));
+        orders.insert(r.order);
+        reserve += (kRunPage << r.order) * 2 + kRunPage;
+        break;
+      case TraceOp::kDropCache:
+        drops = true;
+        break;
+      default:
+        break;
+    }
+  }
+  if (area_bytes > o.max_area_bytes)
+    return Status(-EINVAL, o.trace + ": the trace's swap areas need " +
+                               std::to_string(area_bytes >> 20) + " MiB, more than the limit of " +
+                               std::to_string(o.max_area_bytes >> 20) + " MiB");
+  // The trace is valid: now the machine. Nothing is created while an
+  // earlier run's leftovers (or another run) are there.
+  if (Status st = CheckNoLeftovers(); !st.ok()) return st;
+  // Our areas must come first: a foreign area of equal or higher priority
+  // would take (or share) the allocations.
+  auto swaps = ReadProcSwaps();
+  if (!swaps.ok()) return swaps.status();
+  for (const auto& a : *swaps) {
+    for (int p : prios)
+      if (a.prio >= p)
+        return Status(-EBUSY, "the machine's swap area " + a.filename + " has priority " +
+                                  std::to_string(a.prio) + ", not below swaplab's " +
+                                  std::to_string(p) + " (use prio= in the trace)");
+  }
+  s->owns_state = true;
+  if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
+  // Only the folio sizes the trace uses are enabled ("always": no
+  // MADV_HUGEPAGE, which would also allow 2 MiB); every other size "never".
+  for (int order = 1; order <= 9; ++order) {
+    const std::string path = MthpEnabledPath(order);
+    auto cur = ReadSmallFile(path);
+    if (!cur.ok()) continue;
+    const std::string want = orders.count(order) ? "always" : "never";
+    if (SelectedChoice(*cur) == want) continue;
+    auto set = SavedSetting::Change(path, want);
+    if (!set.ok()) return set.status();
+    s->settings.push_back(std::move(set).value());
+  }
+  // No swap readahead: `cache` reads exactly the pages it names.
+  {
+    auto set = SavedSetting::Change("/proc/sys/vm/page-cluster", "0");
+    if (!set.ok()) return set.status();
+    s->settings.push_back(std::move(set).value());
+  }
+  // The worker's own memory cgroup: `drop-cache` reclaims its clean swap
+  // cache (memory.force_empty).
+  const std::string name = "swaplab-" + std::to_string(getpid());
+  std::string dir;
+  if (access("/sys/fs/cgroup/memory/memory.force_empty", F_OK) == 0) {
+    dir = "/sys/fs/cgroup/memory/" + name;
+  } else if (auto c = ReadSmallFile("/sys/fs/cgroup/cgroup.controllers");
+             c.ok() && c->find("memory") != std::string::npos) {
+    dir = "/sys/fs/cgroup/" + name;
+    s->cgroup_v1 = false;
+  } else if (drops) {
+    return Status(-ENOTSUP,
+                  o.trace + ": the trace drops the swap cache but no memory cgroup is available");
+  }
+  if (!dir.empty()) {
+    if (Status st = StateFile::Append({"cgroup", {dir}}); !st.ok()) return st;
+    if (mkdir(dir.c_str(), 0755) != 0)
+      return Status(-errno, "mkdir " + dir + ": " + std::strerror(errno));
+    s->cgroup = dir;
+    // Clean swap cache sits on the anon LRU: cgroup reclaim must scan it.
+    if (s->cgroup_v1) (void)WriteSmallFile(dir + "/memory.swappiness", "100");
+  }
+  // The caller's own memory cgroup (the worker's home).
+  std::string home;
+  if (auto cg = ReadSmallFile("/proc/self/cgroup"); cg.ok()) {
+    std::istringstream in(*cg);
+    for (std::string l; std::getline(in, l);) {
+      const auto c1 = l.find(':'), c2 = l.find(':', c1 + 1);
+      if (c1 == std::string::npos || c2 == std::string::npos) continue;
+      const std::string ctrl = l.substr(c1 + 1, c2 - c1 - 1), path = l.substr(c2 + 1);
+      if (s->cgroup_v1 && ctrl == "memory") home = "/sys/fs/cgroup/memory" + path;
+      if (!s->cgroup_v1 && ctrl.empty() && l.rfind("0::", 0) == 0) home = "/sys/fs/cgroup" + path;
+    }
+  }
+  if (!s->cgroup.empty() && home.empty())
+    return Status(-ENOENT, "cannot find this process's memory cgroup in /proc/self/cgroup");
+  auto w = Worker::Start(reserve + (kRunPage << 10), s->cgroup, home);
+  if (!w.ok()) return w.status();
+  s->worker = std::move(w).value();
+  return Status::Ok();
+}
+
+}  // namespace swaplab::kernel

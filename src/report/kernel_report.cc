@@ -1,0 +1,152 @@
+// `swaplab kernel run|cleanup`'s results (kernel_report.h).
+#include "swaplab/report/kernel_report.h"
+
+#include <fmt/core.h>
+
+#include <set>
+
+#include "swaplab/report/policy_json.h"
+#include "swaplab/workload/replay.h"
+
+namespace swaplab::report {
+
+namespace {
+
+// Per mTHP size the trace allocated, the kernel's swpout / swpout_fallback
+// (hugepages-<size>kB/stats) and the model's, with each side's rate.
+nlohmann::ordered_json FallbackJson(const kernel::KernelComparison& k) {
+  const auto& r = k.kernel;
+  const auto& m = k.model;
+  nlohmann::ordered_json fj = nlohmann::ordered_json::object();
+  std::set<int> orders;
+  for (const auto& [o, v] : r.folios_by_order)
+    if (o > 0) orders.insert(o);
+  auto get = [](const std::map<int, uint64_t>& mp, int o) {
+    return mp.count(o) ? mp.at(o) : uint64_t{0};
+  };
+  for (int o : orders) {
+    const std::string size = std::to_string(4 << o) + "kB";
+    fj[size] = {{"kernel_swpout", get(r.swpout, o)},
+                {"kernel_swpout_fallback", get(r.swpout_fallback, o)},
+                {"model_swpout", get(m.swpout, o)},
+                {"model_swpout_fallback", get(m.swpout_fallback, o)},
+                {"kernel_rate", kernel::FallbackRate(r.swpout, r.swpout_fallback, o)},
+                {"model_rate", kernel::FallbackRate(m.swpout, m.swpout_fallback, o)}};
+  }
+  return fj;
+}
+
+}  // namespace
+
+nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
+  const auto& r = k.kernel;
+  const auto& s = k.model.summary;
+  nlohmann::ordered_json j;
+  j["trace"] = k.trace;
+  j["device"] = k.device;
+  j["policy"] = k.policy.name;
+  j["knobs"] = KnobsJson(k.policy);
+  if (!k.out.empty()) j["out"] = k.out;
+  nlohmann::ordered_json aj = nlohmann::ordered_json::array();
+  for (const auto& a : r.areas)
+    aj.push_back({{"dev", a.dev},
+                  {"path", a.path},
+                  {"kind", kernel::Name(a.kind)},
+                  {"pages", a.pages},
+                  {"prio", a.prio},
+                  {"ssd", a.ssd},
+                  {"blkdev", a.blkdev},
+                  {"swap_type", a.swap_type},
+                  {"note", a.note}});
+  j["areas"] = aj;
+  j["records"] = r.records;
+  j["folios"] = r.folios;
+  j["pages_swapped"] = r.pages_swapped;
+  j["pages_not_swapped"] = r.pages_not_swapped;
+  j["expected"] = s.expected;
+  j["agree"] = s.agree;
+  j["agreement"] = workload::Agreement(s);
+  j["fallback"] = FallbackJson(k);
+  j["kernel_pswpout"] = r.pswpout;
+  j["model_pswpout"] = k.model.pswpout;
+  j["kernel_pgdeactivate"] = r.lru_deactivated;
+  nlohmann::ordered_json dj = nlohmann::ordered_json::array();
+  for (const auto& d : s.disagreements)
+    dj.push_back({{"line", d.line},
+                  {"folio", d.folio},
+                  {"page", d.page},
+                  {"kernel_dev", d.expected_dev},
+                  {"kernel_offset", d.expected_offset},
+                  {"model", d.got}});
+  j["disagreements"] = dj;
+  nlohmann::ordered_json nj = nlohmann::ordered_json::array();
+  for (const auto& a : r.anomalies)
+    nj.push_back({{"line", a.line}, {"folio", a.folio}, {"what", a.what}});
+  j["kernel_on_its_own"] = nj;
+  j["kernel_on_its_own_total"] = r.anomalies_total;
+  j["unexplained_slots"] = r.unexplained_slots;
+  j["worker_pages_swapped"] = r.worker_pages_swapped;
+  j["drop_cache_made_global"] = r.drop_cache_global;
+  j["uncached_at_pageout"] = r.uncached_at_pageout;
+  j["swapin_bypassed_cache"] = r.swapin_bypassed_cache;
+  j["swapin_extra_pages"] = r.swapin_extra_pages;
+  j["model_pages_unplaced"] = s.pages_unplaced;
+  j["seconds"] = r.seconds;
+  return j;
+}
+
+std::string KernelRunText(const kernel::KernelComparison& k) {
+  const auto& r = k.kernel;
+  const auto& s = k.model.summary;
+  std::string out = fmt::format("kernel run {} on {} ({} records, {} folios, {:.2f} s)\n", k.trace,
+                                k.device, r.records, r.folios, r.seconds);
+  for (const auto& a : r.areas)
+    out += fmt::format("  dev {}: {} ({}, {} pages, prio {}, {}, {}) = swap type {}\n", a.dev,
+                       a.path, kernel::Name(a.kind), a.pages, a.prio, a.ssd ? "ssd" : "rotational",
+                       a.blkdev ? "blkdev" : "file", a.swap_type);
+  out += fmt::format("pages swapped {}  kept in memory {}  pswpout kernel {} model {}\n",
+                     r.pages_swapped, r.pages_not_swapped, r.pswpout, k.model.pswpout);
+  if (r.lru_deactivated)
+    out += fmt::format(
+        "the kernel's LRU balancing deactivated {} folios during the run (system-wide "
+        "pgdeactivate)\n",
+        r.lru_deactivated);
+  out += fmt::format("model: {}\n", k.policy.Describe());
+  out += fmt::format("placement agreement with {}: {}/{} ({:.2f}%)\n", k.policy.name, s.agree,
+                     s.expected, 100.0 * workload::Agreement(s));
+  const auto fj = FallbackJson(k);
+  for (auto it = fj.begin(); it != fj.end(); ++it) {
+    const auto& v = it.value();
+    out += fmt::format(
+        "  {} fallback: kernel {:.2f}% ({}/{})  model {:.2f}%\n", it.key(),
+        100 * v["kernel_rate"].get<double>(), v["kernel_swpout_fallback"].get<uint64_t>(),
+        v["kernel_swpout"].get<uint64_t>() + v["kernel_swpout_fallback"].get<uint64_t>(),
+        100 * v["model_rate"].get<double>());
+  }
+  for (const auto& d : s.disagreements)
+    out += fmt::format("  line {}: folio {} page {}: kernel dev {} offset {}, model {}\n", d.line,
+                       d.folio, d.page, d.expected_dev, d.expected_offset, d.got);
+  if (r.anomalies_total) {
+    out += fmt::format("the kernel on its own ({}):\n", r.anomalies_total);
+    for (const auto& a : r.anomalies)
+      out += fmt::format("  line {}: folio {}: {}\n", a.line, a.folio, a.what);
+  }
+  return out;
+}
+
+nlohmann::ordered_json CleanupJson(const std::vector<std::string>& actions, const Status& st) {
+  nlohmann::ordered_json j;
+  j["actions"] = actions;
+  j["ok"] = st.ok();
+  if (!st.ok()) j["error"] = st.ToString();
+  return j;
+}
+
+std::string CleanupText(const std::vector<std::string>& actions) {
+  std::string out;
+  for (const auto& l : actions) out += l + "\n";
+  if (actions.empty()) out += "nothing to clean up\n";
+  return out;
+}
+
+}  // namespace swaplab::report

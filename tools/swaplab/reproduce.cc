@@ -1,0 +1,92 @@
+// `swaplab reproduce [NAME]`: the seeds' experiments, shipped with the
+// program, side by side with what the seeds reported.
+#include <fmt/core.h>
+
+#include "scenario_cmds.h"
+#include "swaplab/workload/host_cpu.h"
+#include "swaplab/workload/scenario_batch.h"
+#include "vm.h"
+
+namespace swaplab::tools {
+
+CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
+  CLI::App* c = app.add_subcommand(
+      "reproduce", "the seeds' experiments, side by side with what they reported (default: all)");
+  c->add_option("name", o.name, "a scenario or group name (see --list)");
+  c->add_flag("--json", o.json, "one JSON document on stdout");
+  c->add_flag("--csv", o.csv, "CSV on stdout");
+  c->add_option("--out", o.out_dir, "also write report.txt, report.json, report.csv here");
+  c->add_option("--scale", o.scale,
+                "multiply every scenario's sizes by this factor (default 1: the seeds' sizes)")
+      ->check(CLI::Range(1e-4, 16.0));
+  c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
+  auto* full = c->add_flag(
+      "--full", o.full,
+      "the seeds' sizes with every image page made, written and checked (slow; default: "
+      "simulated images are structural, no page data)");
+  c->add_flag("--check-data", o.check_data,
+              "page data made and checked, at each scenario's reduced reproduce_scale")
+      ->excludes(full);
+  c->add_flag("--list", o.list, "list the shipped scenarios and exit");
+  auto* vm = c->add_flag(
+      "--vm", o.vm,
+      "seed 001's shuffled and holes tables on a real kernel (Debian's 6.12 in qemu), side by "
+      "side with the model; host CPU prices default to tcg-6.12");
+  vm->excludes(full);
+  c->add_option("--vm-scale", o.vm_scale,
+                "--vm: the seed's sizes times this (default 1/64: 80 MiB image)")
+      ->check(CLI::Range(1.0 / 128, 1.0 / 5));
+  c->add_option("--accel", o.accel, "--vm: tcg | kvm | auto")
+      ->check(CLI::IsMember({"tcg", "kvm", "auto"}));
+  c->add_option(
+      "--host-cpu", o.host_cpu,
+      "host CPU prices for images on simulated devices: none, a profile (seed-001: fitted to seed "
+      "001; tcg-6.12: measured in this machine's qemu), or W,R,A (us per write bio, per read bio, "
+      "per allocator call); tables on real swap files keep measured seconds only");
+  return c;
+}
+
+int RunReproduce(const ScenarioCmdOptions& o) {
+  if (o.vm) {
+    if (!o.name.empty() || o.check_data || o.csv || !o.out_dir.empty() || o.list) {
+      fmt::print(
+          stderr,
+          "swaplab reproduce --vm: runs seed 001's two layouts only, printed as text or --json "
+          "(no NAME, --check-data, --csv, --out or --list)\n");
+      return 2;
+    }
+    std::optional<workload::HostCpuCost> cpu;
+    if (const auto* p = workload::FindHostCpuProfile("tcg-6.12")) cpu = p->Cost();
+    if (!o.host_cpu.empty()) {
+      const auto c = HostCpuOption(o, "reproduce");
+      if (!c) return 2;
+      cpu = *c;
+    }
+    return RunReproduceVm(o.vm_scale, o.accel, cpu ? &*cpu : nullptr, o.json);
+  }
+  auto all = workload::ShippedInReportOrder();
+  if (!all.ok()) {  // a shipped file is part of the program: a bug
+    fmt::print(stderr, "swaplab reproduce: {}\n", all.status().message());
+    return 1;
+  }
+  if (o.list) {
+    for (const auto& sc : *all) fmt::print("{:<28} {:<24} {}\n", sc.name, sc.group, sc.title);
+    return 0;
+  }
+  std::vector<workload::Scenario> chosen;
+  for (const auto& sc : *all)
+    if (o.name.empty() || sc.name == o.name || sc.group == o.name) chosen.push_back(sc);
+  if (chosen.empty()) {
+    fmt::print(stderr, "swaplab reproduce: no shipped scenario or group '{}' (see --list)\n",
+               o.name);
+    return 2;
+  }
+  if (!o.host_cpu.empty()) {
+    const auto c = HostCpuOption(o, "reproduce");
+    if (!c) return 2;
+    for (auto& sc : chosen) (void)workload::SetHostCpu(sc, *c);  // images on simulated devices only
+  }
+  return RunAll(chosen, o, true);
+}
+
+}  // namespace swaplab::tools
