@@ -202,7 +202,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile s
   // of 120; the boot is then stopped and made again from a fresh disk,
   // once, instead of waiting for the time limit.
   b.stop_on = kGuestHangLine;
-  b.append = "swaplab.mode=layout swaplab.layout=" + std::string(hibernate::Name(o.layout)) +
+  b.append = "swaplab.mode=layout swaplab.layout=" + std::string(workload::Name(o.layout)) +
              " swaplab.swap_pages=" + std::to_string(rep.swap_pages) +
              " swaplab.image_pages=" + std::to_string(rep.image_pages_asked) +
              " swaplab.seed=" + std::to_string(o.seed) + " swaplab.rotational=" + (o.vm.rotational ? "1" : "0") +

@@ -352,7 +352,7 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
 uint64_t PagesNeeded(const Step& s) {
   if (auto* f = std::get_if<FillFreeSpec>(&s)) return f->region_pages;
   if (auto* h = std::get_if<HolesSpec>(&s)) return h->region_pages;
-  if (auto* i = std::get_if<ImageStepSpec>(&s)) return i->pages + i->pages / 511 + 2;
+  if (auto* i = std::get_if<ImageStepSpec>(&s)) return ImageStepSlots(*i);
   return 0;
 }
 

@@ -101,7 +101,7 @@ class Job {
     o.bdev = 0x800 + i;
     if (i == 0 && v_.source == hibernate::SlotSourceKind::kReserve) {
       for (const Step& s : sc_.measured) {
-        if (auto* im = std::get_if<ImageStepSpec>(&s)) o.hibernation_reserve_pages = im->pages + im->pages / 511 + 2;
+        if (auto* im = std::get_if<ImageStepSpec>(&s)) o.hibernation_reserve_pages = ImageStepSlots(*im);
       }
     }
     if (i == 0) {

@@ -20,7 +20,7 @@
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/hibernate/image_writer.h"
 #include "swaplab/hibernate/request_batcher.h"
-#include "swaplab/hibernate/rfc_layouts.h"
+#include "swaplab/workload/layouts.h"
 #include "swaplab/hibernate/snapshot.h"
 #include "area.h"
 #include "size_arg.h"
@@ -67,9 +67,10 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
                       "allocator preset (default mm-new: the RFC's 2026 base, HIB entries)")->capture_default_str();
   AddKnobOption(c.write, &o.knobs);
   c.write->add_option("--layout", o.layout,
-                      "allocator state before the write: fresh | shuffled (90% swapped out in 2 MiB files, "
-                      "removed in random order) | holes (a third swapped out, every other 64 KiB freed); seed 001");
-  c.write->add_option("--seed", o.seed, "snapshot seed");
+                      "allocator state before the write: fresh | shuffled (90% swapped out in 2 MiB folios, "
+                      "freed in random order) | holes (a third swapped out, every other 64 KiB freed): the aging "
+                      "of scenario rfc-shuffled / rfc-holes scaled to the area; seed 001");
+  c.write->add_option("--seed", o.seed, "snapshot and layout seed");
   c.write->add_option("--memory-budget", o.memory_budget,
                       "free memory for write copies (K, M, G): once per map page the writer drains when half is used (§6.1)");
   c.write->add_option("--snapshot-memory", o.snapshot_memory,
@@ -163,7 +164,7 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     return Fail(Status(-EINVAL, "--memory-budget " + Printable(o.memory_budget) + ": at least 8K"), "write", 2);
   auto policy = PolicyFromArgs(o.policy, o.knobs);
   if (!policy.ok()) return Fail(policy.status(), "write", 2);
-  auto layout = hibernate::ParseRfcLayout(o.layout);
+  auto layout = workload::ParseRfcLayout(o.layout);
   if (!layout.ok()) return Fail(layout.status(), "write", 2);
 
   // Held until we return: no other swaplab writes this area meanwhile, and
@@ -203,7 +204,7 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
     if (*source == hibernate::SlotSourceKind::kReserve) sw.hibernation_reserve_pages = *size / 4096;
     auto type = sys.Swapon(sw);
     if (!type.ok()) return Fail(type.status(), "write");
-    auto lay = hibernate::ApplyRfcLayout(sys, *type, *layout, o.seed);
+    auto lay = workload::ApplyRfcLayout(sys, *type, *layout, o.seed);
     if (!lay.ok()) return Fail(lay.status(), "write");
     hibernate::SnapshotOptions sn;
     sn.saveable_pages = std::max<uint64_t>(1, *size / 4096);

@@ -14,6 +14,7 @@
 
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
+#include "swaplab/hibernate/image_format.h"
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/hibernate/request_batcher.h"
 #include "swaplab/workload/generators.h"
@@ -38,6 +39,9 @@ struct ImageStepSpec {
   uint32_t max_pages = 0;
   bool read = true;
 };
+// The slots an image step takes at most: the stream and map pages of its
+// `pages` (SlotsUsed) and swsusp_info's.
+inline uint64_t ImageStepSlots(const ImageStepSpec& s) { return hibernate::SlotsUsed(s.pages) + 1; }
 struct UsememStepSpec {
   UsememSpec spec;  // cpu is set per thread
 };
