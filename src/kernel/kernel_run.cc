@@ -27,7 +27,7 @@ using workload::TraceRecord;
 
 namespace {
 
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kPage = alloc::kPageSize;
 constexpr size_t kKeepAnomalies = 50;
 // /proc/kpageflags bits (Documentation/admin-guide/mm/pagemap.rst).
 constexpr int kKpfWriteback = 8, kKpfCompoundHead = 15, kKpfCompoundTail = 16;
@@ -85,12 +85,6 @@ struct LiveFolio {
   int order = 0, cpu = 0;
   std::vector<LivePage> pages;
 };
-
-bool ValidRange(const TraceRecord& r, uint64_t size, uint64_t* first, uint64_t* count) {
-  *first = r.page;
-  *count = r.n.value_or(size - std::min(size, r.page));
-  return r.page < size && *count > 0 && r.page + *count <= size;
-}
 
 class Runner {
  public:
@@ -232,7 +226,9 @@ Status Runner::Prepare(const std::vector<TraceRecord>& recs) {
       case TraceOp::kAlloc:
         if (r.cpu >= ncpu)
           return At(where, "cpu " + std::to_string(r.cpu) + " but this machine has " + std::to_string(ncpu) + " CPUs");
-        if (r.order > 9) return At(where, "order " + std::to_string(r.order) + " (at most 9 on this kernel)");
+        if (r.order > alloc::kMaxFolioOrder)
+          return At(where, "order " + std::to_string(r.order) + " (at most " + std::to_string(alloc::kMaxFolioOrder) +
+                               " on this kernel)");
         if (r.order > 0 && access(MthpEnabledPath(r.order).c_str(), W_OK) != 0)
           return At(where, "order " + std::to_string(r.order) + ": no " + MthpEnabledPath(r.order));
         orders.insert(r.order);
@@ -262,7 +258,7 @@ Status Runner::Prepare(const std::vector<TraceRecord>& recs) {
   if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
   // Only the folio sizes the trace uses are enabled ("always": no
   // MADV_HUGEPAGE, which would also allow 2 MiB); every other size "never".
-  for (int order = 1; order <= 9; ++order) {
+  for (int order = 1; order <= alloc::kMaxFolioOrder; ++order) {
     const std::string path = MthpEnabledPath(order);
     auto cur = ReadSmallFile(path);
     if (!cur.ok()) continue;
@@ -578,7 +574,7 @@ Status Runner::Apply(const TraceRecord& r) {
       if (it == live_.end()) return At(where, "folio " + std::to_string(*r.folio) + " is not live");
       LiveFolio& f = it->second;
       uint64_t first, count;
-      if (!ValidRange(r, f.pages.size(), &first, &count))
+      if (!workload::RecordPageRange(r, f.pages.size(), &first, &count))
         return At(where, "pages outside a folio of " + std::to_string(f.pages.size()) + " pages");
       // A folio under writeback cannot leave the swap cache (issue 6).
       WaitWriteback(r.line);

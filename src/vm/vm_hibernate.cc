@@ -156,10 +156,10 @@ Status ReadKernelImage(const std::string& disk, SideMetrics* k, KernelSideInfo* 
 Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile std::sig_atomic_t* interrupted) {
   HibernateReport rep;
   rep.options = o;
-  if (o.swap_bytes % 4096 || o.swap_bytes < (1u << 20))
+  if (o.swap_bytes % alloc::kPageSize || o.swap_bytes < (1u << 20))
     return Status(-EINVAL, "--swap: a whole number of pages, at least 1 MiB");
-  rep.swap_pages = o.swap_bytes / 4096;
-  rep.image_pages_asked = o.image_bytes / 4096;
+  rep.swap_pages = o.swap_bytes / alloc::kPageSize;
+  rep.image_pages_asked = o.image_bytes / alloc::kPageSize;
   GuestKernel gk;
   gk.kernel = o.vm.kernel;
   gk.modules = o.vm.modules;

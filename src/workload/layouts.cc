@@ -84,8 +84,8 @@ Result<LayoutReport> ApplyRfcLayout(alloc::SwapSystem& sys, int type, RfcLayout 
               return Holes(w, h).status();
             },
             [&](const auto&) {
-              return Status(-EINVAL, std::string("layout ") + Name(l) + ": generator " + GeneratorName(step) +
-                                         " is not one a layout runs");
+              return Status(-EINVAL, std::string("layout ") + Name(l) + ": generator " +
+                                         GeneratorName(step) + " is not one a layout runs");
             },
         },
         step);

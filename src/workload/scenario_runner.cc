@@ -271,7 +271,7 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
   const std::string& file_path = temp ? temp->path() : std::string();
   if (temp) {
     area::FormatOptions fo;
-    fo.size_bytes = sc.devices[0].pages * 4096;
+    fo.size_bytes = sc.devices[0].pages * alloc::kPageSize;
     fo.label = TempAreaLabel();
     if (Status st = area::FormatArea(file_path, fo); !st.ok())
       return Status(st.code(), sc.file + ": $.devices[0]: " + st.message());

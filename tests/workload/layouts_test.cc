@@ -30,7 +30,8 @@ DeviceState StateOf(const alloc::SwapSystem& sys, int type) {
     const auto ci = sys.Cluster(type, c);
     s.clusters.emplace_back(static_cast<int>(ci->flag), ci->order, ci->count);
   }
-  for (ListId l : {ListId::kFree, ListId::kNonfull, ListId::kFrag, ListId::kFull, ListId::kDiscard}) {
+  for (ListId l :
+       {ListId::kFree, ListId::kNonfull, ListId::kFrag, ListId::kFull, ListId::kDiscard}) {
     for (int o = 0; o < alloc::kMaxOrders; ++o) {
       auto list = sys.List(type, l, o);
       s.lists.push_back(list.ok() ? *list : std::vector<uint64_t>{});
@@ -108,13 +109,16 @@ TEST_P(LayoutsAsScenarios, SameNameSeedAndScaleSameDeviceState) {
   // Another seed: another state for the shuffled free list.
   if (c.layout == RfcLayout::kShuffled) {
     LayoutReport other;
-    EXPECT_FALSE(ImageWriteState(c.layout, sc->devices[0].pages, sc->seed + 1, c.scale, &other) == want);
+    EXPECT_FALSE(ImageWriteState(c.layout, sc->devices[0].pages, sc->seed + 1, c.scale, &other) ==
+                 want);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Seed001, LayoutsAsScenarios,
-                         ::testing::Values(Case{RfcLayout::kShuffled, 0.02}, Case{RfcLayout::kShuffled, 0.1},
-                                           Case{RfcLayout::kHoles, 0.02}, Case{RfcLayout::kHoles, 0.1}),
+                         ::testing::Values(Case{RfcLayout::kShuffled, 0.02},
+                                           Case{RfcLayout::kShuffled, 0.1},
+                                           Case{RfcLayout::kHoles, 0.02},
+                                           Case{RfcLayout::kHoles, 0.1}),
                          [](const auto& info) {
                            return std::string(Name(info.param.layout)) + "_" +
                                   std::to_string(static_cast<int>(info.param.scale * 100));
@@ -128,8 +132,11 @@ TEST(Layouts, ScaleFitsTheDeviceAndFreshDoesNothing) {
   EXPECT_DOUBLE_EQ(*LayoutScale(RfcLayout::kShuffled, full->devices[0].pages), 1.0);
   EXPECT_DOUBLE_EQ(*LayoutScale(RfcLayout::kShuffled, full->devices[0].pages / 4), 0.25);
   LayoutReport rep;
-  const auto s = ImageWriteState(RfcLayout::kShuffled, full->devices[0].pages / 8, 1, std::nullopt, &rep);
-  EXPECT_EQ(rep.pages_swapped_out, std::get<FillFreeSpec>(LayoutScenario(RfcLayout::kShuffled, 0.125)->aging[0]).region_pages);
+  const auto s =
+      ImageWriteState(RfcLayout::kShuffled, full->devices[0].pages / 8, 1, std::nullopt, &rep);
+  EXPECT_EQ(
+      rep.pages_swapped_out,
+      std::get<FillFreeSpec>(LayoutScenario(RfcLayout::kShuffled, 0.125)->aging[0]).region_pages);
   EXPECT_EQ(rep.pages_left, 0u);
   LayoutReport fresh;
   ImageWriteState(RfcLayout::kFresh, 4096, 1, std::nullopt, &fresh);

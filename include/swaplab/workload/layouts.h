@@ -43,7 +43,7 @@ struct LayoutReport {
 // the scenario's device is as large as device `type` (LayoutScale). The
 // generators swap out as reclaim does and free by zapping (generators.h).
 // -ENOSPC if the system cannot hold the layout.
-Result<LayoutReport> ApplyRfcLayout(alloc::SwapSystem& sys, int type, RfcLayout l, uint64_t seed = 1,
-                                    std::optional<double> scale = std::nullopt);
+Result<LayoutReport> ApplyRfcLayout(alloc::SwapSystem& sys, int type, RfcLayout l,
+                                    uint64_t seed = 1, std::optional<double> scale = std::nullopt);
 
 }  // namespace swaplab::workload

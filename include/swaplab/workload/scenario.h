@@ -119,7 +119,4 @@ Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s);
 // hold "write, s".
 bool SetHostCpu(Scenario& sc, const std::optional<HostCpuCost>& c);
 
-// "6G", "64K", "2M", "4096" (bytes) → bytes; -EINVAL otherwise.
-Result<uint64_t> ParseBytes(const std::string& s);
-
 }  // namespace swaplab::workload
