@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <utility>
 
 namespace swaplab::area {
 namespace {
@@ -20,17 +21,7 @@ constexpr size_t kOffUuid = 1036;
 constexpr size_t kOffVolume = 1052;
 constexpr size_t kVolumeLen = 16;
 constexpr size_t kOffBadpages = 1536;
-constexpr size_t kOffMagic = kPageSize - 10;  // 4086
-// swsusp_header fields, packed at the end of the page.
-constexpr size_t kOffHwSig = 4056;
-constexpr size_t kOffCrc32 = 4060;
-constexpr size_t kOffImage = 4064;
-constexpr size_t kOffFlags = 4072;
-constexpr size_t kOffOrigSig = 4076;
-
-constexpr char kMagicV1[10] = {'S', 'W', 'A', 'P', 'S', 'P', 'A', 'C', 'E', '2'};
-constexpr char kMagicV0[10] = {'S', 'W', 'A', 'P', '-', 'S', 'P', 'A', 'C', 'E'};
-constexpr char kMagicSuspend[10] = {'S', '1', 'S', 'U', 'S', 'P', 'E', 'N', 'D', '\0'};
+constexpr size_t kOffMagic = kHdrSig;  // the last 10 bytes
 
 static_assert((kOffMagic - kOffBadpages) / 4 == kMaxSwapBadpages);
 
@@ -50,9 +41,9 @@ uint32_t Swab32(uint32_t x) {
 }
 
 Signature Classify(const std::array<char, 10>& m) {
-  if (std::memcmp(m.data(), kMagicV1, 10) == 0) return Signature::kSwapSpace2;
-  if (std::memcmp(m.data(), kMagicV0, 10) == 0) return Signature::kSwapSpaceV0;
-  if (std::memcmp(m.data(), kMagicSuspend, 10) == 0) return Signature::kSuspend;
+  if (m == kSwapSpace2Sig) return Signature::kSwapSpace2;
+  if (m == kSwapSpaceV0Sig) return Signature::kSwapSpaceV0;
+  if (m == kSuspendSig) return Signature::kSuspend;
   if (std::all_of(m.begin(), m.end(), [](char c) { return c == 0; })) return Signature::kZeros;
   return Signature::kUnknown;
 }
@@ -103,7 +94,7 @@ std::array<std::byte, kPageSize> EncodeHeader(const SwapHeaderV1& h) {
   std::memcpy(p.data() + kOffVolume, h.label.data(), std::min(h.label.size(), kMaxLabelBytes));
   const size_t n = std::min<size_t>(h.bad_pages.size(), kMaxSwapBadpages);
   for (size_t i = 0; i < n; ++i) Store<uint32_t>(p, kOffBadpages + 4 * i, h.bad_pages[i]);
-  std::memcpy(p.data() + kOffMagic, kMagicV1, 10);
+  std::memcpy(p.data() + kOffMagic, kSwapSpace2Sig.data(), 10);
   return p;
 }
 
@@ -136,16 +127,38 @@ DecodedHeader DecodeHeader(std::span<const std::byte, kPageSize> page) {
   const char* vol = reinterpret_cast<const char*>(page.data() + kOffVolume);
   d.v1.label.assign(vol, strnlen(vol, kVolumeLen));
 
-  if (d.signature == Signature::kSuspend) {
-    SwsuspHeader s;
-    s.hw_sig = Load<uint32_t>(page, kOffHwSig);
-    s.crc32 = Load<uint32_t>(page, kOffCrc32);
-    s.image = Load<uint64_t>(page, kOffImage);
-    s.flags = Load<uint32_t>(page, kOffFlags);
-    std::memcpy(s.orig_sig.data(), page.data() + kOffOrigSig, 10);
-    d.hibernation = s;
-  }
+  d.hibernation = DecodeSwsuspHeader(page);
   return d;
+}
+
+// The fields swsusp_check() (kernel/power/swap.c) reads once it has found
+// HIBERNATE_SIG.
+std::optional<SwsuspHeader> DecodeSwsuspHeader(std::span<const std::byte, kPageSize> page) {
+  std::array<char, 10> sig;
+  std::memcpy(sig.data(), page.data() + kHdrSig, sig.size());
+  if (sig != kSuspendSig) return std::nullopt;
+  SwsuspHeader s;
+  s.hw_sig = Load<uint32_t>(page, kHdrHwSig);
+  s.crc32 = Load<uint32_t>(page, kHdrCrc32);
+  s.image = Load<uint64_t>(page, kHdrImage);
+  s.flags = Load<uint32_t>(page, kHdrFlags);
+  std::memcpy(s.orig_sig.data(), page.data() + kHdrOrigSig, 10);
+  return s;
+}
+
+std::string SwsuspFlagNames(uint32_t f) {
+  static const std::pair<uint32_t, const char*> kBits[] = {{kSfPlatformMode, "PLATFORM_MODE"},
+                                                           {kSfNocompressMode, "NOCOMPRESS_MODE"},
+                                                           {kSfCrc32Mode, "CRC32_MODE"},
+                                                           {kSfHwSig, "HW_SIG"},
+                                                           {kSfCompressionAlgLz4, "COMPRESSION_ALG_LZ4"}};
+  std::string s;
+  for (auto [bit, name] : kBits) {
+    if (f & bit) s += std::string(s.empty() ? "" : "|") + name;
+    f &= ~bit;
+  }
+  if (f != 0) s += fmt::format("{}0x{:x}", s.empty() ? "" : "|", f);
+  return s.empty() ? "none" : s;
 }
 
 // Mirrors mm/swapfile.c: read_swap_header() and the bad-page part of

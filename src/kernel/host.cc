@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "swaplab/alloc/types.h"
+
 namespace swaplab::kernel {
 
 namespace {
@@ -122,7 +124,7 @@ std::string MthpEnabledPath(int order) {
 
 MthpStats ReadMthpStats() {
   MthpStats s;
-  for (int order = 1; order <= 9; ++order) {
+  for (int order = 1; order <= alloc::kMaxFolioOrder; ++order) {
     const std::string dir =
         "/sys/kernel/mm/transparent_hugepage/hugepages-" + std::to_string(4 << order) + "kB/stats/";
     auto out = ReadSmallFile(dir + "swpout");

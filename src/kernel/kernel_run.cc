@@ -50,12 +50,6 @@ struct LiveFolio {
   std::vector<LivePage> pages;
 };
 
-bool ValidRange(const TraceRecord& r, uint64_t size, uint64_t* first, uint64_t* count) {
-  *first = r.page;
-  *count = r.n.value_or(size - std::min(size, r.page));
-  return r.page < size && *count > 0 && r.page + *count <= size;
-}
-
 class Runner {
  public:
   Runner(const RunOptions& o, const volatile std::sig_atomic_t* intr) : o_(o), intr_(intr) {}
@@ -418,7 +412,7 @@ Status Runner::Apply(const TraceRecord& r) {
       if (it == live_.end()) return At(where, "folio " + std::to_string(*r.folio) + " is not live");
       LiveFolio& f = it->second;
       uint64_t first, count;
-      if (!ValidRange(r, f.pages.size(), &first, &count))
+      if (!workload::RecordPageRange(r, f.pages.size(), &first, &count))
         return At(where, "pages outside a folio of " + std::to_string(f.pages.size()) + " pages");
       // A folio under writeback cannot leave the swap cache.
       WaitWriteback(r.line);

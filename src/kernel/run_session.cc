@@ -81,8 +81,9 @@ Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs,
         if (r.cpu >= ncpu)
           return At(where, "cpu " + std::to_string(r.cpu) + " but this machine has " +
                                std::to_string(ncpu) + " CPUs");
-        if (r.order > 9)
-          return At(where, "order " + std::to_string(r.order) + " (at most 9 on this kernel)");
+        if (r.order > alloc::kMaxFolioOrder)
+          return At(where, "order " + std::to_string(r.order) + " (at most " +
+                               std::to_string(alloc::kMaxFolioOrder) + " on this kernel)");
         if (r.order > 0 && access(MthpEnabledPath(r.order).c_str(), W_OK) != 0)
           return At(where, "order " + std::to_string(r.order) + ": no " + MthpEnabledPath(r.order));
         orders.insert(r.order);
@@ -117,7 +118,7 @@ Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs,
   if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
   // Only the folio sizes the trace uses are enabled ("always": no
   // MADV_HUGEPAGE, which would also allow 2 MiB); every other size "never".
-  for (int order = 1; order <= 9; ++order) {
+  for (int order = 1; order <= alloc::kMaxFolioOrder; ++order) {
     const std::string path = MthpEnabledPath(order);
     auto cur = ReadSmallFile(path);
     if (!cur.ok()) continue;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "swaplab/alloc/status.h"
+#include "swaplab/alloc/types.h"
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/kernel_area.h"
 #include "swaplab/kernel/kernel_run.h"
@@ -17,7 +18,7 @@
 
 namespace swaplab::kernel {
 
-inline constexpr uint64_t kRunPage = 4096;
+inline constexpr uint64_t kRunPage = alloc::kPageSize;
 
 // Everything one run creates, torn down in reverse order by Close (or the
 // destructor): worker, areas, cgroup, settings, state file.

@@ -15,11 +15,13 @@
 #include <cstring>
 #include <memory>
 
+#include "swaplab/alloc/types.h"
+
 namespace swaplab::kernel {
 
 namespace {
 
-constexpr uint64_t kPage = 4096;
+using alloc::kPageSize;
 
 enum Op : int32_t { kMap = 1, kTouch, kPageout, kFree, kReadIn, kMincore, kLock, kQuit };
 constexpr uint64_t kMaxMincorePages = 512;
@@ -88,8 +90,8 @@ int Pin(int cpu) {
   {
     volatile char pad[64 * 1024];
     std::memset(const_cast<char*>(pad), 1, sizeof pad);
-    const auto lo = reinterpret_cast<uintptr_t>(pad) & ~(kPage - 1);
-    Mlock(reinterpret_cast<void*>(lo), sizeof pad + 2 * kPage);
+    const auto lo = reinterpret_cast<uintptr_t>(pad) & ~(kPageSize - 1);
+    Mlock(reinterpret_cast<void*>(lo), sizeof pad + 2 * kPageSize);
   }
   int run_fd = -1, home_fd = -1;
   char me[24];
@@ -122,9 +124,9 @@ int Pin(int cpu) {
           // Non-zero data: a zero-filled folio skips the write-out and
           // leaves the swap cache at once.
           if ((rep.err = join(run_fd)) != 0) break;
-          for (size_t off = 0; off < len; off += kPage) {
+          for (size_t off = 0; off < len; off += kPageSize) {
             p[off] = 1;
-            p[off + 8] = static_cast<char>(off / kPage + 2);
+            p[off + 8] = static_cast<char>(off / kPageSize + 2);
           }
           rep.err = join(home_fd);
           break;
@@ -137,7 +139,7 @@ int Pin(int cpu) {
           break;
         case kReadIn: {
           uint64_t sum = 0;
-          for (size_t off = 0; off < len; off += kPage) sum += static_cast<unsigned char>(*(volatile char*)(p + off));
+          for (size_t off = 0; off < len; off += kPageSize) sum += static_cast<unsigned char>(*(volatile char*)(p + off));
           rep.value = sum;
           // Not locked here: the caller locks every page that came in with
           // one kLock per run of pages (Runner::DoCache), so that a large
@@ -151,7 +153,7 @@ int Pin(int cpu) {
         case kMincore: {
           // Sent after the reply: one byte per page.
           unsigned char vec[kMaxMincorePages];
-          const size_t pages = len / kPage;
+          const size_t pages = len / kPageSize;
           if (pages > kMaxMincorePages) {
             rep.err = EINVAL;
           } else if (mincore(p, len, vec) != 0) {
@@ -265,7 +267,7 @@ Result<std::vector<PageState>> Worker::Pages(uint64_t addr, uint64_t pages) cons
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status(-errno, "open " + path + ": " + std::strerror(errno));
   std::vector<uint64_t> raw(pages);
-  const ssize_t n = pread(fd, raw.data(), pages * 8, static_cast<off_t>(addr / kPage * 8));
+  const ssize_t n = pread(fd, raw.data(), pages * 8, static_cast<off_t>(addr / kPageSize * 8));
   const int err = errno;
   close(fd);
   if (n != static_cast<ssize_t>(pages * 8)) return Status(-EIO, "read " + path + ": " + std::strerror(err));

@@ -73,7 +73,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const hibernate::AreaWithI
     r.emplace_back("hibernation", "image present (S1SUSPEND)");
     r.emplace_back("swsusp.image", fmt::format("{} (dblock of the first map page)", s.image));
     r.emplace_back("swsusp.flags",
-                   fmt::format("0x{:x} ({})", s.flags, hibernate::SwsuspFlagNames(s.flags)));
+                   fmt::format("0x{:x} ({})", s.flags, area::SwsuspFlagNames(s.flags)));
     r.emplace_back("swsusp.crc32", fmt::format("0x{:08x}", s.crc32));
     r.emplace_back("swsusp.hw_sig", fmt::format("0x{:08x}", s.hw_sig));
     r.emplace_back("swsusp.orig_sig", Printable(s.orig_sig));
@@ -134,7 +134,7 @@ nlohmann::json Json(const hibernate::AreaWithImage& ai) {
     const auto& s = *h.hibernation;
     j["hibernation"] = {{"image", s.image},
                         {"flags", s.flags},
-                        {"flag_names", hibernate::SwsuspFlagNames(s.flags)},
+                        {"flag_names", area::SwsuspFlagNames(s.flags)},
                         {"crc32", s.crc32},
                         {"hw_sig", s.hw_sig},
                         {"orig_sig", Printable(s.orig_sig)}};

@@ -47,8 +47,8 @@ ordered_json ImageWriteJson(const workload::ImageWriteResult& r) {
     j["crc32"] = rep.crc32;
   }
   j.update(BatchJson(rep.batch));
-  j["bytes"] = rep.stream_pages * 4096;
-  j["snapshot_bytes"] = rep.T * 4096;
+  j["bytes"] = rep.stream_pages * alloc::kPageSize;
+  j["snapshot_bytes"] = rep.T * alloc::kPageSize;
   j["write_seconds_measured"] = r.write_seconds;
   j["write_cpu_seconds"] = r.write_cpu_seconds;
   j["snapshot_materialized"] = r.snapshot_materialized;
@@ -74,7 +74,7 @@ std::string Hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 ordered_json HeaderJson(const area::SwsuspHeader& h) {
   return {{"image", h.image},
           {"flags", h.flags},
-          {"flag_names", hibernate::SwsuspFlagNames(h.flags)},
+          {"flag_names", area::SwsuspFlagNames(h.flags)},
           {"crc32", Hex(h.crc32)},
           {"hw_sig", Hex(h.hw_sig)},
           {"orig_sig", Printable(std::string_view(h.orig_sig.data(), h.orig_sig.size()))}};
@@ -180,7 +180,7 @@ ordered_json ImageReadJson(const workload::ImageReadResult& res) {
       : lzo_or_lz4 ? "compressed without SF_CRC32_MODE: structure and decompression checked, no CRC"
                    : "uncompressed images carry no CRC: only the structure was checked";
   j["header"] = {{"flags", rep.flags},
-                 {"flag_names", hibernate::SwsuspFlagNames(rep.flags)},
+                 {"flag_names", area::SwsuspFlagNames(rep.flags)},
                  {"crc32", Hex(rep.header_crc32)},
                  {"hw_sig", Hex(rep.hw_sig)}};
   j["swsusp_info"] = InfoJson(rep.info);

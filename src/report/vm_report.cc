@@ -40,7 +40,7 @@ std::string Secs(double s) { return s >= 0 ? fmt::format("{:.3f}", s) : std::str
 ordered_json VmHibernateDoc(const vm::HibernateReport& r) {
   const auto& o = r.options;
   ordered_json j;
-  j["options"] = {{"layout", hibernate::Name(o.layout)},  {"swap_pages", r.swap_pages},
+  j["options"] = {{"layout", workload::Name(o.layout)},  {"swap_pages", r.swap_pages},
                   {"image_pages_asked", r.image_pages_asked}, {"compress", hibernate::Name(o.compress)},
                   {"resume", o.resume}, {"seed", o.seed}, {"mem_mib", o.vm.mem_mib}, {"smp", o.vm.smp},
                   {"rotational", o.vm.rotational}, {"policy", o.policy}};
@@ -86,7 +86,7 @@ std::string VmHibernateText(const vm::HibernateReport& r) {
   const auto& o = r.options;
   std::string s;
   s += fmt::format("vm hibernate: layout {}, swap {} pages, image ~{} pages asked, compress {}, seed {}\n",
-                   hibernate::Name(o.layout), r.swap_pages, r.image_pages_asked, hibernate::Name(o.compress), o.seed);
+                   workload::Name(o.layout), r.swap_pages, r.image_pages_asked, hibernate::Name(o.compress), o.seed);
   s += fmt::format("kernel: Linux {} in qemu, accel {}, {} MiB, {} CPU; image origin {}, CRC {}\n",
                    r.kinfo.release, r.kinfo.accel_why, o.vm.mem_mib, o.vm.smp, r.kinfo.origin,
                    r.kinfo.crc_verified ? "verified" : "none");
@@ -143,14 +143,14 @@ std::string VmSeedTableText(const vm::SeedTableReport& t, const workload::HostCp
                    k0.kinfo.accel_why, k0.options.vm.smp, k0.options.vm.mem_mib);
   s += fmt::format("scale {:.6g} of the seed's sizes (5.0G image; 6G swap shuffled, 12G holes):", t.options.scale);
   for (const auto& r : t.layouts)
-    s += fmt::format(" {} swap {} MiB, image ~{} MiB;", hibernate::Name(r.options.layout),
+    s += fmt::format(" {} swap {} MiB, image ~{} MiB;", workload::Name(r.options.layout),
                      r.options.swap_bytes >> 20, r.options.image_bytes >> 20);
   s += fmt::format(" compress {}\n", hibernate::Name(t.options.compress));
   s += fmt::format("model: preset {}, slot source base, the guest's layout replayed from its trace\n",
                    t.options.policy);
   if (cpu) s += "host CPU prices: " + cpu->label + "\n";
   s += fmt::format("\n{:<26}", "");
-  for (const auto& r : t.layouts) s += fmt::format(" {:>10} {:>10}", hibernate::Name(r.options.layout), "");
+  for (const auto& r : t.layouts) s += fmt::format(" {:>10} {:>10}", workload::Name(r.options.layout), "");
   s += fmt::format("\n{:<26}", "");
   for (size_t i = 0; i < t.layouts.size(); ++i) s += fmt::format(" {:>10} {:>10}", "kernel", "model");
   s += "\n";
@@ -186,7 +186,7 @@ std::string VmSeedTableText(const vm::SeedTableReport& t, const workload::HostCp
   for (const auto& r : t.layouts)
     s += fmt::format("{}: the model answered {:.0f}x faster than the VM ({:.2f} s against {:.2f} s); placement "
                      "agreement {}/{}\n",
-                     hibernate::Name(r.options.layout),
+                     workload::Name(r.options.layout),
                      r.minfo.model_wall_s > 0 ? VmWall(r) / r.minfo.model_wall_s : 0.0, r.minfo.model_wall_s,
                      VmWall(r), r.minfo.agree, r.minfo.expected);
   return s;
@@ -211,7 +211,7 @@ std::string VmSeedTableJson(const vm::SeedTableReport& t, const workload::HostCp
     }
     d["vm_wall_s"] = VmWall(r);
     d["vm_over_model_wall"] = r.minfo.model_wall_s > 0 ? VmWall(r) / r.minfo.model_wall_s : 0.0;
-    layouts[hibernate::Name(r.options.layout)] = d;
+    layouts[workload::Name(r.options.layout)] = d;
   }
   j["layouts"] = layouts;
   return j.dump(2) + "\n";

@@ -106,7 +106,7 @@ Status RunModelSide(const std::string& trace_path, const std::string& policy, in
   m->bios_per_run = per_run.write_bios;
   m->write_s = per_page.write_s;
   m->read_s = per_page.read_s;
-  if (m->write_s > 0) m->write_mbps = static_cast<double>(m->stream_pages) * 4096 / 1e6 / m->write_s;
+  if (m->write_s > 0) m->write_mbps = static_cast<double>(m->stream_pages * alloc::kPageSize) / 1e6 / m->write_s;
   info->model_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::Ok();
 }

@@ -156,10 +156,10 @@ Status ReadKernelImage(const std::string& disk, SideMetrics* k, KernelSideInfo* 
 Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile std::sig_atomic_t* interrupted) {
   HibernateReport rep;
   rep.options = o;
-  if (o.swap_bytes % 4096 || o.swap_bytes < (1u << 20))
+  if (o.swap_bytes % alloc::kPageSize || o.swap_bytes < (1u << 20))
     return Status(-EINVAL, "--swap: a whole number of pages, at least 1 MiB");
-  rep.swap_pages = o.swap_bytes / 4096;
-  rep.image_pages_asked = o.image_bytes / 4096;
+  rep.swap_pages = o.swap_bytes / alloc::kPageSize;
+  rep.image_pages_asked = o.image_bytes / alloc::kPageSize;
   GuestKernel gk;
   gk.kernel = o.vm.kernel;
   gk.modules = o.vm.modules;
@@ -202,7 +202,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile s
   // of 120; the boot is then stopped and made again from a fresh disk,
   // once, instead of waiting for the time limit.
   b.stop_on = kGuestHangLine;
-  b.append = "swaplab.mode=layout swaplab.layout=" + std::string(hibernate::Name(o.layout)) +
+  b.append = "swaplab.mode=layout swaplab.layout=" + std::string(workload::Name(o.layout)) +
              " swaplab.swap_pages=" + std::to_string(rep.swap_pages) +
              " swaplab.image_pages=" + std::to_string(rep.image_pages_asked) +
              " swaplab.seed=" + std::to_string(o.seed) + " swaplab.rotational=" + (o.vm.rotational ? "1" : "0") +

@@ -8,11 +8,11 @@
 
 namespace swaplab::vm {
 
-Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, hibernate::RfcLayout layout) {
+Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, workload::RfcLayout layout) {
   if (!(o.scale >= kMinSeedScale && o.scale <= kMaxSeedScale))
     return Status(-EINVAL, fmt::format("scale {:.6g} is outside {:.6g}..{:.6g} (an image of 40 MiB .. 1 GiB)", o.scale,
                                        kMinSeedScale, kMaxSeedScale));
-  if (layout != hibernate::RfcLayout::kShuffled && layout != hibernate::RfcLayout::kHoles)
+  if (layout != workload::RfcLayout::kShuffled && layout != workload::RfcLayout::kHoles)
     return Status(-EINVAL, "seed 001's tables are the shuffled and holes layouts");
   constexpr uint64_t kMiB = 1ull << 20;
   auto mib = [&](uint64_t bytes) {
@@ -23,7 +23,7 @@ Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, hibernate:
   h.layout = layout;
   h.image_bytes = mib(kSeedImageBytes) * kMiB;
   h.swap_bytes = std::max(
-      mib(layout == hibernate::RfcLayout::kShuffled ? kSeedShuffledSwapBytes : kSeedHolesSwapBytes) * kMiB,
+      mib(layout == workload::RfcLayout::kShuffled ? kSeedShuffledSwapBytes : kSeedHolesSwapBytes) * kMiB,
       h.image_bytes + kGuestOwnSwapBytes);
   h.compress = o.compress;
   h.resume = true;
@@ -38,12 +38,12 @@ Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, hibernate:
 Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o, const volatile std::sig_atomic_t* interrupted) {
   SeedTableReport rep;
   rep.options = o;
-  for (hibernate::RfcLayout l : {hibernate::RfcLayout::kShuffled, hibernate::RfcLayout::kHoles}) {
+  for (workload::RfcLayout l : {workload::RfcLayout::kShuffled, workload::RfcLayout::kHoles}) {
     auto h = SeedLayoutOptions(o, l);
     if (!h.ok()) return h.status();
     auto r = RunHibernate(*h, interrupted);
     if (!r.ok())
-      return Status(r.status().code(), std::string(hibernate::Name(l)) + " layout: " + r.status().message());
+      return Status(r.status().code(), std::string(workload::Name(l)) + " layout: " + r.status().message());
     rep.layouts.push_back(std::move(*r));
   }
   return rep;

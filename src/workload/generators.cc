@@ -110,7 +110,8 @@ Result<std::vector<uint64_t>> Fill(Workload& w, uint64_t pages, int order, int c
 }
 
 Status CheckCommon(const std::string& gen, uint64_t pages, int order, int cpus, const alloc::SwapSystem& sys) {
-  if (order < 0 || order > 9) return Bad(gen, "folio order " + std::to_string(order) + " is outside 0..9");
+  if (order < 0 || order > alloc::kMaxFolioOrder)
+    return Bad(gen, "folio order " + std::to_string(order) + " is outside 0.." + std::to_string(alloc::kMaxFolioOrder));
   if (pages == 0 || pages % (uint64_t{1} << order) != 0)
     return Bad(gen, "region of " + std::to_string(pages) + " pages is not a positive multiple of the folio (" +
                         std::to_string(uint64_t{1} << order) + " pages)");
@@ -124,7 +125,7 @@ Status CheckMix(const std::string& gen, const std::vector<SizeWeight>& mix) {
   double total = 0;
   for (const auto& s : mix) {
     const int o = OrderOfPages(s.pages);
-    if (o < 0 || o > 9) return Bad(gen, "size of " + std::to_string(s.pages) + " pages is not 4 KiB..2 MiB, a power of two");
+    if (o < 0 || o > alloc::kMaxFolioOrder) return Bad(gen, "size of " + std::to_string(s.pages) + " pages is not 4 KiB..2 MiB, a power of two");
     if (!(s.weight >= 0)) return Bad(gen, "a weight is negative");
     total += s.weight;
   }

@@ -81,14 +81,14 @@ Result<ImageWriteResult> Write(const ImageWriteOptions& o, area::SwapArea& area,
   sw.first_block = 0;
   sw.discard_sink = nullptr;
   if (o.source == hibernate::SlotSourceKind::kReserve)
-    sw.hibernation_reserve_pages = o.size_bytes / 4096;
+    sw.hibernation_reserve_pages = o.size_bytes / alloc::kPageSize;
   auto type = sys.Swapon(sw);
   if (!type.ok()) return type.status();
   // The device state before the write.
-  if (auto lay = hibernate::ApplyRfcLayout(sys, *type, o.layout, o.seed); !lay.ok())
+  if (auto lay = workload::ApplyRfcLayout(sys, *type, o.layout, o.seed); !lay.ok())
     return lay.status();
   hibernate::SnapshotOptions sn;
-  sn.saveable_pages = std::max<uint64_t>(1, o.size_bytes / 4096);
+  sn.saveable_pages = std::max<uint64_t>(1, o.size_bytes / alloc::kPageSize);
   sn.zero_share = o.zero_share;
   sn.seed = o.seed;
   auto snap = hibernate::SyntheticSnapshot::Make(sn);
@@ -96,7 +96,7 @@ Result<ImageWriteResult> Write(const ImageWriteOptions& o, area::SwapArea& area,
   hibernate::ImageSession session(sys, *type, o.source, 0);
   hibernate::WriterOptions wo;
   wo.batch = o.batch;
-  wo.memory_budget_pages = o.memory_budget_bytes / 4096;  // bounds the write copies
+  wo.memory_budget_pages = o.memory_budget_bytes / alloc::kPageSize;  // bounds the write copies
   wo.compress = o.compress;
   wo.threads = o.threads;
   auto t0 = std::chrono::steady_clock::now();
@@ -106,7 +106,7 @@ Result<ImageWriteResult> Write(const ImageWriteOptions& o, area::SwapArea& area,
   // The kernel's snapshot is in memory before swsusp_write (§3.2): build
   // ours outside the clock when it fits, so the seconds cover only what
   // swsusp_write does (slots, map pages, the copy into each write page, I/O).
-  if (snap->image_pages() * 4096 <= o.snapshot_memory_bytes) {
+  if (snap->image_pages() * alloc::kPageSize <= o.snapshot_memory_bytes) {
     t0 = std::chrono::steady_clock::now();
     if (Status st = snap.value().Materialize(); !st.ok()) return st;
     res.snapshot_build_seconds = seconds();
@@ -115,11 +115,11 @@ Result<ImageWriteResult> Write(const ImageWriteOptions& o, area::SwapArea& area,
   // ours are allocated and touched here, and registered with io_uring
   // once (fixed buffers) so the write does not pin them per I/O.
   // No more than the image can have in flight: its pages plus map pages.
-  const uint64_t image_copies = snap->image_pages() + snap->image_pages() / 511 + 2;
+  const uint64_t image_copies = hibernate::SlotsUsed(snap->image_pages()) + 1;
   auto arena = hibernate::CopyArena::Make(std::min(wo.memory_budget_pages, image_copies));
   if (!arena.ok()) return arena.status();
   wo.batch.arena = arena.value().get();
-  res.fixed_buffers = engine.RegisterBuffer(wo.batch.arena->base(), wo.batch.arena->pages() * 4096);
+  res.fixed_buffers = engine.RegisterBuffer(wo.batch.arena->base(), wo.batch.arena->pages() * alloc::kPageSize);
   t0 = std::chrono::steady_clock::now();  // the write alone, not the layout
   const double cpu0 = ProcessCpuSeconds();
   auto rep = hibernate::WriteImage(session, engine, *snap, wo);

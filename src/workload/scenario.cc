@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "swaplab/alloc/printable.h"
+#include "swaplab/workload/size.h"
 
 namespace swaplab::workload {
 
@@ -17,7 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr uint64_t kPage = 4096;
+using alloc::kPageSize;
 // The largest size a scenario may state anywhere (a device, a region, an
 // image, a process): the largest swap area, 2^32 pages (16 TiB).
 constexpr uint64_t kMaxPages = uint64_t{1} << 32;
@@ -153,15 +154,15 @@ class Reader {
     if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
     const json& v = j[key];
     Result<uint64_t> b = Status(-EINVAL, "");
-    if (v.is_string()) b = ParseBytes(v.get<std::string>());
+    if (v.is_string()) b = ParseSize(v.get<std::string>());
     else if (v.is_number_unsigned()) b = v.get<uint64_t>();
     else return Error(path + "." + key, "expected a size such as \"64K\" or \"6G\", got " + std::string(v.type_name()));
     if (!b.ok()) return Error(path + "." + key, b.status().message());
-    if (*b == 0 || *b % kPage != 0) return Error(path + "." + key, "size " + std::to_string(*b) + " is not a positive multiple of 4 KiB");
-    if (*b / kPage > kMaxPages)
-      return Error(path + "." + key, "size " + std::to_string(*b / kPage) +
+    if (*b == 0 || *b % kPageSize != 0) return Error(path + "." + key, "size " + std::to_string(*b) + " is not a positive multiple of 4 KiB");
+    if (*b / kPageSize > kMaxPages)
+      return Error(path + "." + key, "size " + std::to_string(*b / kPageSize) +
                                          " pages is above the limit of 2^32 pages (16 TiB, the largest swap area)");
-    *out = *b / kPage;
+    *out = *b / kPageSize;
     return Status::Ok();
   }
   Status StrList(const json& j, const std::string& path, const char* key, std::vector<std::string>* out) const {
@@ -188,7 +189,7 @@ Status FolioOrder(const Reader& r, const json& j, const std::string& path, int* 
   uint64_t pages = 1;
   SL_TRY(r.Pages(j, path, "folio", &pages));
   *order = OrderOfPages(pages);
-  if (*order < 0 || *order > 9) return r.Error(path + ".folio", "a folio is 4K..2M, a power of two");
+  if (*order < 0 || *order > alloc::kMaxFolioOrder) return r.Error(path + ".folio", "a folio is 4K..2M, a power of two");
   return Status::Ok();
 }
 
@@ -202,7 +203,7 @@ Status Mix(const Reader& r, const json& j, const std::string& path, std::vector<
     SizeWeight sw;
     SL_TRY(r.Pages(e, p, "size", &sw.pages, true));
     const int o = OrderOfPages(sw.pages);
-    if (o < 0 || o > 9) return r.Error(p + ".size", "an mTHP size is 4K..2M, a power of two");
+    if (o < 0 || o > alloc::kMaxFolioOrder) return r.Error(p + ".size", "an mTHP size is 4K..2M, a power of two");
     SL_TRY(r.Num(e, p, "weight", &sw.weight, 0, 1e9));
     mix->push_back(sw);
   }
@@ -352,7 +353,7 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
 uint64_t PagesNeeded(const Step& s) {
   if (auto* f = std::get_if<FillFreeSpec>(&s)) return f->region_pages;
   if (auto* h = std::get_if<HolesSpec>(&s)) return h->region_pages;
-  if (auto* i = std::get_if<ImageStepSpec>(&s)) return i->pages + i->pages / 511 + 2;
+  if (auto* i = std::get_if<ImageStepSpec>(&s)) return ImageStepSlots(*i);
   return 0;
 }
 
@@ -382,27 +383,6 @@ const char* GeneratorName(const Step& s) {
   static const char* const kNames[] = {"fill-free", "holes", "mthp-mix", "build-churn", "usemem", "rotation", "image"};
   static_assert(std::size(kNames) == std::variant_size_v<Step>, "a generator without a name");
   return kNames[s.index()];
-}
-
-Result<uint64_t> ParseBytes(const std::string& s) {
-  size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (...) {
-    return Status(-EINVAL, "'" + Printable(s, kMaxTokenInMessage) + "' is not a size (e.g. 64K, 6G)");
-  }
-  const std::string suffix = s.substr(pos);
-  double mul = 1;
-  if (suffix == "K" || suffix == "k" || suffix == "KiB") mul = 1024;
-  else if (suffix == "M" || suffix == "m" || suffix == "MiB") mul = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g" || suffix == "GiB") mul = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty()) return Status(-EINVAL, "'" + Printable(s, kMaxTokenInMessage) + "': unknown suffix '" + Printable(suffix, kMaxTokenInMessage) + "' (K, M, G)");
-  if (!(v >= 0) || v * mul > 1e15) return Status(-EINVAL, "'" + Printable(s, kMaxTokenInMessage) + "' is not a plausible size");
-  // A fractional size ("5.4G") is rounded to whole pages; a whole one
-  // ("6K") is taken as written (and refused later if not page-sized).
-  const uint64_t bytes = static_cast<uint64_t>(v * mul + 0.5);
-  return v != std::floor(v) ? (bytes + kPage / 2) / kPage * kPage : bytes;
 }
 
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {

@@ -101,7 +101,7 @@ class Job {
     o.bdev = 0x800 + i;
     if (i == 0 && v_.source == hibernate::SlotSourceKind::kReserve) {
       for (const Step& s : sc_.measured) {
-        if (auto* im = std::get_if<ImageStepSpec>(&s)) o.hibernation_reserve_pages = im->pages + im->pages / 511 + 2;
+        if (auto* im = std::get_if<ImageStepSpec>(&s)) o.hibernation_reserve_pages = ImageStepSlots(*im);
       }
     }
     if (i == 0) {
@@ -271,7 +271,7 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
   const std::string& file_path = temp ? temp->path() : std::string();
   if (temp) {
     area::FormatOptions fo;
-    fo.size_bytes = sc.devices[0].pages * 4096;
+    fo.size_bytes = sc.devices[0].pages * alloc::kPageSize;
     fo.label = TempAreaLabel();
     if (Status st = area::FormatArea(file_path, fo); !st.ok())
       return Status(st.code(), sc.file + ": $.devices[0]: " + st.message());

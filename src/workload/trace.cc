@@ -213,6 +213,12 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
   return false;
 }
 
+bool RecordPageRange(const TraceRecord& r, uint64_t folio_pages, uint64_t* first, uint64_t* count) {
+  *first = r.page;
+  *count = r.n ? *r.n : (r.page < folio_pages ? folio_pages - r.page : 0);
+  return r.page < folio_pages && *count <= folio_pages - r.page;
+}
+
 std::string FormatRecord(const TraceRecord& r) {
   std::string o = Name(r.op);  // appended to in place: no stream per record
   auto field = [&o](const char* key, auto v) {

@@ -28,13 +28,6 @@ Status At(const std::string& where, const std::string& what, int code = -EINVAL)
   return Status(code, where + ": " + what);
 }
 
-// The page range a record names; default all pages.
-bool Range(const TraceRecord& r, size_t nr_pages, uint64_t* first, uint64_t* count) {
-  *first = r.page;
-  *count = r.n ? *r.n : (r.page < nr_pages ? nr_pages - r.page : 0);
-  return r.page < nr_pages && *count <= nr_pages - r.page;
-}
-
 }  // namespace
 
 alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
@@ -217,7 +210,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
 // free: the mapping drops those pages (zap / MADV_DONTNEED).
 Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const std::string& where) {
   uint64_t first, count;
-  if (!Range(r, f.pages.size(), &first, &count))
+  if (!RecordPageRange(r, f.pages.size(), &first, &count))
     return At(where, "pages [" + std::to_string(r.page) + ", +" + std::to_string(count) +
                          ") are outside a folio of " + std::to_string(f.pages.size()) + " pages");
   std::set<Folio*> touched_in_memory;
@@ -258,7 +251,7 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const std::string& w
 // cache: pages swapped back in (fault) and kept in the swap cache.
 Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const std::string& where) {
   uint64_t first, count;
-  if (!Range(r, f.pages.size(), &first, &count))
+  if (!RecordPageRange(r, f.pages.size(), &first, &count))
     return At(where, "pages are outside a folio of " + std::to_string(f.pages.size()) + " pages");
   for (uint64_t i = first; i < first + count; ++i) {
     Page& p = f.pages[i];

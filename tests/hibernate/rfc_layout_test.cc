@@ -1,6 +1,8 @@
-// The RFC's two results layouts (seed 001 "Results") at full scale on a
-// simulated device: a 5.0 GiB image (T = 1 310 720, §10.6) on
-//   shuffled — 6 GiB device, 5.4 GiB of 2 MiB files swapped out and freed
+// The RFC's two results layouts (seed 001 "Results", built by the workload
+// generators as scenarios/rfc-shuffled.json and rfc-holes.json age their
+// device) at full scale on a simulated device: a 5.0 GiB image
+// (T = 1 310 720, §10.6) on
+//   shuffled — 6 GiB device, 5.4 GiB of 2 MiB folios swapped out and freed
 //              in random order (RFC: base 3,560 runs);
 //   holes    — 12 GiB device, 4 GiB swapped out, every other 64 KiB freed
 //              (RFC: base 31,899 runs).
@@ -11,10 +13,14 @@
 
 #include "hibernate/hib_test_util.h"
 #include "swaplab/hibernate/image_writer.h"
-#include "swaplab/hibernate/rfc_layouts.h"
+#include "swaplab/workload/layouts.h"
 
 namespace swaplab::hibernate {
 namespace {
+
+using workload::ApplyRfcLayout;
+using workload::ParseRfcLayout;
+using workload::RfcLayout;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr uint64_t kScale = 8;
@@ -107,7 +113,7 @@ TEST_P(RfcLayouts, BaseScattersSortedIsOneRunAndBiosFall) {
   EXPECT_EQ(sorted.inuse_after, sorted.inuse_before);
   RecordProperty("base_runs", std::to_string(base.rep.device_runs));
   std::printf("%s: base runs %llu alloc_runs %llu extents %llu bios %llu; free-clusters-sorted runs %llu bios %llu\n",
-              Name(c.layout), static_cast<unsigned long long>(base.rep.device_runs),
+              workload::Name(c.layout), static_cast<unsigned long long>(base.rep.device_runs),
               static_cast<unsigned long long>(base.rep.session.alloc_runs),
               static_cast<unsigned long long>(base.rep.extents),
               static_cast<unsigned long long>(base.rep.batch.bios),
@@ -118,7 +124,7 @@ TEST_P(RfcLayouts, BaseScattersSortedIsOneRunAndBiosFall) {
 INSTANTIATE_TEST_SUITE_P(Seed001, RfcLayouts,
                          ::testing::Values(LayoutCase{RfcLayout::kShuffled, 6 * kGiB, 1000, 4000},
                                            LayoutCase{RfcLayout::kHoles, 12 * kGiB, 25000, 40000}),
-                         [](const auto& info) { return std::string(Name(info.param.layout)); });
+                         [](const auto& info) { return std::string(workload::Name(info.param.layout)); });
 
 TEST(RfcLayoutsSmall, LayoutsLeaveWhatTheySay) {
   testing::Rig r = testing::MakeRig(8 * 4096);
@@ -133,7 +139,9 @@ TEST(RfcLayoutsSmall, LayoutsLeaveWhatTheySay) {
   auto sh = ApplyRfcLayout(*s.sys, s.type, RfcLayout::kShuffled);
   ASSERT_TRUE(sh.ok());
   EXPECT_EQ(testing::Inuse(s), 0u);
-  EXPECT_EQ(sh->pages_swapped_out, 8 * 4096 * 9 / 10 / 512 * 512);
+  // rfc-shuffled's 5530M of 2 MiB folios on 6G, scaled to 64 clusters:
+  // round(64 × 5530 / 6144) = 58 folios.
+  EXPECT_EQ(sh->pages_swapped_out, 58u * 512);
   EXPECT_FALSE(ParseRfcLayout("zigzag").ok());
 }
 

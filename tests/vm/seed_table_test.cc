@@ -7,7 +7,7 @@
 namespace swaplab::vm {
 namespace {
 
-using hibernate::RfcLayout;
+using workload::RfcLayout;
 
 TEST(SeedTable, SizesScaleTheSeeds) {
   SeedTableOptions o;

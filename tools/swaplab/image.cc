@@ -51,9 +51,10 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
                       "allocator preset (default mm-new: the RFC's 2026 base, HIB entries)")->capture_default_str();
   AddKnobOption(c.write, &o.knobs);
   c.write->add_option("--layout", o.layout,
-                      "allocator state before the write: fresh | shuffled (90% swapped out in 2 MiB files, "
-                      "removed in random order) | holes (a third swapped out, every other 64 KiB freed); seed 001");
-  c.write->add_option("--seed", o.seed, "snapshot seed");
+                      "allocator state before the write: fresh | shuffled (90% swapped out in 2 MiB folios, "
+                      "freed in random order) | holes (a third swapped out, every other 64 KiB freed): the aging "
+                      "of scenario rfc-shuffled / rfc-holes scaled to the area; seed 001");
+  c.write->add_option("--seed", o.seed, "snapshot and layout seed");
   c.write->add_option("--memory-budget", o.memory_budget,
                       "free memory for write copies (K, M, G): once per map page the writer drains when half is used (§6.1)");
   c.write->add_option("--snapshot-memory", o.snapshot_memory,
@@ -93,11 +94,11 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
   if (!budget.ok()) return Fail(budget.status(), "write", 2);
   auto snap_mem = ParseSize(o.snapshot_memory, "--snapshot-memory");
   if (!snap_mem.ok()) return Fail(snap_mem.status(), "write", 2);
-  if (*budget < 2 * 4096)
+  if (*budget < 2 * alloc::kPageSize)
     return Fail(Status(-EINVAL, "--memory-budget " + Printable(o.memory_budget) + ": at least 8K"), "write", 2);
   auto policy = PolicyFromArgs(o.policy, o.knobs);
   if (!policy.ok()) return Fail(policy.status(), "write", 2);
-  auto layout = hibernate::ParseRfcLayout(o.layout);
+  auto layout = workload::ParseRfcLayout(o.layout);
   if (!layout.ok()) return Fail(layout.status(), "write", 2);
   workload::ImageWriteOptions w{o.area,     bo,           *compress,       *source,     *layout,
                                 *policy,    *size,        *budget,         *snap_mem,   o.zero_share,

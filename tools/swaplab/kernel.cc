@@ -31,8 +31,8 @@ bool ParseSizePages(const std::string& s, uint64_t* pages) {
     *pages = *bytes;
     return true;
   }
-  if (*bytes % 4096 != 0) return false;
-  *pages = *bytes / 4096;
+  if (*bytes % alloc::kPageSize != 0) return false;
+  *pages = *bytes / alloc::kPageSize;
   return true;
 }
 

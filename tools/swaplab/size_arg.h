@@ -7,8 +7,8 @@
 
 namespace swaplab::tools {
 
-// "4096", "64M", "1GiB", "512k": bytes, with binary multiples (K, M, G, T,
-// any case, with or without B / iB). `opt` names the option in messages.
+// workload::ParseSize ("4096", "64M", "1GiB", "512k", "7.5G"), the
+// message naming the option `opt`.
 Result<uint64_t> ParseSize(const std::string& s, const std::string& opt);
 
 }  // namespace swaplab::tools

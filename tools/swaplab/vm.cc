@@ -59,7 +59,7 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
 int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   (void)c;
   vm::HibernateOptions ho;
-  ho.layout = *hibernate::ParseRfcLayout(o.layout);
+  ho.layout = *workload::ParseRfcLayout(o.layout);
   ho.compress = *hibernate::ParseCompressor(o.compress);
   auto swap = ParseSize(o.swap, "--swap");
   if (!swap.ok()) return Fail(swap.status(), 2);

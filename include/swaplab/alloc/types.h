@@ -10,15 +10,18 @@ namespace swaplab::alloc {
 // Maximum number of swap devices (kernel: MAX_SWAPFILES, 32 minus reserved
 // types; we keep the common value).
 inline constexpr int kMaxSwapfiles = 32;
-// Order of a PMD-sized folio with 4 KiB pages: CLUSTER = 512 = 2^9.
-inline constexpr int kDefaultClusterShift = 9;
+// Page size the model assumes (x86-64): every layer's page.
+inline constexpr uint64_t kPageSize = 4096;
+// The largest folio order: a PMD-sized folio with 4 KiB pages
+// (HPAGE_PMD_ORDER), the largest mTHP size a swap-out takes whole.
+inline constexpr int kMaxFolioOrder = 9;
+// Order of a PMD-sized folio: CLUSTER = 512 = 2^9 (SWAPFILE_CLUSTER).
+inline constexpr int kDefaultClusterShift = kMaxFolioOrder;
 // Highest cluster shift the library accepts (entry counts fit 16 bits).
 inline constexpr int kMaxClusterShift = 15;
 inline constexpr int kMaxOrders = kMaxClusterShift + 1;
 // Inline count capacity of a slot entry in the primary tree (4 bits).
 inline constexpr int kDefaultCountMax = 15;
-// Page size the model assumes (x86-64).
-inline constexpr uint64_t kPageSize = 4096;
 
 // CPU the caller says an operation runs on (design.md: CpuId).
 using CpuId = int;

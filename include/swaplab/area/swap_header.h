@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "swaplab/alloc/status.h"
+#include "swaplab/alloc/types.h"
 
 namespace swaplab::area {
 
-inline constexpr size_t kPageSize = 4096;
+using alloc::kPageSize;
 inline constexpr uint32_t kMaxSwapBadpages = 637;  // (PAGE_SIZE − 10 − 1536) / 4
 inline constexpr uint64_t kMinAreaPages = 10;      // mkswap refuses fewer
 // The label field is 16 bytes and readers (kernel, blkid) take all 16, but
@@ -40,6 +41,25 @@ struct SwapHeaderV1 {
   std::array<uint8_t, 16> uuid{};
   std::string label;  // read: up to 16 bytes; written: up to kMaxLabelBytes
 };
+
+// The last 10 bytes of page 0 (§1.1, §1.4).
+inline constexpr std::array<char, 10> kSuspendSig = {'S', '1', 'S', 'U', 'S', 'P', 'E', 'N', 'D', '\0'};
+inline constexpr std::array<char, 10> kSwapSpace2Sig = {'S', 'W', 'A', 'P', 'S', 'P', 'A', 'C', 'E', '2'};
+inline constexpr std::array<char, 10> kSwapSpaceV0Sig = {'S', 'W', 'A', 'P', '-', 'S', 'P', 'A', 'C', 'E'};
+
+// swsusp_header field offsets in page 0 (§1.4), packed at its end.
+inline constexpr size_t kHdrHwSig = 4056, kHdrCrc32 = 4060, kHdrImage = 4064, kHdrFlags = 4072,
+                        kHdrOrigSig = 4076, kHdrSig = 4086;
+
+// SF_* bits of swsusp_header.flags (§1.4, kernel/power/power.h).
+inline constexpr uint32_t kSfPlatformMode = 1;
+inline constexpr uint32_t kSfNocompressMode = 2;
+inline constexpr uint32_t kSfCrc32Mode = 4;
+inline constexpr uint32_t kSfHwSig = 8;
+inline constexpr uint32_t kSfCompressionAlgLz4 = 16;
+
+// "CRC32_MODE|COMPRESSION_ALG_LZ4", "none" for 0; unknown bits as 0x….
+std::string SwsuspFlagNames(uint32_t flags);
 
 // The hibernation overlay at the end of page 0 (§1.4).
 struct SwsuspHeader {
@@ -66,6 +86,9 @@ struct DecodedHeader {
 std::array<std::byte, kPageSize> EncodeHeader(const SwapHeaderV1& h);
 // Decodes any page; never fails, reports what it found.
 DecodedHeader DecodeHeader(std::span<const std::byte, kPageSize> page);
+// The overlay fields of a page whose signature is S1SUSPEND\0 (as
+// swsusp_check reads them); nullopt for any other signature.
+std::optional<SwsuspHeader> DecodeSwsuspHeader(std::span<const std::byte, kPageSize> page);
 
 // The checks swapon makes (allocator spec §5.1, hibernation spec §1.3),
 // refusing with a message that names the field and its value.

@@ -16,26 +16,27 @@
 
 namespace swaplab::hibernate {
 
-inline constexpr size_t kPageSize = area::kPageSize;
+using alloc::kPageSize;
 inline constexpr uint64_t kMapEntries = kPageSize / 8 - 1;  // E = 511 (MAP_PAGE_ENTRIES)
 inline constexpr uint64_t kPagesForIo = (4u << 20) / kPageSize;  // PAGES_FOR_IO = 1024
 
-// SF_* flag bits (§1.4).
-inline constexpr uint32_t kSfPlatformMode = 1;
-inline constexpr uint32_t kSfNocompressMode = 2;
-inline constexpr uint32_t kSfCrc32Mode = 4;
-inline constexpr uint32_t kSfHwSig = 8;
-inline constexpr uint32_t kSfCompressionAlgLz4 = 16;
-
-// "CRC32_MODE|COMPRESSION_ALG_LZ4", "none" for 0; unknown bits as 0x….
-std::string SwsuspFlagNames(uint32_t flags);
-
-// swsusp_header field offsets in page 0 (§1.4).
-inline constexpr size_t kHdrHwSig = 4056, kHdrCrc32 = 4060, kHdrImage = 4064, kHdrFlags = 4072,
-                        kHdrOrigSig = 4076, kHdrSig = 4086;
-inline constexpr std::array<char, 10> kSuspendSig = {'S', '1', 'S', 'U', 'S', 'P', 'E', 'N', 'D', '\0'};
-inline constexpr std::array<char, 10> kSwapSpace2Sig = {'S', 'W', 'A', 'P', 'S', 'P', 'A', 'C', 'E', '2'};
-inline constexpr std::array<char, 10> kSwapSpaceV0Sig = {'S', 'W', 'A', 'P', '-', 'S', 'P', 'A', 'C', 'E'};
+// The swsusp_header overlay on page 0 is the area's (area/swap_header.h):
+// its offsets, signatures, SF_* bits and decoder.
+using area::kHdrCrc32;
+using area::kHdrFlags;
+using area::kHdrHwSig;
+using area::kHdrImage;
+using area::kHdrOrigSig;
+using area::kHdrSig;
+using area::kSfCompressionAlgLz4;
+using area::kSfCrc32Mode;
+using area::kSfHwSig;
+using area::kSfNocompressMode;
+using area::kSfPlatformMode;
+using area::kSuspendSig;
+using area::kSwapSpace2Sig;
+using area::kSwapSpaceV0Sig;
+using area::SwsuspFlagNames;
 
 // swsusp_info offsets (§3.3, x86-64).
 inline constexpr size_t kInfoNumPhyspages = 400, kInfoImagePages = 416, kInfoPages = 424,

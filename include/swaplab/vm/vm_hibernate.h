@@ -9,14 +9,14 @@
 #include <vector>
 #include "swaplab/alloc/status.h"
 #include "swaplab/hibernate/compress.h"
-#include "swaplab/hibernate/rfc_layouts.h"
+#include "swaplab/workload/layouts.h"
 #include "swaplab/vm/qemu.h"
 
 namespace swaplab::vm {
 
 struct HibernateOptions {
   VmOptions vm;
-  hibernate::RfcLayout layout = hibernate::RfcLayout::kFresh;
+  workload::RfcLayout layout = workload::RfcLayout::kFresh;
   uint64_t swap_bytes = 128ull << 20;
   uint64_t image_bytes = 64ull << 20;  // memory in use when hibernating (approximate: the agent fills up to it)
   hibernate::Compressor compress = hibernate::Compressor::kLzo;

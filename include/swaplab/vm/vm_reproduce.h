@@ -40,7 +40,7 @@ struct SeedTableReport {
 };
 
 // The options of one layout's run at `o.scale` (exposed for tests).
-Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, hibernate::RfcLayout layout);
+Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, workload::RfcLayout layout);
 // Both layouts, each hibernated and resumed; the first error ends it.
 Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o, const volatile std::sig_atomic_t* interrupted);
 

@@ -16,7 +16,7 @@
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/hibernate/image_writer.h"
 #include "swaplab/hibernate/request_batcher.h"
-#include "swaplab/hibernate/rfc_layouts.h"
+#include "swaplab/workload/layouts.h"
 
 namespace swaplab::workload {
 
@@ -25,7 +25,7 @@ struct ImageWriteOptions {
   hibernate::BatchOptions batch;
   hibernate::Compressor compress = hibernate::Compressor::kNone;
   hibernate::SlotSourceKind source = hibernate::SlotSourceKind::kFreeClustersSorted;
-  hibernate::RfcLayout layout = hibernate::RfcLayout::kFresh;
+  RfcLayout layout = RfcLayout::kFresh;
   alloc::Policy policy;
   uint64_t size_bytes = 0;
   uint64_t memory_budget_bytes = 0;    // write copies in flight before a drain (§6.1)

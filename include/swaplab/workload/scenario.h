@@ -14,6 +14,7 @@
 
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
+#include "swaplab/hibernate/image_format.h"
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/hibernate/request_batcher.h"
 #include "swaplab/workload/generators.h"
@@ -38,6 +39,9 @@ struct ImageStepSpec {
   uint32_t max_pages = 0;
   bool read = true;
 };
+// The slots an image step takes at most: the stream and map pages of its
+// `pages` (SlotsUsed) and swsusp_info's.
+inline uint64_t ImageStepSlots(const ImageStepSpec& s) { return hibernate::SlotsUsed(s.pages) + 1; }
 struct UsememStepSpec {
   UsememSpec spec;  // cpu is set per thread
 };
@@ -114,8 +118,5 @@ Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s);
 // to `rows` (after "read, s", else "write, s") and to `pct_rows` if they
 // hold "write, s".
 bool SetHostCpu(Scenario& sc, const std::optional<HostCpuCost>& c);
-
-// "6G", "64K", "2M", "4096" (bytes) → bytes; -EINVAL otherwise.
-Result<uint64_t> ParseBytes(const std::string& s);
 
 }  // namespace swaplab::workload

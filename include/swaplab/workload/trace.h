@@ -38,6 +38,12 @@ struct TraceRecord {
   uint64_t offset = 0;           // expect
 };
 
+// The pages [first, first + count) of a folio of `folio_pages` pages that a
+// free or cache record names: from `page`, `n` of them or every one to the
+// folio's end. False when `page` or the range is outside the folio. The
+// model's runner and the kernel's both take a record's pages from here.
+bool RecordPageRange(const TraceRecord& r, uint64_t folio_pages, uint64_t* first, uint64_t* count);
+
 // Limits a trace is checked against before anything is allocated: a
 // swapon's `pages` (the largest swap area: SystemOptions'
 // max_swapfile_pages, which would otherwise cut a larger area silently),

@@ -24,7 +24,7 @@ Status ErrnoStatus(int err, const std::string& what) {
   return Status(-err, fmt::format("{}: {}", what, std::strerror(err)));
 }
 
-bool Aligned(const std::byte* p) { return reinterpret_cast<uintptr_t>(p) % kPage == 0; }
+bool Aligned(const std::byte* p) { return reinterpret_cast<uintptr_t>(p) % kPageSize == 0; }
 
 }  // namespace
 
@@ -51,7 +51,7 @@ std::byte* PluggedEngine::GetBouncePage() {
     return p;
   }
   void* p = nullptr;
-  if (posix_memalign(&p, kPage, kPage) != 0) return nullptr;
+  if (posix_memalign(&p, kPageSize, kPageSize) != 0) return nullptr;
   return static_cast<std::byte*>(p);
 }
 
@@ -73,7 +73,7 @@ Status PluggedEngine::Submit(std::span<IoRequest> batch) {
             }
           return Status(-ENOMEM, where_ + ": no memory for an O_DIRECT bounce page");
         }
-        if (r.write) std::memcpy(b, r.bufs[i], kPage);
+        if (r.write) std::memcpy(b, r.bufs[i], kPageSize);
         r.bounced.emplace_back(i, r.bufs[i]);
         r.bufs[i] = b;
       }
@@ -105,7 +105,7 @@ Status PluggedEngine::Collect(Status driven, std::vector<IoCompletion>* done) {
 
 void PluggedEngine::Complete(DeviceRequest& r, uint32_t pages_done, int error) {
   for (auto& [i, user] : r.bounced) {
-    if (!r.write && i < pages_done) std::memcpy(user, r.bufs[i], kPage);
+    if (!r.write && i < pages_done) std::memcpy(user, r.bufs[i], kPageSize);
     bounce_free_.push_back(r.bufs[i]);
     r.bufs[i] = user;
   }
@@ -159,7 +159,7 @@ Result<std::unique_ptr<FileTarget>> FileTarget::Open(const std::string& path,
     return Status(-EINVAL, fmt::format("{}: is {}; a swap area must be a regular file or a block device",
                                        path, FileTypeName(st.st_mode)));
   }
-  t->pages_ = bytes / kPage;
+  t->pages_ = bytes / kPageSize;
   return t;
 }
 
@@ -173,7 +173,7 @@ Status FileTarget::Discard(uint64_t page, uint64_t n) {
     return Status(-EINVAL, fmt::format("discard {}: pages [{}, {}) beyond the end ({} pages)",
                                        path_, page, page + n, pages_));
   if (!writable_) return Status(-EBADF, "discard " + path_ + ": opened read-only");
-  const uint64_t off = page * kPage, len = n * kPage;
+  const uint64_t off = page * kPageSize, len = n * kPageSize;
   if (blkdev_) {
     uint64_t range[2] = {off, len};
     if (ioctl(fd_, BLKDISCARD, &range) != 0)

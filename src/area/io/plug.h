@@ -9,11 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "swaplab/alloc/types.h"
 #include "swaplab/area/io_engine.h"
 
 namespace swaplab::area::io {
 
-inline constexpr size_t kPage = 4096;
+using alloc::kPageSize;
 // One readv/writev takes at most IOV_MAX (1024) iovecs.
 inline constexpr uint32_t kIovMax = 1024;
 

@@ -27,18 +27,18 @@ class PosixEngine final : public PluggedEngine {
     while (!queued_.empty()) {
       DeviceRequest r = std::move(queued_.front());
       queued_.pop_front();
-      const uint64_t total = r.bufs.size() * kPage;
+      const uint64_t total = r.bufs.size() * kPageSize;
       uint64_t done = 0;
       int error = 0;
       while (done < total) {
         // Rebuild the iovecs for what remains.
         iov.clear();
-        for (size_t i = done / kPage; i < r.bufs.size(); ++i)
-          iov.push_back(iovec{r.bufs[i], kPage});
-        const uint64_t skip = done % kPage;
+        for (size_t i = done / kPageSize; i < r.bufs.size(); ++i)
+          iov.push_back(iovec{r.bufs[i], kPageSize});
+        const uint64_t skip = done % kPageSize;
         iov[0].iov_base = static_cast<std::byte*>(iov[0].iov_base) + skip;
         iov[0].iov_len -= skip;
-        const off_t off = static_cast<off_t>(r.page * kPage + done);
+        const off_t off = static_cast<off_t>(r.page * kPageSize + done);
         const int cnt = static_cast<int>(iov.size());
         const ssize_t n = r.write ? pwritev(file_->fd(), iov.data(), cnt, off)
                                   : preadv(file_->fd(), iov.data(), cnt, off);
@@ -53,7 +53,7 @@ class PosixEngine final : public PluggedEngine {
         }
         done += static_cast<uint64_t>(n);
       }
-      Complete(r, static_cast<uint32_t>(done / kPage), error);
+      Complete(r, static_cast<uint32_t>(done / kPageSize), error);
     }
     return Status::Ok();
   }

@@ -28,7 +28,7 @@ namespace swaplab::area {
 uint64_t SimPageChecksum(const std::byte* page) {
   // 64-bit multiply-xorshift over 8-byte words: fast, not cryptographic.
   uint64_t h = 0x9e3779b97f4a7c15ULL;
-  for (size_t i = 0; i < io::kPage; i += 8) {
+  for (size_t i = 0; i < io::kPageSize; i += 8) {
     uint64_t w;
     std::memcpy(&w, page + i, 8);
     h ^= w + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
@@ -80,11 +80,11 @@ class SimEngine final : public PluggedEngine {
       queued_.pop_front();
       const double start = slots.top();
       slots.pop();
-      const double bytes = static_cast<double>(r.bufs.size() * kPage);
+      const double bytes = static_cast<double>(r.bufs.size() * kPageSize);
       const double mib_s = r.write ? m_.write_mib_s : m_.read_mib_s;
       double service = m_.request_serial_us * 1e3 + bytes / (mib_s * 1048576.0) * 1e9;
       if (m_.rotational) {
-        const double pos = static_cast<double>(r.page * kPage);
+        const double pos = static_cast<double>(r.page * kPageSize);
         service += m_.seek_ms_per_gib * 1e6 * std::fabs(head_ - pos) / 1073741824.0;
         head_ = pos + bytes;
       }
@@ -109,8 +109,8 @@ class SimEngine final : public PluggedEngine {
       if (r.write) {
         if (m_.store_data) {
           auto& d = data_[page];
-          if (!d) d = std::make_unique<std::byte[]>(kPage);
-          std::memcpy(d.get(), buf, kPage);
+          if (!d) d = std::make_unique<std::byte[]>(kPageSize);
+          std::memcpy(d.get(), buf, kPageSize);
         } else if (m_.store_checksums) {
           if (!sums_.empty())
             sums_[page] = SimPageChecksum(buf);
@@ -119,10 +119,10 @@ class SimEngine final : public PluggedEngine {
         }
         continue;
       }
-      std::memset(buf, 0, kPage);
+      std::memset(buf, 0, kPageSize);
       if (m_.store_data) {
         if (auto it = data_.find(page); it != data_.end())
-          std::memcpy(buf, it->second.get(), kPage);
+          std::memcpy(buf, it->second.get(), kPageSize);
       } else if (m_.store_checksums) {
         uint64_t sum = 0;
         if (!sums_.empty()) {

@@ -52,8 +52,8 @@ class UringEngine final : public PluggedEngine {
   // limit per registered buffer).
   bool RegisterBuffer(std::byte* base, size_t bytes) override {
     UnregisterBuffer();
-    if (!ring_ok_ || base == nullptr || bytes == 0 || bytes % kPage != 0 ||
-        reinterpret_cast<uintptr_t>(base) % kPage != 0)
+    if (!ring_ok_ || base == nullptr || bytes == 0 || bytes % kPageSize != 0 ||
+        reinterpret_cast<uintptr_t>(base) % kPageSize != 0)
       return false;
     std::vector<iovec> iov;
     for (size_t off = 0; off < bytes; off += kFixedChunk)
@@ -126,7 +126,7 @@ class UringEngine final : public PluggedEngine {
   void Prep(io_uring_sqe* sqe, unsigned idx) {
     Slot& s = slots_[idx];
     s.iov.resize(s.req.bufs.size());
-    for (size_t i = 0; i < s.req.bufs.size(); ++i) s.iov[i] = iovec{s.req.bufs[i], kPage};
+    for (size_t i = 0; i < s.req.bufs.size(); ++i) s.iov[i] = iovec{s.req.bufs[i], kPageSize};
     // Skip whole iovecs already done; trim a partly done one.
     uint64_t skip = s.bytes_done;
     size_t k = 0;
@@ -134,11 +134,11 @@ class UringEngine final : public PluggedEngine {
     std::vector<iovec>& v = s.iov;
     v[k].iov_base = static_cast<std::byte*>(v[k].iov_base) + skip;
     v[k].iov_len -= skip;
-    const uint64_t off = s.req.page * kPage + s.bytes_done;
+    const uint64_t off = s.req.page * kPageSize + s.bytes_done;
     const unsigned n = static_cast<unsigned>(v.size() - k);
     if (const int bi = FixedIndex(v, k); bi >= 0) {  // one contiguous registered stretch
       auto* addr = v[k].iov_base;
-      const auto len = static_cast<unsigned>(s.req.bufs.size() * kPage - s.bytes_done);
+      const auto len = static_cast<unsigned>(s.req.bufs.size() * kPageSize - s.bytes_done);
       ++stats_.fixed_requests;
       if (s.req.write)
         io_uring_prep_write_fixed(sqe, file_->fd(), addr, len, off, bi);
@@ -211,7 +211,7 @@ class UringEngine final : public PluggedEngine {
   // otherwise complete the request.
   void Settle(unsigned idx, int res) {
     Slot& s = slots_[idx];
-    const uint64_t total = s.req.bufs.size() * kPage;
+    const uint64_t total = s.req.bufs.size() * kPageSize;
     if (res == -EAGAIN || res == -EINTR || (res > 0 && s.bytes_done + res < total)) {
       if (res > 0) s.bytes_done += static_cast<uint64_t>(res);
       if (io_uring_sqe* sqe = io_uring_get_sqe(&ring_)) {
@@ -229,7 +229,7 @@ class UringEngine final : public PluggedEngine {
     } else {
       error = res;
     }
-    const uint32_t pages = static_cast<uint32_t>(s.bytes_done / kPage);
+    const uint32_t pages = static_cast<uint32_t>(s.bytes_done / kPageSize);
     Complete(s.req, pages, s.bytes_done >= total ? 0 : error);
     s.req = DeviceRequest{};
     s.busy = false;

@@ -12,7 +12,7 @@
  *       Prepares one of seed 001's swap layouts on the active swap area with
  *       the running kernel (LAYOUT fresh | shuffled | holes, scaled to
  *       SWAP_PAGES, the area's size header included), as the RFC did and as
- *       src/hibernate/rfc_layouts.cc models it:
+ *       src/workload/layouts.cc models it:
  *         shuffled  90% of the area swapped out as 2 MiB chunks of anonymous
  *                   memory (4 KiB pages, MADV_PAGEOUT page by page), then
  *                   every chunk unmapped, chunks in a seeded random order;
