@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "swaplab/alloc/printable.h"
+#include "swaplab/alloc/types.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/image_format.h"
 #include "swaplab/report/policy_json.h"

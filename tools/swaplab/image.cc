@@ -9,6 +9,7 @@
 #include "area.h"
 #include "size_arg.h"
 #include "swaplab/alloc/printable.h"
+#include "swaplab/alloc/types.h"
 #include "swaplab/report/image_report.h"
 #include "swaplab/workload/image_write.h"
 

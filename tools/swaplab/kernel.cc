@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "swaplab/alloc/types.h"
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/interrupt.h"
 #include "swaplab/kernel/kernel_run.h"
