@@ -67,6 +67,8 @@ class TraceRunner {
   Status DoDropCache(TFolio& f, const std::string& where, bool keep_mapped);
   Status DoSwapoff(const TraceRecord& r, const std::string& where);
   alloc::Folio* NewFolio(int order);
+  void Release(alloc::Folio* f);
+  static std::vector<alloc::Folio*> CacheFolios(const std::vector<Page>& pages);
   void ForgetIfDone(uint64_t id);
 
   alloc::SwapSystem& sys_;
@@ -76,6 +78,7 @@ class TraceRunner {
   std::unordered_map<uint64_t, TFolio> folios_;
   std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
   std::vector<alloc::Folio*> spare_;  // order-0 folios of pool_ never put in the swap cache
+  std::vector<alloc::Folio*> released_;  // folios of pool_ no page refers to any more
 };
 
 }  // namespace swaplab::workload
