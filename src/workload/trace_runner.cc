@@ -51,8 +51,8 @@ std::vector<Folio*> TraceRunner::CacheFolios(const std::vector<Page>& pages) {
 
 namespace {
 
-Status At(const std::string& where, const std::string& what, int code = -EINVAL) {
-  return Status(code, where + ": " + what);
+Status At(const TraceRunner::Where& where, const std::string& what, int code = -EINVAL) {
+  return Status(code, *where.trace + ":" + std::to_string(where.line) + ": " + what);
 }
 
 // The page range a record names; default all pages.
@@ -74,8 +74,10 @@ alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
 // A folio whose pages hold nothing any more is forgotten (its id may be
 // used again).
 void TraceRunner::ForgetIfDone(uint64_t id) {
-  auto it = folios_.find(id);
-  if (it == folios_.end()) return;
+  if (auto it = folios_.find(id); it != folios_.end()) ForgetIfDone(it);
+}
+
+void TraceRunner::ForgetIfDone(FolioMap::iterator it) {
   for (const Page& p : it->second.pages) {
     if (p.refs != 0 || p.in_memory || (p.cache && p.cache->in_swap_cache())) return;
   }
@@ -84,7 +86,7 @@ void TraceRunner::ForgetIfDone(uint64_t id) {
 }
 
 Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
-  const std::string where = trace_name + ":" + std::to_string(r.line);
+  const Where where{&trace_name, r.line};  // made into text only for an error
   ++sum_.records;
   switch (r.op) {
     case TraceOp::kSwapon: {
@@ -110,7 +112,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
         auto it = folios_.find(*r.folio);
         if (it == folios_.end()) return At(where, "unknown folio " + std::to_string(*r.folio));
         Status st = DoDropCache(it->second, where, /*keep_mapped=*/false);
-        ForgetIfDone(*r.folio);
+        ForgetIfDone(it);
         return st;
       }
       std::vector<uint64_t> ids;
@@ -137,7 +139,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
   switch (r.op) {
     case TraceOp::kFree: {
       Status st = DoFree(r, f, where);
-      ForgetIfDone(*r.folio);
+      ForgetIfDone(it);
       return st;
     }
     case TraceOp::kCache: return DoCache(r, f, where);
@@ -177,7 +179,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
 // alloc: swap out a folio of 2^order pages on `cpu` (allocator spec §2.10);
 // each placed page then holds one swap reference (its page-table entry),
 // the folio stays in the swap cache, clean and unmapped.
-Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
+Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   if (folios_.count(*r.folio))
     return At(where, "folio " + std::to_string(*r.folio) + " is still live (allocated at an earlier line)");
   if (r.cpu >= sys_.options().nr_cpus)
@@ -186,6 +188,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
   Folio* f = NewFolio(r.order);
   std::vector<Folio*> split;
   if (r.order > 0) {
+    split.reserve(size_t{1} << r.order);
     for (int i = 0; i < (1 << r.order); ++i) split.push_back(NewFolio(0));
   }
   alloc::SwapOutResult res;
@@ -249,7 +252,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
 }
 
 // free: the mapping drops those pages (zap / MADV_DONTNEED).
-Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const std::string& where) {
+Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) {
   uint64_t first, count;
   if (!Range(r, f.pages.size(), &first, &count))
     return At(where, "pages [" + std::to_string(r.page) + ", +" + std::to_string(count) +
@@ -292,7 +295,7 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const std::string& w
 }
 
 // cache: pages swapped back in (fault) and kept in the swap cache.
-Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const std::string& where) {
+Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where) {
   uint64_t first, count;
   if (!Range(r, f.pages.size(), &first, &count))
     return At(where, "pages are outside a folio of " + std::to_string(f.pages.size()) + " pages");
@@ -318,7 +321,7 @@ Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const std::string& 
 
 // drop-cache: reclaim removes the folio's swap-cache folios; slots with
 // count 0 are freed. Refused (and counted) while storage is suspended.
-Status TraceRunner::DoDropCache(TFolio& f, const std::string& where, bool keep_mapped) {
+Status TraceRunner::DoDropCache(TFolio& f, const Where& where, bool keep_mapped) {
   const std::vector<Folio*> caches = CacheFolios(f.pages);
   for (Folio* cf : caches) {
     FolioLockGuard g(*cf);
@@ -351,7 +354,7 @@ Status TraceRunner::DoDropCache(TFolio& f, const std::string& where, bool keep_m
 }
 
 // swapoff: every page still on the device is brought back into memory.
-Status TraceRunner::DoSwapoff(const TraceRecord& r, const std::string& where) {
+Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   auto d = devs_.find(r.dev);
   if (d == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
   const int type = d->second;
