@@ -417,6 +417,15 @@ Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries,
   const uint64_t pages = rep.T - first;
   const uint64_t window = std::min<uint64_t>(o.window_pages == 0 ? pages : o.window_pages, pages);
   if (window == 0) return Status::Ok();
+  if (o.batch.model_only) {  // the same reads and drains, into one page, unchecked
+    for (uint64_t p = first; p < rep.T;) {
+      const uint64_t n = std::min<uint64_t>(window, rep.T - p);
+      for (uint64_t i = 0; i < n; ++i) b.QueueRead(entries[p + i], scratch.data());
+      if (Status st = b.Wait(); !st.ok()) return st;
+      p += n;
+    }
+    return Status::Ok();
+  }
   const uint64_t nr_windows = pages > window ? 2 : 1;
   std::unique_ptr<RawPage[]> mem(new RawPage[nr_windows * window]);
   RawPage* frames[2] = {mem.get(), mem.get() + (nr_windows - 1) * window};
@@ -455,6 +464,8 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
   auto since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
+  if (o.batch.model_only && (o.verify_pages || o.on_page))
+    return Status(-EINVAL, "image read: a model-only read keeps no page to verify or hand on");
   RequestBatcher b(engine, o.batch);
   ReadReport rep;
   AlignedPage hdr;

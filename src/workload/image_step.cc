@@ -181,6 +181,7 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
     ro.batch = spec.batch;
     ro.expect = &*snap;
     ro.verify_pages = !spec.structural;
+    ro.batch.model_only = spec.structural;
     ro.consume = true;  // resume restores the swap signature (the next write needs it)
     const double t0 = clock();
     auto rep = hibernate::ReadImage(engine, 0, ro);

@@ -1,7 +1,8 @@
 // Trace semantics for one private anonymous mapping (design.md).
 #include "swaplab/workload/trace_runner.h"
 
-#include <set>
+#include <algorithm>
+#include <unordered_set>
 
 namespace swaplab::workload {
 
@@ -18,14 +19,40 @@ Folio* TraceRunner::NewFolio(int order) {
     spare_.pop_back();
     return f;
   }
+  if (!released_.empty()) {  // as new: out of the swap cache, mapped, clean
+    Folio* f = released_.back();
+    released_.pop_back();
+    f->set_order(order);
+    f->mapped = true;
+    f->writeback = false;
+    f->dirty = false;
+    return f;
+  }
   pool_.push_back(std::make_unique<Folio>(order));
   return pool_.back().get();
 }
 
+// Folios out of the swap cache that no page refers to any more (each folio
+// belongs to one mapping's TFolio) are used again by NewFolio.
+void TraceRunner::Release(Folio* f) { released_.push_back(f); }
+
+// The distinct cache folios `pages` refer to, in page order (pages of one
+// folio need not be adjacent: a page faulted back in gets a folio of its own).
+std::vector<Folio*> TraceRunner::CacheFolios(const std::vector<Page>& pages) {
+  std::vector<Folio*> v;
+  for (const Page& p : pages) {
+    if (p.cache != nullptr && (v.empty() || v.back() != p.cache)) v.push_back(p.cache);
+  }
+  if (v.size() <= 1) return v;
+  std::unordered_set<Folio*> seen(v.size());
+  std::erase_if(v, [&](Folio* f) { return !seen.insert(f).second; });
+  return v;
+}
+
 namespace {
 
-Status At(const std::string& where, const std::string& what, int code = -EINVAL) {
-  return Status(code, where + ": " + what);
+Status At(const TraceRunner::Where& where, const std::string& what, int code = -EINVAL) {
+  return Status(code, *where.trace + ":" + std::to_string(where.line) + ": " + what);
 }
 
 }  // namespace
@@ -40,16 +67,19 @@ alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
 // A folio whose pages hold nothing any more is forgotten (its id may be
 // used again).
 void TraceRunner::ForgetIfDone(uint64_t id) {
-  auto it = folios_.find(id);
-  if (it == folios_.end()) return;
+  if (auto it = folios_.find(id); it != folios_.end()) ForgetIfDone(it);
+}
+
+void TraceRunner::ForgetIfDone(FolioMap::iterator it) {
   for (const Page& p : it->second.pages) {
     if (p.refs != 0 || p.in_memory || (p.cache && p.cache->in_swap_cache())) return;
   }
+  for (Folio* cf : CacheFolios(it->second.pages)) Release(cf);
   folios_.erase(it);
 }
 
 Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
-  const std::string where = trace_name + ":" + std::to_string(r.line);
+  const Where where{&trace_name, r.line};  // made into text only for an error
   ++sum_.records;
   switch (r.op) {
     case TraceOp::kSwapon: {
@@ -75,7 +105,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
         auto it = folios_.find(*r.folio);
         if (it == folios_.end()) return At(where, "unknown folio " + std::to_string(*r.folio));
         Status st = DoDropCache(it->second, where, /*keep_mapped=*/false);
-        ForgetIfDone(*r.folio);
+        ForgetIfDone(it);
         return st;
       }
       std::vector<uint64_t> ids;
@@ -102,7 +132,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
   switch (r.op) {
     case TraceOp::kFree: {
       Status st = DoFree(r, f, where);
-      ForgetIfDone(*r.folio);
+      ForgetIfDone(it);
       return st;
     }
     case TraceOp::kCache: return DoCache(r, f, where);
@@ -142,7 +172,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
 // alloc: swap out a folio of 2^order pages on `cpu` (allocator spec §2.10);
 // each placed page then holds one swap reference (its page-table entry),
 // the folio stays in the swap cache, clean and unmapped.
-Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
+Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   if (folios_.count(*r.folio))
     return At(where, "folio " + std::to_string(*r.folio) + " is still live (allocated at an earlier line)");
   if (r.cpu >= sys_.options().nr_cpus)
@@ -151,6 +181,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
   Folio* f = NewFolio(r.order);
   std::vector<Folio*> split;
   if (r.order > 0) {
+    split.reserve(size_t{1} << r.order);
     for (int i = 0; i < (1 << r.order); ++i) split.push_back(NewFolio(0));
   }
   alloc::SwapOutResult res;
@@ -163,6 +194,12 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
   // The split pages were only needed if the folio fell back: keep them for
   // the next alloc (a 2 MiB swap-out would otherwise leave 512 behind).
   if (!res.split) spare_.insert(spare_.end(), split.begin(), split.end());
+  // A folio that did not enter the swap cache is referred to by no page.
+  if (!f->in_swap_cache()) Release(f);
+  if (res.split) {
+    for (Folio* p : split)
+      if (!p->in_swap_cache()) Release(p);
+  }
   TFolio tf;
   tf.order = r.order;
   tf.pages.resize(size_t{1} << r.order);
@@ -208,17 +245,19 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const std::string& where) {
 }
 
 // free: the mapping drops those pages (zap / MADV_DONTNEED).
-Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const std::string& where) {
+Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) {
   uint64_t first, count;
   if (!RecordPageRange(r, f.pages.size(), &first, &count))
     return At(where, "pages [" + std::to_string(r.page) + ", +" + std::to_string(count) +
                          ") are outside a folio of " + std::to_string(f.pages.size()) + " pages");
-  std::set<Folio*> touched_in_memory;
+  std::vector<Folio*> touched_in_memory;  // in page order, as the zap walks them
   for (uint64_t i = first; i < first + count;) {
     Page& p = f.pages[i];
     if (p.in_memory) {  // a present page: unmapped; its swap cache may go
       p.in_memory = false;
-      if (p.cache && p.cache->in_swap_cache()) touched_in_memory.insert(p.cache);
+      if (p.cache && p.cache->in_swap_cache() &&
+          std::find(touched_in_memory.begin(), touched_in_memory.end(), p.cache) == touched_in_memory.end())
+        touched_in_memory.push_back(p.cache);
       ++i;
       continue;
     }
@@ -249,7 +288,7 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const std::string& w
 }
 
 // cache: pages swapped back in (fault) and kept in the swap cache.
-Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const std::string& where) {
+Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where) {
   uint64_t first, count;
   if (!RecordPageRange(r, f.pages.size(), &first, &count))
     return At(where, "pages are outside a folio of " + std::to_string(f.pages.size()) + " pages");
@@ -275,11 +314,9 @@ Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const std::string& 
 
 // drop-cache: reclaim removes the folio's swap-cache folios; slots with
 // count 0 are freed. Refused (and counted) while storage is suspended.
-Status TraceRunner::DoDropCache(TFolio& f, const std::string& where, bool keep_mapped) {
-  std::set<Folio*> seen;
-  for (Page& p : f.pages) {
-    if (p.cache == nullptr || !seen.insert(p.cache).second) continue;
-    Folio* cf = p.cache;
+Status TraceRunner::DoDropCache(TFolio& f, const Where& where, bool keep_mapped) {
+  const std::vector<Folio*> caches = CacheFolios(f.pages);
+  for (Folio* cf : caches) {
     FolioLockGuard g(*cf);
     if (!cf->in_swap_cache()) continue;
     // A global drop is reclaim: it removes a folio from the swap cache only
@@ -303,16 +340,19 @@ Status TraceRunner::DoDropCache(TFolio& f, const std::string& where, bool keep_m
       if (p.refs == 0) p.slot = SwapEntry{};
     }
   }
+  for (Folio* cf : caches) {
+    if (!cf->in_swap_cache()) Release(cf);
+  }
   return Status::Ok();
 }
 
 // swapoff: every page still on the device is brought back into memory.
-Status TraceRunner::DoSwapoff(const TraceRecord& r, const std::string& where) {
+Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   auto d = devs_.find(r.dev);
   if (d == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
   const int type = d->second;
   for (auto& [id, f] : folios_) {
-    std::set<Folio*> caches;
+    std::vector<Folio*> caches;  // in page order
     for (Page& p : f.pages) {
       if (!p.slot.valid() || p.slot.type != type) continue;
       // try_to_unuse: every reference (this mapping's and forked ones) is
@@ -321,7 +361,7 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const std::string& where) {
         if (Status st = sys_.SwapPutEntriesDirect(p.slot, 1); !st.ok()) return At(where, st.ToString(), st.code());
         --p.refs;
       }
-      if (p.cache) caches.insert(p.cache);
+      if (p.cache && std::find(caches.begin(), caches.end(), p.cache) == caches.end()) caches.push_back(p.cache);
     }
     for (Folio* cf : caches) {
       FolioLockGuard g(*cf);

@@ -57,6 +57,8 @@ struct BatchOptions {
   // Model only: writes keep no private copy; every write bio carries one
   // shared scratch page. For counting runs and bios at scale on an engine
   // that ignores the data (the simulated device without checksums).
+  // The reader's data pages, likewise, all land in one scratch page
+  // (uncompressed images; nothing verified).
   bool model_only = false;
   // The plug's flush (§6.1, §12 U7: blk_add_rq_to_plug dispatches the
   // plugged requests when a new request is added behind one of at least

@@ -49,6 +49,12 @@ class TraceRunner {
   // Trace device id → device type.
   const std::map<uint64_t, int>& devices() const { return devs_; }
 
+  // A record's place, FILE:LINE in messages.
+  struct Where {
+    const std::string* trace;
+    uint64_t line;
+  };
+
  private:
   struct Page {
     alloc::SwapEntry slot{};
@@ -60,22 +66,27 @@ class TraceRunner {
     int order = 0;
     std::vector<Page> pages;
   };
-  Status DoAlloc(const TraceRecord& r, const std::string& where);
-  Status DoFree(const TraceRecord& r, TFolio& f, const std::string& where);
-  Status DoCache(const TraceRecord& r, TFolio& f, const std::string& where);
+  Status DoAlloc(const TraceRecord& r, const Where& where);
+  Status DoFree(const TraceRecord& r, TFolio& f, const Where& where);
+  Status DoCache(const TraceRecord& r, TFolio& f, const Where& where);
   // keep_mapped: reclaim (a global drop) leaves mapped folios in the cache.
-  Status DoDropCache(TFolio& f, const std::string& where, bool keep_mapped);
-  Status DoSwapoff(const TraceRecord& r, const std::string& where);
+  Status DoDropCache(TFolio& f, const Where& where, bool keep_mapped);
+  Status DoSwapoff(const TraceRecord& r, const Where& where);
   alloc::Folio* NewFolio(int order);
+  void Release(alloc::Folio* f);
+  static std::vector<alloc::Folio*> CacheFolios(const std::vector<Page>& pages);
+  using FolioMap = std::unordered_map<uint64_t, TFolio>;
   void ForgetIfDone(uint64_t id);
+  void ForgetIfDone(FolioMap::iterator it);
 
   alloc::SwapSystem& sys_;
   size_t keep_;
   ReplaySummary sum_;
   std::map<uint64_t, int> devs_;
-  std::unordered_map<uint64_t, TFolio> folios_;
+  FolioMap folios_;
   std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
   std::vector<alloc::Folio*> spare_;  // order-0 folios of pool_ never put in the swap cache
+  std::vector<alloc::Folio*> released_;  // folios of pool_ no page refers to any more
 };
 
 }  // namespace swaplab::workload
