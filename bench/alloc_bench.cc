@@ -222,9 +222,13 @@ void RunPair(benchmark::State& state, const std::string& preset, int order, int 
   ring.Drain(*sys);
 }
 
-void BM_Order0PairHeld(benchmark::State& state) { RunPair(state, kGoalPreset, 0, static_cast<int>(state.range(0)), /*held=*/true); }
+void BM_Order0PairHeld(benchmark::State& state) {
+  RunPair(state, kGoalPreset, 0, static_cast<int>(state.range(0)), /*held=*/true);
+}
 BENCHMARK(BM_Order0PairHeld)->Arg(kRingPages);
-void BM_Order4PairHeld(benchmark::State& state) { RunPair(state, kGoalPreset, 4, static_cast<int>(state.range(0)), /*held=*/true); }
+void BM_Order4PairHeld(benchmark::State& state) {
+  RunPair(state, kGoalPreset, 4, static_cast<int>(state.range(0)), /*held=*/true);
+}
 BENCHMARK(BM_Order4PairHeld)->Arg(kRingPages >> 4);
 
 // Argument: live folios (the goal figures use kRingPages pages).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Hibernation image write / read on a real swap file against fio (issue 4,
-# seed 001's results tables scaled to this machine): a 2 GiB swap file
+# Hibernation image write / read on a real swap file against fio (seed
+# 001's results tables scaled to this machine): a 2 GiB swap file
 # written with dd (never fallocate), the RFC's two layouts scaled to it
 # (`--layout shuffled`: 90% swapped out in 2 MiB files, removed in random
 # order; `--layout holes`: a third swapped out, every other 64 KiB freed),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `swaplab image read` of REAL 1 GiB-class hibernation images (written by
 # Debian's Linux 6.12 in the vm tests' qemu guest) against fio's sequential
-# O_DIRECT read of the same number of bytes from the same disk file (issue 10,
-# "Speed": the target is swaplab / fio >= 0.9 on the uncompressed image).
+# O_DIRECT read of the same number of bytes from the same disk file.
+# The target is swaplab / fio >= 0.9 on the uncompressed image.
 #
 #   bench/real_image_read_vs_fio.sh [OUTDIR] [REPS]
 #     OUTDIR  where the per-run JSON, the table (report.txt) and the guest

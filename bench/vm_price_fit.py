@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Least-squares fit of the guest kernel's hibernation seconds (issue 12).
+"""Least-squares fit of the guest kernel's hibernation seconds.
 
     bench/vm_price_fit.py DIR
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measured prices of the guest kernel's hibernation I/O under qemu TCG
-# (issue 12, "Measured prices"): Debian's Linux 6.12 writes and reads
+# ("Measured prices" in docs/results.md): Debian's Linux 6.12 writes and reads
 # images of several sizes, uncompressed and LZO, on the shuffled and holes
 # layouts (`swaplab vm hibernate ... --resume --json`, one boot to write,
 # one to read); the kernel's own "Wrote / Read N kbytes in T seconds" lines

@@ -101,7 +101,8 @@ struct Fuzz {
         o.discard = static_cast<alloc::DiscardMode>((b >> 2) & 3);
         o.discard_supported = b & 16;
         if (b & 32) o.prio = static_cast<int>(a) - 8;  // negative: misuse
-        if (b & 64) o.bad_pages = {in.u16() % 650u, in.u16() % 650u};  // maybe duplicated or out of range
+        if (b & 64)
+          o.bad_pages = {in.u16() % 650u, in.u16() % 650u};  // maybe duplicated or out of range
         o.bdev = 1 + a % 3;
         o.first_block = 1000u * (a % 5);
         if (b & 128) o.hibernation_reserve_pages = in.u8();
@@ -110,8 +111,10 @@ struct Fuzz {
       }
       case 1: {  // swapoff, with or without giving the slots back
         const int t = PickType(a);
-        if (b & 1) (void)sys->Swapoff(t, [this](SwapEntry e) { Unuse(e); });
-        else (void)sys->Swapoff(t);
+        if (b & 1)
+          (void)sys->Swapoff(t, [this](SwapEntry e) { Unuse(e); });
+        else
+          (void)sys->Swapoff(t);
         break;
       }
       case 2:
@@ -140,8 +143,12 @@ struct Fuzz {
         (void)sys->FolioDupSwap(f, (b & 1) ? -1 : static_cast<int>(b >> 1) % 20 - 1);
         break;
       }
-      case 6: (void)sys->SwapDupEntryDirect(PickEntry(in)); break;
-      case 7: (void)sys->SwapPutEntriesDirect(PickEntry(in), 1 + a % 20); break;
+      case 6:
+        (void)sys->SwapDupEntryDirect(PickEntry(in));
+        break;
+      case 7:
+        (void)sys->SwapPutEntriesDirect(PickEntry(in), 1 + a % 20);
+        break;
       case 8: {  // drop from the swap cache (reclaim)
         Folio& f = PickFolio(a);
         FolioLockGuard g(f);
@@ -165,9 +172,15 @@ struct Fuzz {
         (void)sys->SwapCacheAddFolio(f, PickEntry(in));
         break;
       }
-      case 11: (void)sys->TryToReclaimSwap(PickEntry(in), b & 7); break;
-      case 12: (void)sys->ReclaimFullClusters(PickType(a), b & 1); break;
-      case 13: sys->SetStorageSuspended(a & 1); break;
+      case 11:
+        (void)sys->TryToReclaimSwap(PickEntry(in), b & 7);
+        break;
+      case 12:
+        (void)sys->ReclaimFullClusters(PickType(a), b & 1);
+        break;
+      case 13:
+        sys->SetStorageSuspended(a & 1);
+        break;
       case 14: {  // hibernation slots
         if ((a & 1) || hib_slots.empty()) {
           const SwapEntry e = sys->AllocHibernationSlot(b % kCpus, PickType(a >> 1));
@@ -179,11 +192,14 @@ struct Fuzz {
         }
         break;
       }
-      case 15: sys->RunDeferredWork(); break;
+      case 15:
+        sys->RunDeferredWork();
+        break;
     }
     if (const auto inv = sys->CheckInvariants(); !inv.ok()) {
       std::string ops;
-      for (const auto& [o, x, y] : log) ops += std::to_string(o) + "(" + std::to_string(x) + "," + std::to_string(y) + ") ";
+      for (const auto& [o, x, y] : log)
+        ops += std::to_string(o) + "(" + std::to_string(x) + "," + std::to_string(y) + ") ";
       fprintf(stderr, "invariant %s broken after: %s\n", inv.ToString().c_str(), ops.c_str());
       __builtin_trap();
     }

@@ -44,8 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.read_ring_pages = 4 * hibernate::kCmpPages;
   o.pipelined = true;  // `image read` by default: chain lookahead, metadata with the data
   (void)hibernate::ReadImage(engine, 0, o);
-  o.pipelined = false;  // and the kernel's reads (reproduce, --kernel-io)
-  o.verify_pages = false;  // the structural read takes other paths
+  o.pipelined = false;                       // and the kernel's reads (reproduce, --kernel-io)
+  o.verify_pages = false;                    // the structural read takes other paths
   o.read_ring_pages = hibernate::kCmpPages;  // the smallest ring: wraps often
   o.window_pages = 3;
   o.scratch = &structural_scratch;

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const Status st = sc.status();
     if (st.code() != -EINVAL) __builtin_trap();
     if (st.message().rfind("fuzz.json: $", 0) != 0) __builtin_trap();  // names the path
-    if (st.message().size() > 1024) __builtin_trap();                   // bounded echo
+    if (st.message().size() > 1024) __builtin_trap();                  // bounded echo
     return 0;
   }
   // What parses is consistent: what the runner relies on.

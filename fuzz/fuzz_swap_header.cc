@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::memcpy(page.data(), data, std::min(size, page.size()));
   // Bytes past the page choose the size the area claims to have.
   uint64_t size_bytes = 0;
-  if (size > page.size()) std::memcpy(&size_bytes, data + page.size(), std::min<size_t>(8, size - page.size()));
+  if (size > page.size())
+    std::memcpy(&size_bytes, data + page.size(), std::min<size_t>(8, size - page.size()));
   const auto h = area::DecodeHeader(std::span<const std::byte, area::kPageSize>(page));
   if (h.v1.bad_pages.size() > area::kMaxSwapBadpages) __builtin_trap();
   if (h.v1.label.size() > 16) __builtin_trap();
@@ -31,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (v.label.size() > area::kMaxLabelBytes) v.label.resize(area::kMaxLabelBytes);
     if (v.label.find('\0') != std::string::npos) v.label.resize(v.label.find('\0'));
     const auto again = area::DecodeHeader(area::EncodeHeader(v));
-    if (again.v1.last_page != v.last_page || again.v1.bad_pages != v.bad_pages || again.v1.uuid != v.uuid)
+    if (again.v1.last_page != v.last_page || again.v1.bad_pages != v.bad_pages ||
+        again.v1.uuid != v.uuid)
       __builtin_trap();
   }
   return 0;

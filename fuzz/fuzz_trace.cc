@@ -26,7 +26,8 @@ constexpr int kMaxRecords = 2000;
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto in = std::make_unique<std::istringstream>(std::string(reinterpret_cast<const char*>(data), size));
+  auto in =
+      std::make_unique<std::istringstream>(std::string(reinterpret_cast<const char*>(data), size));
   workload::TraceReader reader(std::move(in), "fuzz.trace");
   alloc::SystemOptions so;
   so.nr_cpus = 8;
@@ -42,7 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!more.ok()) {
       const Status err = more.status();
       const std::string& m = err.message();
-      if (m.rfind("fuzz.trace:", 0) != 0 || m.size() > 1024) __builtin_trap();  // FILE:LINE, bounded
+      if (m.rfind("fuzz.trace:", 0) != 0 || m.size() > 1024)
+        __builtin_trap();  // FILE:LINE, bounded
       break;
     }
     if (!*more) break;
@@ -66,7 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view line(formatted.data() + starts[i], starts[i + 1] - 1 - starts[i]);
     auto b = again.Next(&back);
     if (!b.ok() || !*b || workload::FormatRecord(back) != line) {
-      fprintf(stderr, "record '%.*s' does not parse back to itself\n", static_cast<int>(line.size()), line.data());
+      fprintf(stderr, "record '%.*s' does not parse back to itself\n",
+              static_cast<int>(line.size()), line.data());
       __builtin_trap();
     }
   }

@@ -11,9 +11,9 @@
 namespace swaplab::alloc {
 
 // Moves `type` behind the devices of its priority (kernel: plist_requeue).
-static void RequeueAvailLocked(std::vector<int>& avail,
-                          const std::array<std::unique_ptr<SwapDevice>, kMaxSwapfiles>& records,
-                          int type) {
+static void RequeueAvailLocked(
+    std::vector<int>& avail, const std::array<std::unique_ptr<SwapDevice>, kMaxSwapfiles>& records,
+    int type) {
   size_t i = 0;
   while (i < avail.size() && avail[i] != type) ++i;
   if (i == avail.size()) return;

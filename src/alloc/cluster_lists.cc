@@ -1,7 +1,8 @@
 // SwapCluster lists and the transitions of allocator spec §1.7.
+#include "alloc/cluster_lists.h"
+
 #include <cassert>
 
-#include "alloc/cluster_lists.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {
@@ -15,8 +16,8 @@ void SwapSystem::State::AllocTable(SwapCluster& c) {
 
 // Mirrors mm/swapfile.c: isolate_lock_cluster(). Isolation takes the device
 // lock first, so it only try-locks clusters and skips busy ones.
-SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id, int order)
-    NO_THREAD_SAFETY_ANALYSIS {
+SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id,
+                                        int order) NO_THREAD_SAFETY_ANALYSIS {
   SwapCluster* found = nullptr;
   {
     SpinGuard g(d.lock);

@@ -10,7 +10,8 @@
 
 namespace swaplab::alloc {
 
-inline void SwapSystem::State::ListAppendDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) {
+inline void SwapSystem::State::ListAppendDeviceLocked(SwapDevice& d, ClusterList& l,
+                                                      SwapCluster& c) {
   d.lock.AssertHeld();
   const auto idx = static_cast<uint32_t>(ClusterIndex(d, c));
   c.prev = l.tail;
@@ -21,7 +22,8 @@ inline void SwapSystem::State::ListAppendDeviceLocked(SwapDevice& d, ClusterList
   c.listed = true;
 }
 
-inline void SwapSystem::State::ListRemoveDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) {
+inline void SwapSystem::State::ListRemoveDeviceLocked(SwapDevice& d, ClusterList& l,
+                                                      SwapCluster& c) {
   d.lock.AssertHeld();
   (c.prev == kNil ? l.head : d.clusters[c.prev].next) = c.next;
   (c.next == kNil ? l.tail : d.clusters[c.next].prev) = c.prev;
@@ -30,7 +32,8 @@ inline void SwapSystem::State::ListRemoveDeviceLocked(SwapDevice& d, ClusterList
   c.listed = false;
 }
 
-inline void SwapSystem::State::MoveClusterDeviceLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to) {
+inline void SwapSystem::State::MoveClusterDeviceLocked(SwapDevice& d, SwapCluster& c,
+                                                       ClusterFlag to) {
   d.lock.AssertHeld();
   if (c.listed) ListRemoveDeviceLocked(d, d.lists[ListIndex(c.flag, c.order)], c);
   c.flag = to;

@@ -58,8 +58,7 @@ inline RangeCheck CheckRange(const SwapSystem::State& s, const SwapCluster& c, u
 // reclaim.
 // AllocFast is flattened, so the fast path runs an inlined copy.
 inline uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off,
-                                               const AllocRequest& rq,
-                                               bool* abort) {
+                                               const AllocRequest& rq, bool* abort) {
   const int k = rq.order;
   const uint32_t n = 1u << k;
   const uint64_t start = ClusterStart(d, c);

@@ -36,8 +36,8 @@ inline Result<SwapDevice*> GetDeviceFor(SwapSystem::State& s, SwapEntry e, uint6
     d->Put();
     return Status(-EINVAL, std::string(op) + ": slots [" + std::to_string(e.offset) + ", " +
                                std::to_string(e.offset + nr) + ") are outside device " +
-                               std::to_string(e.type) + " (offsets 1.." +
-                               std::to_string(max - 1) + ")");
+                               std::to_string(e.type) + " (offsets 1.." + std::to_string(max - 1) +
+                               ")");
   }
   return d;
 }

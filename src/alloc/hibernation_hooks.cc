@@ -21,8 +21,8 @@ SwapEntry SwapSystem::AllocHibernationSlot(CpuId cpu, int type) {
   uint64_t off = 0;
   {
     SpinGuard g(pc.lock);
-    if (s.policy.hibernation_percpu_hint && !s.policy.percpu_hint_per_device &&
-        pc.dev[0] == type && pc.off[0] != 0 && pc.off[0] < (d->nr_clusters << s.cluster_shift)) {
+    if (s.policy.hibernation_percpu_hint && !s.policy.percpu_hint_per_device && pc.dev[0] == type &&
+        pc.off[0] != 0 && pc.off[0] < (d->nr_clusters << s.cluster_shift)) {
       SwapCluster& c = d->ClusterOf(pc.off[0], s.cluster_shift);
       c.lock.Lock();
       if (s.Usable(c, 0)) {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string>
 
-#include "alloc/device_ref.h"
 #include "alloc/cluster_lists.h"
+#include "alloc/device_ref.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {

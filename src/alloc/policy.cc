@@ -1,25 +1,34 @@
 // Named kernel versions as bundles of policy knobs (allocator spec §10).
 #include "swaplab/alloc/policy.h"
 
-#include "swaplab/alloc/printable.h"
-
 #include <algorithm>
 #include <charconv>
 #include <optional>
+
+#include "swaplab/alloc/printable.h"
 
 namespace swaplab::alloc {
 
 std::string_view Name(SearchStep s) {
   switch (s) {
-    case SearchStep::kFreeIfDiscard: return "free-if-discard";
-    case SearchStep::kFree: return "free";
-    case SearchStep::kFreeIfNotDiscard: return "free-if-not-discard";
-    case SearchStep::kNonfull: return "nonfull";
-    case SearchStep::kReclaimFull: return "reclaim-full";
-    case SearchStep::kFragOne: return "frag-one";
-    case SearchStep::kFragAll: return "frag-all";
-    case SearchStep::kSyncDiscardRestart: return "sync-discard-restart";
-    case SearchStep::kStealHigher: return "steal-higher";
+    case SearchStep::kFreeIfDiscard:
+      return "free-if-discard";
+    case SearchStep::kFree:
+      return "free";
+    case SearchStep::kFreeIfNotDiscard:
+      return "free-if-not-discard";
+    case SearchStep::kNonfull:
+      return "nonfull";
+    case SearchStep::kReclaimFull:
+      return "reclaim-full";
+    case SearchStep::kFragOne:
+      return "frag-one";
+    case SearchStep::kFragAll:
+      return "frag-all";
+    case SearchStep::kSyncDiscardRestart:
+      return "sync-discard-restart";
+    case SearchStep::kStealHigher:
+      return "steal-higher";
   }
   return "?";
 }
@@ -35,7 +44,7 @@ namespace {
 // Search order before "prefer nonfull over free clusters" and "don't scan
 // every fragment cluster" (Aug 2025, seed 003; allocator spec §10.2).
 std::vector<SearchStep> FreeFirstSearch() {
-  return {SearchStep::kFree, SearchStep::kReclaimFull, SearchStep::kNonfull,
+  return {SearchStep::kFree,    SearchStep::kReclaimFull,        SearchStep::kNonfull,
           SearchStep::kFragAll, SearchStep::kSyncDiscardRestart, SearchStep::kStealHigher};
 }
 
@@ -73,7 +82,8 @@ Result<Policy> Policy::Preset(std::string_view name) {
   } else {
     std::string names;
     for (const auto& n : PresetNames()) names += (names.empty() ? "" : ", ") + n;
-    return Status(-EINVAL, "unknown policy preset '" + std::string(name) + "' (known: " + names + ")");
+    return Status(-EINVAL,
+                  "unknown policy preset '" + std::string(name) + "' (known: " + names + ")");
   }
   return p;
 }
@@ -85,10 +95,11 @@ std::vector<std::string> Policy::PresetNames() {
 const std::vector<PolicyKnobInfo>& Policy::Knobs() {
   static const std::vector<PolicyKnobInfo> k = [] {
     std::vector<PolicyKnobInfo> v;
-    v.push_back({"search", "steps", 0, 0,
-                 "§2.4 / §10.2: the per-device search order after the per-CPU hint failed (steps: "
-                 "free-if-discard, free, free-if-not-discard, nonfull, reclaim-full, frag-one, frag-all, "
-                 "sync-discard-restart, steal-higher)"});
+    v.push_back(
+        {"search", "steps", 0, 0,
+         "§2.4 / §10.2: the per-device search order after the per-CPU hint failed (steps: "
+         "free-if-discard, free, free-if-not-discard, nonfull, reclaim-full, frag-one, frag-all, "
+         "sync-discard-restart, steal-higher)"});
 #define SWAPLAB_BOOL_ROW(n, d, doc) v.push_back({#n, "bool", 0, 1, doc});
 #define SWAPLAB_INT_ROW(n, d, lo, hi, doc) v.push_back({#n, "int", lo, hi, doc});
     SWAPLAB_POLICY_KNOBS(SWAPLAB_BOOL_ROW, SWAPLAB_INT_ROW)
@@ -138,20 +149,19 @@ Status Policy::Set(std::string_view knob, std::string_view value) {
     search = std::move(steps);
     return Status::Ok();
   }
-#define SWAPLAB_BOOL_SET(n, d, doc)                                              \
-  if (knob == #n) {                                                              \
-    const auto b = ParseBool(value);                                             \
-    if (!b) return bad("expected true or false");                               \
-    n = *b;                                                                      \
-    return Status::Ok();                                                         \
+#define SWAPLAB_BOOL_SET(n, d, doc)               \
+  if (knob == #n) {                               \
+    const auto b = ParseBool(value);              \
+    if (!b) return bad("expected true or false"); \
+    n = *b;                                       \
+    return Status::Ok();                          \
   }
-#define SWAPLAB_INT_SET(n, d, lo, hi, doc)                                       \
-  if (knob == #n) {                                                              \
-    const auto x = ParseInt(value);                                              \
-    if (!x || *x < (lo) || *x > (hi))                                            \
-      return bad("expected an integer in " #lo ".." #hi);                        \
-    n = static_cast<int>(*x);                                                    \
-    return Status::Ok();                                                         \
+#define SWAPLAB_INT_SET(n, d, lo, hi, doc)                                                \
+  if (knob == #n) {                                                                       \
+    const auto x = ParseInt(value);                                                       \
+    if (!x || *x < (lo) || *x > (hi)) return bad("expected an integer in " #lo ".." #hi); \
+    n = static_cast<int>(*x);                                                             \
+    return Status::Ok();                                                                  \
   }
   SWAPLAB_POLICY_KNOBS(SWAPLAB_BOOL_SET, SWAPLAB_INT_SET)
 #undef SWAPLAB_BOOL_SET
@@ -184,9 +194,10 @@ std::vector<std::pair<std::string, std::string>> Policy::KnobValues() const {
 Status Policy::Validate() const {
   if (search.empty()) return Status(-EINVAL, "policy " + name + ": empty search order");
 #define SWAPLAB_BOOL_CHECK(n, d, doc)
-#define SWAPLAB_INT_CHECK(n, d, lo, hi, doc)                                                             \
-  if (n < (lo) || n > (hi))                                                                              \
-    return Status(-EINVAL, "policy " + name + ": " #n " " + std::to_string(n) + " is outside " #lo ".." #hi);
+#define SWAPLAB_INT_CHECK(n, d, lo, hi, doc)                                    \
+  if (n < (lo) || n > (hi))                                                     \
+    return Status(-EINVAL, "policy " + name + ": " #n " " + std::to_string(n) + \
+                               " is outside " #lo ".." #hi);
   SWAPLAB_POLICY_KNOBS(SWAPLAB_BOOL_CHECK, SWAPLAB_INT_CHECK)
 #undef SWAPLAB_BOOL_CHECK
 #undef SWAPLAB_INT_CHECK

@@ -22,9 +22,7 @@ constexpr uint64_t kEmpty = 0;
 
 inline SlotKind Kind(uint64_t e) { return static_cast<SlotKind>(e & kKindMask); }
 inline uint32_t Count(uint64_t e) { return static_cast<uint32_t>((e >> kCountShift) & kCountMask); }
-inline Folio* FolioOf(uint64_t e) {
-  return reinterpret_cast<Folio*>((e >> kPayloadShift) << 3);
-}
+inline Folio* FolioOf(uint64_t e) { return reinterpret_cast<Folio*>((e >> kPayloadShift) << 3); }
 inline uint64_t Make(SlotKind k, uint32_t count, uint64_t payload = 0) {
   return static_cast<uint64_t>(k) | (static_cast<uint64_t>(count) << kCountShift) |
          (payload << kPayloadShift);

@@ -16,7 +16,8 @@ class CAPABILITY("mutex") SpinLock {
   // Uncontended: one exchange. Contended: spin on plain loads (no cache
   // line ping-pong), yield after 64 tries.
   void Lock() ACQUIRE() {
-    if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]] return;
+    if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]]
+      return;
     LockSlow();
   }
   bool TryLock() TRY_ACQUIRE(true) { return TryLockRaw(); }

@@ -1,8 +1,8 @@
 // References, freeing and the swap cache (allocator spec §3, §4.5).
 #include <string>
 
-#include "alloc/device_ref.h"
 #include "alloc/cluster_lists.h"
+#include "alloc/device_ref.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {
@@ -51,7 +51,8 @@ void SwapSystem::State::PutOneClusterLocked(SwapCluster& c, uint32_t i) {
 }
 
 // Mirrors __swap_cluster_free_entries() + swap_range_free() (§3.5).
-void SwapSystem::State::FreeSlotsClusterLocked(SwapDevice& d, SwapCluster& c, uint64_t first, uint64_t n) {
+void SwapSystem::State::FreeSlotsClusterLocked(SwapDevice& d, SwapCluster& c, uint64_t first,
+                                               uint64_t n) {
   c.lock.AssertHeld();
   const uint64_t base = first - ClusterStart(d, c);
   if (n == 1) {
@@ -96,7 +97,7 @@ namespace {
 // Validates and applies +1 on slots [first, first + n) of one locked
 // cluster, all or nothing (§3.2). `op` names the caller for messages.
 Status DupRangeClusterLocked(SwapSystem::State& s, SwapDevice& d, SwapCluster& c, uint64_t first,
-                      uint32_t n, const char* op) {
+                             uint32_t n, const char* op) {
   c.lock.AssertHeld();
   const uint32_t base = static_cast<uint32_t>(first - s.ClusterStart(d, c));
   const uint32_t cm = static_cast<uint32_t>(s.count_max);
@@ -268,8 +269,9 @@ Status SwapSystem::SwapPutEntriesDirect(SwapEntry entry, uint64_t nr) {
   State& s = *s_;
   if (!LockedAndInCache(folio)) return NotInCacheOrUnlocked(folio, "swap_cache_del_folio");
   if (s.suspended.load(std::memory_order_acquire))
-    return Status(-EBUSY, "swap_cache_del_folio: storage is suspended; no folio leaves the swap "
-                          "cache (allocator spec §4.6)");
+    return Status(-EBUSY,
+                  "swap_cache_del_folio: storage is suspended; no folio leaves the swap "
+                  "cache (allocator spec §4.6)");
   {
     SwapDevice* d = CachedFolioDevice(s, folio);
     SwapCluster& c = d->ClusterOf(folio.swap().offset, s.cluster_shift);
@@ -309,8 +311,8 @@ Status SwapSystem::SwapCacheAddFolio(Folio& folio, SwapEntry entry) {
     return Status(-EINVAL, "swap_cache_add_folio: the folio is already in the swap cache");
   const int k = folio.order();
   if (k < 0 || k > s.pmd_order)
-    return Status(-EINVAL, "swap_cache_add_folio: order " + std::to_string(k) +
-                               " is larger than a cluster");
+    return Status(-EINVAL,
+                  "swap_cache_add_folio: order " + std::to_string(k) + " is larger than a cluster");
   if (entry.offset % (uint64_t{1} << k) != 0)
     return Status(-EINVAL, "swap_cache_add_folio: offset " + std::to_string(entry.offset) +
                                " is not aligned to an order-" + std::to_string(k) + " folio");

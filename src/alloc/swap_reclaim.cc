@@ -2,8 +2,8 @@
 // (allocator spec §3.6, §4).
 #include <string>
 
-#include "alloc/device_ref.h"
 #include "alloc/cluster_lists.h"
+#include "alloc/device_ref.h"
 #include "alloc/system_state.h"
 
 namespace swaplab::alloc {
@@ -129,8 +129,8 @@ int SwapSystem::TryToReclaimSwap(SwapEntry entry, unsigned flags) {
 Status SwapSystem::ReclaimFullClusters(int type, bool force) {
   SwapDevice* d = s_->Dev(type);
   if (d == nullptr || !d->TryGet())
-    return Status(-EINVAL, "swap_reclaim_full_clusters: no swap device of type " +
-                               std::to_string(type));
+    return Status(-EINVAL,
+                  "swap_reclaim_full_clusters: no swap device of type " + std::to_string(type));
   {
     DeviceRef ref(d);
     s_->ReclaimFull(*d, force);

@@ -25,41 +25,61 @@ namespace alloc {
 
 std::string_view Name(SlotKind k) {
   switch (k) {
-    case SlotKind::kEmpty: return "empty";
-    case SlotKind::kCached: return "cached";
-    case SlotKind::kShadow: return "shadow";
-    case SlotKind::kBad: return "bad";
-    case SlotKind::kHib: return "hib";
+    case SlotKind::kEmpty:
+      return "empty";
+    case SlotKind::kCached:
+      return "cached";
+    case SlotKind::kShadow:
+      return "shadow";
+    case SlotKind::kBad:
+      return "bad";
+    case SlotKind::kHib:
+      return "hib";
   }
   return "?";
 }
 std::string_view Name(ClusterFlag f) {
   switch (f) {
-    case ClusterFlag::kNone: return "none";
-    case ClusterFlag::kFree: return "free";
-    case ClusterFlag::kNonfull: return "nonfull";
-    case ClusterFlag::kFrag: return "frag";
-    case ClusterFlag::kFull: return "full";
-    case ClusterFlag::kDiscard: return "discard";
+    case ClusterFlag::kNone:
+      return "none";
+    case ClusterFlag::kFree:
+      return "free";
+    case ClusterFlag::kNonfull:
+      return "nonfull";
+    case ClusterFlag::kFrag:
+      return "frag";
+    case ClusterFlag::kFull:
+      return "full";
+    case ClusterFlag::kDiscard:
+      return "discard";
   }
   return "?";
 }
 std::string_view Name(ListId l) {
   switch (l) {
-    case ListId::kFree: return "free";
-    case ListId::kNonfull: return "nonfull";
-    case ListId::kFrag: return "frag";
-    case ListId::kFull: return "full";
-    case ListId::kDiscard: return "discard";
+    case ListId::kFree:
+      return "free";
+    case ListId::kNonfull:
+      return "nonfull";
+    case ListId::kFrag:
+      return "frag";
+    case ListId::kFull:
+      return "full";
+    case ListId::kDiscard:
+      return "discard";
   }
   return "?";
 }
 std::string_view Name(DiscardMode m) {
   switch (m) {
-    case DiscardMode::kNone: return "none";
-    case DiscardMode::kOnce: return "once";
-    case DiscardMode::kPages: return "pages";
-    case DiscardMode::kBoth: return "both";
+    case DiscardMode::kNone:
+      return "none";
+    case DiscardMode::kOnce:
+      return "once";
+    case DiscardMode::kPages:
+      return "pages";
+    case DiscardMode::kBoth:
+      return "both";
   }
   return "?";
 }
@@ -223,8 +243,8 @@ Result<SlotInfo> SwapSystem::Slot(SwapEntry entry) const {
   SwapDevice* d = s.Dev(entry.type);
   if (d == nullptr || !d->used) return NoDevice(entry.type);
   if (entry.offset >= d->nr_clusters << s.cluster_shift)
-    return Status(-EINVAL, "offset " + std::to_string(entry.offset) + " is past the end of device " +
-                               std::to_string(entry.type));
+    return Status(-EINVAL, "offset " + std::to_string(entry.offset) +
+                               " is past the end of device " + std::to_string(entry.type));
   SwapCluster& c = d->ClusterOf(entry.offset, s.cluster_shift);
   SpinGuard cg(c.lock);
   if (!c.table) return SlotInfo{};

@@ -56,8 +56,8 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   std::set<uint64_t> bad;
   for (uint64_t b : o.bad_pages) {
     if (b == 0 || b > o.pages - 1)
-      return Invalid("bad page " + std::to_string(b) + " is outside [1, last_page = " +
-                     std::to_string(o.pages - 1) + "]");
+      return Invalid("bad page " + std::to_string(b) +
+                     " is outside [1, last_page = " + std::to_string(o.pages - 1) + "]");
     if (!bad.insert(b).second) return Invalid("bad page " + std::to_string(b) + " listed twice");
   }
   uint64_t nbad = 0;
@@ -66,7 +66,8 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   if (pages == 0) return Invalid("area '" + o.name + "' has no usable page");
   for (const SwapExtent& e : o.extents) {
     if (e.nr_pages == 0 || e.start_page >= max)
-      return Invalid("extent at page " + std::to_string(e.start_page) + " is empty or past the end");
+      return Invalid("extent at page " + std::to_string(e.start_page) +
+                     " is empty or past the end");
   }
 
   std::lock_guard g(s.swap_lock);
@@ -74,24 +75,24 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   for (int t = 0; t < kMaxSwapfiles; ++t) {
     SwapDevice* d = s.records[t].get();
     if (d->used && d->name == o.name)
-      return Status(-EBUSY, "swapon: '" + o.name + "' is already in use as device " +
-                                std::to_string(t));
+      return Status(-EBUSY,
+                    "swapon: '" + o.name + "' is already in use as device " + std::to_string(t));
     if (d->used && o.bdev != 0 && d->bdev == o.bdev) {
       for (const BlockRange& a : BlockRanges(d->extents, d->first_block, d->max)) {
         for (const BlockRange& b : BlockRanges(o.extents, o.first_block, max)) {
           if (a.first < b.first + b.n && b.first < a.first + a.n)
             return Status(-EBUSY, "swapon: '" + o.name + "' overlaps blocks " +
                                       std::to_string(std::max(a.first, b.first)) +
-                                      ".. of active device " + std::to_string(t) + " ('" +
-                                      d->name + "') on the same block device");
+                                      ".. of active device " + std::to_string(t) + " ('" + d->name +
+                                      "') on the same block device");
         }
       }
     }
     if (type < 0 && !d->used) type = t;
   }
   if (type < 0)
-    return Status(-EPERM, "swapon: all " + std::to_string(kMaxSwapfiles) +
-                              " device records are in use");
+    return Status(-EPERM,
+                  "swapon: all " + std::to_string(kMaxSwapfiles) + " device records are in use");
   s.nr_swapfiles.store(std::max(s.nr_swapfiles.load(), type + 1));
   SwapDevice& d = *s.records[type];
   d.used = true;

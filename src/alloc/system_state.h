@@ -43,10 +43,10 @@ struct SwapSystem::State {
   Policy policy;
   int cluster_shift;
   uint32_t cluster_size;
-  int pmd_order;      // == cluster_shift: a whole cluster
+  int pmd_order;  // == cluster_shift: a whole cluster
   int count_max;
 
-  std::mutex swap_lock;  // global swap lock
+  std::mutex swap_lock;                                            // global swap lock
   std::array<std::unique_ptr<SwapDevice>, kMaxSwapfiles> records;  // never freed
   std::atomic<int> nr_swapfiles{0};
   std::vector<int> active;  // swap lock; priority order
@@ -107,8 +107,7 @@ struct SwapSystem::State {
   // `pending`: pages already counted in inuse that the kernel would not yet
   // have taken off nr_swap_pages at this point (see SwapUsageAddDeviceLocked).
   bool VmSwapFull(int64_t pending = 0) const {
-    return 2 * (NrSwapPages() + pending) <
-           total_swap_pages.load(std::memory_order_relaxed);
+    return 2 * (NrSwapPages() + pending) < total_swap_pages.load(std::memory_order_relaxed);
   }
   // Non-SSD devices serialise allocation on seq_next (policy knob).
   bool UsesSeq(const SwapDevice& d) const { return !d.ssd && policy.nonssd_global_cluster; }
@@ -155,8 +154,8 @@ struct SwapSystem::State {
   uint64_t ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq,
                        bool* abort) RELEASE(c.lock);
   // `start` is ClusterStart(d, c), which the caller has at hand.
-  bool Commit(SwapDevice& d, SwapCluster& c, uint64_t start, uint64_t off,
-              const AllocRequest& rq) REQUIRES(c.lock);
+  bool Commit(SwapDevice& d, SwapCluster& c, uint64_t start, uint64_t off, const AllocRequest& rq)
+      REQUIRES(c.lock);
   // Mirrors swap_usage_add(): the device leaves the avail list when it is
   // exactly full (§2.8 step 5). Every writer of inuse holds the device
   // lock, so the update is a load and a store, not a locked instruction.

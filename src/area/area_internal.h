@@ -36,8 +36,8 @@ Result<int> OpenAreaFd(const std::string& path, int flags, struct stat* st);
 // What `area format` finds on an existing target (probe_area.cc).
 inline constexpr uint64_t kProbeZeroBytes = 64 * 1024;
 struct ExistingContent {
-  bool recognised = false;  // libblkid found a signature
-  bool ambiguous = false;   // more than one (libblkid's safe probe refused)
+  bool recognised = false;               // libblkid found a signature
+  bool ambiguous = false;                // more than one (libblkid's safe probe refused)
   std::string type, usage, label, uuid;  // superblock: TYPE, USAGE, LABEL, UUID
   std::string pttype;                    // partition table type ("dos", "gpt")
   uint64_t first_nonzero = UINT64_MAX;   // first non-zero byte in [0, 64 KiB)

@@ -79,8 +79,8 @@ namespace {
 std::string Unescape(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' &&
-        s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' &&
+        s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
       out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
       i += 3;
     } else {
@@ -109,10 +109,9 @@ Status CheckNotInUseByKernel(const std::string& path, const struct stat& st) {
       name = Unescape(name);
       struct stat s {};
       if (::stat(name.c_str(), &s) == 0 && SameArea(s, st))
-        return Status(-EBUSY,
-                      fmt::format("{}: the running kernel swaps on it (/proc/swaps: {}); "
-                                  "swapoff it first",
-                                  path, name));
+        return Status(-EBUSY, fmt::format("{}: the running kernel swaps on it (/proc/swaps: {}); "
+                                          "swapoff it first",
+                                          path, name));
     }
   }
   if (!S_ISBLK(st.st_mode)) return Status::Ok();

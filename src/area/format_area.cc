@@ -134,8 +134,8 @@ Status CheckExisting(const std::string& path, const FormatOptions& o, const Targ
   auto c = internal::ProbeExisting(t.fd, t.old_bytes, path);
   if (!c.ok()) return c.status();
   if (o.force || internal::ReformatWithoutForce(*c)) return Status::Ok();
-  return Status(-EBUSY, fmt::format("{}: holds {}; use --force to overwrite", path,
-                                    internal::Describe(*c)));
+  return Status(
+      -EBUSY, fmt::format("{}: holds {}; use --force to overwrite", path, internal::Describe(*c)));
 }
 
 }  // namespace

@@ -41,8 +41,9 @@ Result<AreaInfo> InspectFd(int fd, const std::string& path) {
     info.size_bytes = static_cast<uint64_t>(st.st_size);
     info.bdev = st.st_dev;
   } else {
-    return Status(-EINVAL, fmt::format("{}: is {}; a swap area must be a regular file or a block device", path,
-                                       FileTypeName(st.st_mode)));
+    return Status(-EINVAL,
+                  fmt::format("{}: is {}; a swap area must be a regular file or a block device",
+                              path, FileTypeName(st.st_mode)));
   }
   if (info.size_bytes < kPageSize)
     return Status(-EINVAL, fmt::format("{}: size: {} bytes, shorter than the {}-byte header page",
@@ -75,7 +76,6 @@ Result<AreaInfo> InspectFd(int fd, const std::string& path) {
   info.extent_summary = internal::Summarize(info.extents, pages);
   return info;
 }
-
 
 }  // namespace
 

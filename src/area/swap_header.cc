@@ -147,11 +147,12 @@ std::optional<SwsuspHeader> DecodeSwsuspHeader(std::span<const std::byte, kPageS
 }
 
 std::string SwsuspFlagNames(uint32_t f) {
-  static const std::pair<uint32_t, const char*> kBits[] = {{kSfPlatformMode, "PLATFORM_MODE"},
-                                                           {kSfNocompressMode, "NOCOMPRESS_MODE"},
-                                                           {kSfCrc32Mode, "CRC32_MODE"},
-                                                           {kSfHwSig, "HW_SIG"},
-                                                           {kSfCompressionAlgLz4, "COMPRESSION_ALG_LZ4"}};
+  static const std::pair<uint32_t, const char*> kBits[] = {
+      {kSfPlatformMode, "PLATFORM_MODE"},
+      {kSfNocompressMode, "NOCOMPRESS_MODE"},
+      {kSfCrc32Mode, "CRC32_MODE"},
+      {kSfHwSig, "HW_SIG"},
+      {kSfCompressionAlgLz4, "COMPRESSION_ALG_LZ4"}};
   std::string s;
   for (auto [bit, name] : kBits) {
     if (f & bit) s += std::string(s.empty() ? "" : "|") + name;

@@ -26,9 +26,12 @@ Result<Compressor> ParseCompressor(std::string_view s) {
 
 const char* Name(Compressor c) {
   switch (c) {
-    case Compressor::kNone: return "none";
-    case Compressor::kLzo: return "lzo";
-    case Compressor::kLz4: return "lz4";
+    case Compressor::kNone:
+      return "none";
+    case Compressor::kLzo:
+      return "lzo";
+    case Compressor::kLz4:
+      return "lz4";
   }
   return "?";
 }
@@ -40,9 +43,12 @@ Compressor CompressorFromFlags(uint32_t flags) {
 
 uint32_t FlagsFor(Compressor c) {
   switch (c) {
-    case Compressor::kNone: return kSfNocompressMode;
-    case Compressor::kLzo: return kSfCrc32Mode;  // SF_COMPRESSION_ALG_LZO is 0
-    case Compressor::kLz4: return kSfCrc32Mode | kSfCompressionAlgLz4;
+    case Compressor::kNone:
+      return kSfNocompressMode;
+    case Compressor::kLzo:
+      return kSfCrc32Mode;  // SF_COMPRESSION_ALG_LZO is 0
+    case Compressor::kLz4:
+      return kSfCrc32Mode | kSfCompressionAlgLz4;
   }
   return 0;
 }
@@ -89,20 +95,25 @@ __attribute__((target("pclmul,sse2"))) inline __m128i Fold(__m128i a, __m128i k)
   return _mm_xor_si128(_mm_clmulepi64_si128(a, k, 0x00), _mm_clmulepi64_si128(a, k, 0x11));
 }
 
-__attribute__((target("pclmul,sse2"))) uint32_t Crc32Fold(uint32_t crc, const std::byte* p, size_t n) {
-  auto load = [](const std::byte* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+__attribute__((target("pclmul,sse2"))) uint32_t Crc32Fold(uint32_t crc, const std::byte* p,
+                                                          size_t n) {
+  auto load = [](const std::byte* q) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  };
   __m128i x0 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(static_cast<int>(crc)));
   __m128i x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48);
   p += 64;
   n -= 64;
-  const __m128i k512 = _mm_set_epi64x(static_cast<int64_t>(kFold512.hi), static_cast<int64_t>(kFold512.lo));
+  const __m128i k512 =
+      _mm_set_epi64x(static_cast<int64_t>(kFold512.hi), static_cast<int64_t>(kFold512.lo));
   for (; n >= 64; p += 64, n -= 64) {
     x0 = _mm_xor_si128(Fold(x0, k512), load(p));
     x1 = _mm_xor_si128(Fold(x1, k512), load(p + 16));
     x2 = _mm_xor_si128(Fold(x2, k512), load(p + 32));
     x3 = _mm_xor_si128(Fold(x3, k512), load(p + 48));
   }
-  const __m128i k128 = _mm_set_epi64x(static_cast<int64_t>(kFold128.hi), static_cast<int64_t>(kFold128.lo));
+  const __m128i k128 =
+      _mm_set_epi64x(static_cast<int64_t>(kFold128.hi), static_cast<int64_t>(kFold128.lo));
   __m128i x = _mm_xor_si128(Fold(x0, k128), x1);
   x = _mm_xor_si128(Fold(x, k128), x2);
   x = _mm_xor_si128(Fold(x, k128), x3);
@@ -134,9 +145,11 @@ bool LzoReady() {
 }
 }  // namespace
 
-Result<size_t> CompressBlock(Compressor c, std::span<const std::byte> in, std::span<std::byte> out) {
+Result<size_t> CompressBlock(Compressor c, std::span<const std::byte> in,
+                             std::span<std::byte> out) {
   if (out.size() < WorstCompress(in.size()))
-    return Status(-EINVAL, "compress: output buffer of " + std::to_string(out.size()) + " bytes is below the worst case " +
+    return Status(-EINVAL, "compress: output buffer of " + std::to_string(out.size()) +
+                               " bytes is below the worst case " +
                                std::to_string(WorstCompress(in.size())));
   if (c == Compressor::kLzo) {
     if (!LzoReady()) return Status(-EINVAL, "lzo_init failed");
@@ -148,7 +161,8 @@ Result<size_t> CompressBlock(Compressor c, std::span<const std::byte> in, std::s
     return static_cast<size_t>(len);
   }
   if (c == Compressor::kLz4) {
-    const int len = LZ4_compress_default(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
+    const int len = LZ4_compress_default(reinterpret_cast<const char*>(in.data()),
+                                         reinterpret_cast<char*>(out.data()),
                                          static_cast<int>(in.size()), static_cast<int>(out.size()));
     if (len <= 0) return Status(-EINVAL, "LZ4_compress_default failed");
     return static_cast<size_t>(len);
@@ -156,17 +170,22 @@ Result<size_t> CompressBlock(Compressor c, std::span<const std::byte> in, std::s
   return Status(-EINVAL, "compress: no compressor");
 }
 
-Result<size_t> DecompressBlock(Compressor c, std::span<const std::byte> in, std::span<std::byte> out) {
+Result<size_t> DecompressBlock(Compressor c, std::span<const std::byte> in,
+                               std::span<std::byte> out) {
   if (c == Compressor::kLzo) {
     if (!LzoReady()) return Status(-EINVAL, "lzo_init failed");
     lzo_uint len = out.size();
-    const int rc = lzo1x_decompress_safe(reinterpret_cast<const unsigned char*>(in.data()), in.size(),
-                                         reinterpret_cast<unsigned char*>(out.data()), &len, nullptr);
-    if (rc != LZO_E_OK) return Status(-EINVAL, "lzo1x_decompress_safe: malformed block (error " + std::to_string(rc) + ")");
+    const int rc =
+        lzo1x_decompress_safe(reinterpret_cast<const unsigned char*>(in.data()), in.size(),
+                              reinterpret_cast<unsigned char*>(out.data()), &len, nullptr);
+    if (rc != LZO_E_OK)
+      return Status(-EINVAL,
+                    "lzo1x_decompress_safe: malformed block (error " + std::to_string(rc) + ")");
     return static_cast<size_t>(len);
   }
   if (c == Compressor::kLz4) {
-    const int len = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
+    const int len = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data()),
+                                        reinterpret_cast<char*>(out.data()),
                                         static_cast<int>(in.size()), static_cast<int>(out.size()));
     if (len < 0) return Status(-EINVAL, "LZ4_decompress_safe: malformed block");
     return static_cast<size_t>(len);

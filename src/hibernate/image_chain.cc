@@ -13,7 +13,8 @@ namespace {
 
 std::string S(uint64_t v) { return std::to_string(v); }
 
-constexpr uint32_t kKnownFlags = kSfPlatformMode | kSfNocompressMode | kSfCrc32Mode | kSfHwSig | kSfCompressionAlgLz4;
+constexpr uint32_t kKnownFlags =
+    kSfPlatformMode | kSfNocompressMode | kSfCrc32Mode | kSfHwSig | kSfCompressionAlgLz4;
 
 // One bit per device page, to find a slot used twice; sized by the device,
 // never by a field of the image.
@@ -37,7 +38,8 @@ class CountingEngine : public area::IoEngine {
   explicit CountingEngine(const area::DeviceLimits& l) : limits_(l) {}
   std::string name() const override { return "count"; }
   Status Submit(std::span<area::IoRequest> batch) override {
-    for (const auto& r : batch) done_.push_back({r.tag, 0, 0, static_cast<uint32_t>(r.bufs.size())});
+    for (const auto& r : batch)
+      done_.push_back({r.tag, 0, 0, static_cast<uint32_t>(r.bufs.size())});
     return Status::Ok();
   }
   Status Wait(std::vector<area::IoCompletion>* done) override {
@@ -94,8 +96,12 @@ uint64_t ReplayBios(const ImageChain& c, const area::DeviceLimits& limits, Batch
 class MapPageReader {
  public:
   MapPageReader(RequestBatcher& b, uint64_t resume_block, uint64_t device_pages, uint32_t lookahead)
-      : b_(b), resume_(resume_block), device_pages_(device_pages),
-        lookahead_(device_pages == 0 ? 0 : std::min<uint32_t>(lookahead, kMaxLookahead)), bufs_(1), dblocks_(1) {}
+      : b_(b),
+        resume_(resume_block),
+        device_pages_(device_pages),
+        lookahead_(device_pages == 0 ? 0 : std::min<uint32_t>(lookahead, kMaxLookahead)),
+        bufs_(1),
+        dblocks_(1) {}
 
   // The page at dblock `at`, valid until the next call.
   Result<const std::byte*> Read(uint64_t at) {
@@ -112,7 +118,8 @@ class MapPageReader {
     }
     const auto stride = static_cast<int64_t>(at - prev);
     for (uint32_t i = 0; i < window_; ++i) {
-      const auto d = static_cast<uint64_t>(static_cast<int64_t>(at) + stride * static_cast<int64_t>(i));
+      const auto d =
+          static_cast<uint64_t>(static_cast<int64_t>(at) + stride * static_cast<int64_t>(i));
       if (i > 0 && (d == 0 || d >= device_pages_ || d == resume_ || stride == 0)) break;
       b_.QueueRead(d, bufs_[i].data());
       dblocks_[i] = d;
@@ -154,19 +161,25 @@ Result<area::SwsuspHeader> CheckSignature(std::span<const std::byte, kPageSize> 
   return h;
 }
 
-Status CheckHeaderFields(const area::SwsuspHeader& h, uint64_t resume_block, uint64_t device_pages) {
+Status CheckHeaderFields(const area::SwsuspHeader& h, uint64_t resume_block,
+                         uint64_t device_pages) {
   if (h.flags & ~kKnownFlags)
-    return Status(-EINVAL, "swsusp_header: flags " + S(h.flags) + " (byte 4072) has unknown bits " + S(h.flags & ~kKnownFlags));
+    return Status(-EINVAL, "swsusp_header: flags " + S(h.flags) + " (byte 4072) has unknown bits " +
+                               S(h.flags & ~kKnownFlags));
   if ((h.flags & kSfNocompressMode) && (h.flags & (kSfCrc32Mode | kSfCompressionAlgLz4)))
-    return Status(-EINVAL, "swsusp_header: flags " + S(h.flags) + " mix SF_NOCOMPRESS_MODE with compression bits");
+    return Status(-EINVAL, "swsusp_header: flags " + S(h.flags) +
+                               " mix SF_NOCOMPRESS_MODE with compression bits");
   if (h.image == 0 || h.image == resume_block)
-    return Status(-EINVAL, "swsusp_header: image (byte 4064) is " + S(h.image) + ", the swap header itself: no map chain");
+    return Status(-EINVAL, "swsusp_header: image (byte 4064) is " + S(h.image) +
+                               ", the swap header itself: no map chain");
   if (device_pages != 0 && h.image >= device_pages)
-    return Status(-EINVAL, "swsusp_header: image (byte 4064) is dblock " + S(h.image) + ", past the device end " + S(device_pages));
+    return Status(-EINVAL, "swsusp_header: image (byte 4064) is dblock " + S(h.image) +
+                               ", past the device end " + S(device_pages));
   return Status::Ok();
 }
 
-Result<ImageChain> ReadImageChain(RequestBatcher& b, uint64_t resume_block, uint64_t device_pages, uint32_t lookahead) {
+Result<ImageChain> ReadImageChain(RequestBatcher& b, uint64_t resume_block, uint64_t device_pages,
+                                  uint32_t lookahead) {
   AlignedPage page;
   Status st = b.SyncRead(resume_block, page.data());
   if (!st.ok()) return st;
@@ -177,8 +190,8 @@ Result<ImageChain> ReadImageChain(RequestBatcher& b, uint64_t resume_block, uint
   return WalkMapChain(b, *h, resume_block, device_pages, lookahead);
 }
 
-Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h, uint64_t resume_block,
-                                uint64_t device_pages, uint32_t lookahead) {
+Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h,
+                                uint64_t resume_block, uint64_t device_pages, uint32_t lookahead) {
   ImageChain c;
   c.header = h;
   MapPageReader reader(b, resume_block, device_pages, lookahead);
@@ -193,7 +206,8 @@ Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h, 
       return Status(-EINVAL, "swap map: " + where + " is past the device end " + S(device_pages));
     if (device_pages != 0 && !used.Insert(at))
       return Status(-EINVAL, "swap map: the chain loops back to dblock " + S(at) + " at " + where);
-    if (device_pages == 0 && std::find(c.map_dblocks.begin(), c.map_dblocks.end(), at) != c.map_dblocks.end())
+    if (device_pages == 0 &&
+        std::find(c.map_dblocks.begin(), c.map_dblocks.end(), at) != c.map_dblocks.end())
       return Status(-EINVAL, "swap map: the chain loops back to dblock " + S(at) + " at " + where);
     auto read = reader.Read(at);
     if (!read.ok()) return read.status();
@@ -205,28 +219,36 @@ Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h, 
         ended = true;
         continue;
       }
-      if (ended) return Status(-EINVAL, "swap map: entry " + S(k) + " of " + where + " comes after the end of the image");
-      if (e == resume_block) return Status(-EINVAL, "swap map: entry " + S(k) + " of " + where + " points at the swap header");
+      if (ended)
+        return Status(-EINVAL, "swap map: entry " + S(k) + " of " + where +
+                                   " comes after the end of the image");
+      if (e == resume_block)
+        return Status(-EINVAL,
+                      "swap map: entry " + S(k) + " of " + where + " points at the swap header");
       if (device_pages != 0 && e >= device_pages)
-        return Status(-EINVAL, "swap map: entry " + S(k) + " of " + where + " is dblock " + S(e) + ", past the device end " +
-                                   S(device_pages));
+        return Status(-EINVAL, "swap map: entry " + S(k) + " of " + where + " is dblock " + S(e) +
+                                   ", past the device end " + S(device_pages));
       if (device_pages != 0 && !used.Insert(e))
-        return Status(-EINVAL, "swap map: entry " + S(k) + " of " + where + " is dblock " + S(e) + ", which holds another page of the image");
+        return Status(-EINVAL, "swap map: entry " + S(k) + " of " + where + " is dblock " + S(e) +
+                                   ", which holds another page of the image");
       c.entries.push_back(e);
     }
     at = MapNext(page);
     if (ended && at != 0)
-      return Status(-EINVAL, "swap map: " + where + " is partly filled but has a next pointer (dblock " + S(at) + ")");
+      return Status(-EINVAL, "swap map: " + where +
+                                 " is partly filled but has a next pointer (dblock " + S(at) + ")");
   }
   if (c.entries.empty()) return Status(-EFAULT, "swap_read_page: the map chain has no entries");
   // §4.3: a map page per 511 entries, plus one (empty when they divide)
   if (c.map_dblocks.size() != c.entries.size() / kMapEntries + 1)
-    return Status(-EINVAL, "swap map: " + S(c.entries.size()) + " entries in " + S(c.map_dblocks.size()) +
-                               " map pages (the writer makes " + S(c.entries.size() / kMapEntries + 1) + ")");
+    return Status(-EINVAL, "swap map: " + S(c.entries.size()) + " entries in " +
+                               S(c.map_dblocks.size()) + " map pages (the writer makes " +
+                               S(c.entries.size() / kMapEntries + 1) + ")");
   return c;
 }
 
-ImageLayout AnalyzeLayout(const ImageChain& c, const area::DeviceLimits& limits, CapacityMode capacity) {
+ImageLayout AnalyzeLayout(const ImageChain& c, const area::DeviceLimits& limits,
+                          CapacityMode capacity) {
   ImageLayout l;
   std::vector<uint64_t> all;
   all.reserve(c.entries.size() + c.map_dblocks.size());
@@ -269,16 +291,18 @@ Status CheckInfoAgainstChain(const SwsuspInfo& info, Compressor compress, uint64
   if (!st.ok()) return st;
   if (compress == Compressor::kNone && stream_pages != info.pages)
     return Status(stream_pages < info.pages ? -EFAULT : -EINVAL,
-                  "swap map: " + S(stream_pages) + " entries for an image of " + S(info.pages) + " pages (swsusp_info.pages)");
+                  "swap map: " + S(stream_pages) + " entries for an image of " + S(info.pages) +
+                      " pages (swsusp_info.pages)");
   // A compressed unit takes at least one stream page and gives at most 32.
   if (compress != Compressor::kNone && info.pages - 1 > kUncPages * (stream_pages - 1))
-    return Status(-EINVAL, "swsusp_info: pages " + S(info.pages) + " cannot come from " + S(stream_pages - 1) +
+    return Status(-EINVAL, "swsusp_info: pages " + S(info.pages) + " cannot come from " +
+                               S(stream_pages - 1) +
                                " compressed stream pages (at most 32 pages each)");
   return Status::Ok();
 }
 
-Result<ImageInspection> InspectImage(area::IoEngine& engine, uint64_t resume_block, uint64_t device_pages,
-                                     CapacityMode capacity) {
+Result<ImageInspection> InspectImage(area::IoEngine& engine, uint64_t resume_block,
+                                     uint64_t device_pages, CapacityMode capacity) {
   RequestBatcher b(engine, {});
   auto chain = ReadImageChain(b, resume_block, device_pages, kChainLookahead);
   if (!chain.ok()) return chain.status();

@@ -48,7 +48,8 @@ class StreamCheck {
       if (std::memcmp(page, want_.data(), kPageSize) != 0) {
         size_t at = 0;
         while (page[at] == want_.b[at]) ++at;
-        return Status(-ENODATA, "image corrupted: " + where() + " differs from the snapshot at byte " + S(at));
+        return Status(-ENODATA, "image corrupted: " + where() +
+                                    " differs from the snapshot at byte " + S(at));
       }
       ++rep_.pages_verified;
     }
@@ -95,7 +96,8 @@ class StreamCheck {
     std::memcpy(&head, kBanner.data(), 8);
     const char* c = reinterpret_cast<const char*>(page);
     for (size_t at = 0; at + 64 <= kPageSize; at += 32) {
-      if (LoadU64(page + at) != head || std::memcmp(c + at, kBanner.data(), kBanner.size()) != 0) continue;
+      if (LoadU64(page + at) != head || std::memcmp(c + at, kBanner.data(), kBanner.size()) != 0)
+        continue;
       const char* b = c + at;
       const char* e = b;
       while (e < c + kPageSize && e - b < 256 && *e != '\0' && *e != '\n') ++e;
@@ -125,8 +127,9 @@ struct UnitPlace {
 
 std::string Where(const UnitPlace& u, const std::vector<uint64_t>& entries) {
   const uint64_t last = u.first_entry + (u.pages ? u.pages - 1 : 0);
-  return "compressed unit " + S(u.index) + " (stream pages " + S(u.first_entry) + "-" + S(last) + " on disk, dblocks " +
-         S(entries[u.first_entry]) + ".." + S(entries[std::min<uint64_t>(last, entries.size() - 1)]) + ")";
+  return "compressed unit " + S(u.index) + " (stream pages " + S(u.first_entry) + "-" + S(last) +
+         " on disk, dblocks " + S(entries[u.first_entry]) + ".." +
+         S(entries[std::min<uint64_t>(last, entries.size() - 1)]) + ")";
 }
 
 // Read buffers registered with the engine (io_uring fixed buffers: the
@@ -209,8 +212,10 @@ constexpr unsigned kUnitsPerWorker = 32;
 // bio after each readahead pass).
 Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
                       const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& scratch) {
-  if (o.read_ring_pages != 0 && (o.read_ring_pages < kCmpPages || o.read_ring_pages > kCmpMaxRdPages))
-    return Status(-EINVAL, "read ring of " + S(o.read_ring_pages) + " pages: expected " + S(kCmpPages) + "-" + S(kCmpMaxRdPages));
+  if (o.read_ring_pages != 0 &&
+      (o.read_ring_pages < kCmpPages || o.read_ring_pages > kCmpMaxRdPages))
+    return Status(-EINVAL, "read ring of " + S(o.read_ring_pages) + " pages: expected " +
+                               S(kCmpPages) + "-" + S(kCmpMaxRdPages));
   const uint64_t ring_size = o.read_ring_pages != 0 ? o.read_ring_pages : kCmpMaxRdPages;
   rep.ring_pages = ring_size;
   RawPage* const ring = scratch.Ring(ring_size);
@@ -278,7 +283,7 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
     asked += issued;
     want -= issued;
     if (eof == 1 && asked == 0) eof = 2;  // every read issued has completed
-    Status st = b.Flush();  // 2. patch 8
+    Status st = b.Flush();                // 2. patch 8
     if (!st.ok()) return st;
     if (have == 0) {  // 3.
       if (asked == 0) break;
@@ -298,8 +303,9 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
         u.place = UnitPlace{rep.units + round.size(), ring_entry[consume], 1, 0};
         const uint64_t L = LoadU64(ring[consume].data());
         if (L == 0 || L > WorstCompress(kUncSize))
-          return Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + ": length header " + S(L) +
-                                     " outside (0, " + S(WorstCompress(kUncSize)) + "]");
+          return Status(-EINVAL, "image corrupted: " + Where(u.place, entries) +
+                                     ": length header " + S(L) + " outside (0, " +
+                                     S(WorstCompress(kUncSize)) + "]");
         const uint64_t need = (L + kCmpHeader + kPageSize - 1) / kPageSize;
         u.place.pages = need;
         if (need > have && o.pipelined) {
@@ -308,8 +314,8 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
         }
         if (need > have) {
           if (eof == 2)
-            return Status(-ENODATA, "image truncated: " + Where(u.place, entries) + " needs " + S(need) +
-                                        " pages, the stream has " + S(have) + " left");
+            return Status(-ENODATA, "image truncated: " + Where(u.place, entries) + " needs " +
+                                        S(need) + " pages, the stream has " + S(have) + " left");
           short_of_pages = true;
           break;
         }
@@ -334,7 +340,8 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
       if (per_worker[t] == 0) break;
       th.workers[t]->Go([first = &units[t * K], n = per_worker[t], c] {
         for (DecUnit* u = first; u != first + n; ++u) {
-          auto r = DecompressBlock(c, {u->src + kCmpHeader, u->in_len}, {u->out[0].data(), kUncSize});
+          auto r =
+              DecompressBlock(c, {u->src + kCmpHeader, u->in_len}, {u->out[0].data(), kUncSize});
           u->st = r.status();
           u->out_len = r.ok() ? *r : 0;
         }
@@ -358,18 +365,20 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
         break;
       }
       if (u.out_len == 0 || u.out_len > kUncSize || u.out_len % kPageSize != 0) {
-        st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + " decompresses to " + S(u.out_len) +
-                                 " bytes, not 1-32 whole pages");
+        st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + " decompresses to " +
+                                 S(u.out_len) + " bytes, not 1-32 whole pages");
         break;
       }
       ++rep.units;
       for (uint64_t k = 0; k < u.out_len / kPageSize; ++k, ++page) {
         if (page >= rep.T) {
-          st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + " holds more pages than the image's " + S(rep.T));
+          st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) +
+                                   " holds more pages than the image's " + S(rep.T));
           break;
         }
         st = check.Page(page, u.out[k].data(), [&] {
-          return Where(u.place, entries) + ", stream page " + S(page) + " (page " + S(k) + " of the unit)";
+          return Where(u.place, entries) + ", stream page " + S(page) + " (page " + S(k) +
+                 " of the unit)";
         });
         if (!st.ok()) break;
       }
@@ -382,17 +391,20 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
     for (unsigned t = 0; t < nr; ++t) th.workers[t]->Wait();
     if (!st.ok()) return st;
     th.crc.Go([&round, &crc, folded] {  // 8. (or 7.4 at the end)
-      for (size_t i = 0; i < folded; ++i) crc = Crc32Le(crc, round[i]->out[0].data(), round[i]->out_len);
+      for (size_t i = 0; i < folded; ++i)
+        crc = Crc32Le(crc, round[i]->out[0].data(), round[i]->out_len);
     });
     if (done) break;
   }
   th.crc.Wait();
   rep.crc32 = crc;
   if (page != rep.T)
-    return Status(-ENODATA, "image truncated: the compressed stream gave " + S(page) + " of " + S(rep.T) + " stream pages");
+    return Status(-ENODATA, "image truncated: the compressed stream gave " + S(page) + " of " +
+                                S(rep.T) + " stream pages");
   if ((rep.flags & kSfCrc32Mode) && crc != rep.header_crc32)
-    return Status(-ENODATA, "image corrupted: CRC32 of the decompressed stream is " + S(crc) + ", the header says " +
-                                S(rep.header_crc32) + " (" + S(rep.units) + " units, stream pages 1-" + S(rep.T - 1) + ")");
+    return Status(-ENODATA, "image corrupted: CRC32 of the decompressed stream is " + S(crc) +
+                                ", the header says " + S(rep.header_crc32) + " (" + S(rep.units) +
+                                " units, stream pages 1-" + S(rep.T - 1) + ")");
   rep.crc_checked = (rep.flags & kSfCrc32Mode) != 0;
   return Status::Ok();
 }
@@ -404,7 +416,9 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
 // the metadata pages are read with the data, in the first window.
 Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
                         const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& borrowed) {
-  auto where = [&](uint64_t p) { return "stream page " + S(p) + " (dblock " + S(entries[p]) + ")"; };
+  auto where = [&](uint64_t p) {
+    return "stream page " + S(p) + " (dblock " + S(entries[p]) + ")";
+  };
   const uint64_t first = o.pipelined ? 1 : rep.M + 1;  // the first page read in windows
   AlignedPage scratch;
   for (uint64_t p = 1; p < first; ++p) {
@@ -459,7 +473,8 @@ Status RestoreSignature(RequestBatcher& b, uint64_t resume_block, AlignedPage& h
 
 }  // namespace
 
-Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, const ReaderOptions& o) {
+Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block,
+                             const ReaderOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   auto since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -479,7 +494,8 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
     rep.consumed = true;
   }
   if (o.hw_sig && (h->flags & kSfHwSig) && h->hw_sig != *o.hw_sig)
-    return Status(-EINVAL, "swsusp_check: hardware signature " + S(h->hw_sig) + " differs from " + S(*o.hw_sig));
+    return Status(-EINVAL, "swsusp_check: hardware signature " + S(h->hw_sig) + " differs from " +
+                               S(*o.hw_sig));
   st = CheckHeaderFields(*h, resume_block, o.device_pages);
   if (!st.ok()) return st;
   rep.flags = h->flags;
@@ -507,7 +523,8 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
   const SyntheticSnapshot* snap = o.expect;  // the caller knows the image is its own
   if (snap != nullptr || rep.info.origin == ImageOrigin::kSwaplab) {
     if (snap == nullptr) {
-      const uint64_t bound = (o.device_pages != 0 ? o.device_pages : kUncPages * entries.size()) * kPageSize;
+      const uint64_t bound =
+          (o.device_pages != 0 ? o.device_pages : kUncPages * entries.size()) * kPageSize;
       auto s = SyntheticSnapshot::FromInfoPage(info.data(), bound);
       if (!s.ok()) return s.status();
       own.emplace(std::move(s).value());
@@ -523,12 +540,14 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
   rep.chain_seconds = since(t0);
   const auto t1 = std::chrono::steady_clock::now();
   StreamCheck check(o, rep, snap);
-  st = check.Page(0, info.data(), [&] { return "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")"; });
+  st = check.Page(0, info.data(),
+                  [&] { return "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")"; });
   if (!st.ok()) return st;
   std::optional<ReaderScratch> own_scratch;
   ReaderScratch& scratch = o.scratch != nullptr ? *o.scratch : own_scratch.emplace(o.threads);
-  st = rep.compress != Compressor::kNone ? LoadCompressed(b, entries, check, o, rep, scratch.impl())
-                                         : LoadUncompressed(b, entries, check, o, rep, scratch.impl());
+  st = rep.compress != Compressor::kNone
+           ? LoadCompressed(b, entries, check, o, rep, scratch.impl())
+           : LoadUncompressed(b, entries, check, o, rep, scratch.impl());
   if (!st.ok()) return st;
   st = check.Finish();
   if (!st.ok()) return st;

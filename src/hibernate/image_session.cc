@@ -12,17 +12,23 @@ Result<SlotSourceKind> ParseSlotSource(std::string_view n) {
   if (n == "free-clusters-sorted") return SlotSourceKind::kFreeClustersSorted;
   if (n == "reserve") return SlotSourceKind::kReserve;
   if (n == "pmd") return SlotSourceKind::kPmd;
-  return Status(-EINVAL, "slot source '" + std::string(n) +
-                             "': expected base, free-clusters, free-clusters-sorted, reserve or pmd");
+  return Status(-EINVAL,
+                "slot source '" + std::string(n) +
+                    "': expected base, free-clusters, free-clusters-sorted, reserve or pmd");
 }
 
 const char* Name(SlotSourceKind k) {
   switch (k) {
-    case SlotSourceKind::kBase: return "base";
-    case SlotSourceKind::kFreeClusters: return "free-clusters";
-    case SlotSourceKind::kFreeClustersSorted: return "free-clusters-sorted";
-    case SlotSourceKind::kReserve: return "reserve";
-    case SlotSourceKind::kPmd: return "pmd";
+    case SlotSourceKind::kBase:
+      return "base";
+    case SlotSourceKind::kFreeClusters:
+      return "free-clusters";
+    case SlotSourceKind::kFreeClustersSorted:
+      return "free-clusters-sorted";
+    case SlotSourceKind::kReserve:
+      return "reserve";
+    case SlotSourceKind::kPmd:
+      return "pmd";
   }
   return "?";
 }
@@ -33,7 +39,8 @@ Status ExtentTree::Insert(uint64_t slot) {
   if (it != ranges_.begin()) {
     auto prev = std::prev(it);
     if (slot <= prev->second)
-      return Status(-EINVAL, "swsusp_extents: slot " + std::to_string(slot) + " is already recorded");
+      return Status(-EINVAL,
+                    "swsusp_extents: slot " + std::to_string(slot) + " is already recorded");
     if (slot == prev->second + 1) {
       prev->second = slot;
       ++slots_;
@@ -62,8 +69,10 @@ Status ImageSession::Begin() {
   if (!dev.ok() || !dev->writeok)
     return Status(-ENODEV, "image session: no active swap device of type " + std::to_string(type_));
   if (kind_ == SlotSourceKind::kReserve && sys_.HibernationReserve(type_).second == 0)
-    return Status(-EINVAL, "image session: slot source 'reserve' needs a device swapped on with "
-                           "hibernation_reserve_pages (device " + std::to_string(type_) + " has none)");
+    return Status(-EINVAL,
+                  "image session: slot source 'reserve' needs a device swapped on with "
+                  "hibernation_reserve_pages (device " +
+                      std::to_string(type_) + " has none)");
   if (kind_ == SlotSourceKind::kFreeClusters || kind_ == SlotSourceKind::kFreeClustersSorted ||
       kind_ == SlotSourceKind::kReserve) {
     Status st = sys_.HibernationBind(type_, kind_ != SlotSourceKind::kFreeClusters);

@@ -35,7 +35,9 @@ class SwapWriter {
   // Mirrors swap_write_page(); sync when `async` is false.
   Status WritePage(const std::byte* buf, bool async) {
     const uint64_t off = AllocBlock();
-    if (off == 0) return Status(-ENOSPC, "swap_write_page: out of swap slots at stream page " + std::to_string(k_total_));
+    if (off == 0)
+      return Status(
+          -ENOSPC, "swap_write_page: out of swap slots at stream page " + std::to_string(k_total_));
     if (async) {
       b_.QueueWrite(off, buf);
     } else {
@@ -102,7 +104,8 @@ class SwapWriter {
 // into memory and write_page copies each page into a fresh page (§4.3),
 // which QueueWrite does. Otherwise the page is generated straight into the
 // write copy (no second copy).
-Status SaveImage(SwapWriter& w, RequestBatcher& batch, const SyntheticSnapshot& snap, WriteReport& rep) {
+Status SaveImage(SwapWriter& w, RequestBatcher& batch, const SyntheticSnapshot& snap,
+                 WriteReport& rep) {
   for (uint64_t p = 1; p < rep.T; ++p) {
     const std::byte* page = snap.PageInMemory(p);
     if (page == nullptr) {
@@ -153,14 +156,16 @@ Status SaveCompressed(SwapWriter& w, RequestBatcher& batch, const SyntheticSnaps
       next += n;
       u.unc_len = n * kPageSize;
       th.workers[filled]->Go([&u, c] {
-        auto l = CompressBlock(c, {u.unc_data(), u.unc_len}, {u.cmp_data() + kCmpHeader, kCmpSize - kCmpHeader});
+        auto l = CompressBlock(c, {u.unc_data(), u.unc_len},
+                               {u.cmp_data() + kCmpHeader, kCmpSize - kCmpHeader});
         u.st = l.status();
         u.cmp_len = l.ok() ? *l : 0;
       });
     }
     if (filled == 0) break;
     th.crc.Go([&units, &crc, filled] {
-      for (unsigned i = 0; i < filled; ++i) crc = Crc32Le(crc, units[i].unc_data(), units[i].unc_len);
+      for (unsigned i = 0; i < filled; ++i)
+        crc = Crc32Le(crc, units[i].unc_data(), units[i].unc_len);
     });
     for (unsigned i = 0; i < filled; ++i) {  // collect, in worker order
       th.workers[i]->Wait();
@@ -169,8 +174,8 @@ Status SaveCompressed(SwapWriter& w, RequestBatcher& batch, const SyntheticSnaps
       if (!u.st.ok()) {
         st = u.st;
       } else if (u.cmp_len == 0 || u.cmp_len > WorstCompress(u.unc_len)) {
-        st = Status(-EINVAL, "compressed unit " + std::to_string(rep.units) + ": length " + std::to_string(u.cmp_len) +
-                                 " outside (0, worst case]");
+        st = Status(-EINVAL, "compressed unit " + std::to_string(rep.units) + ": length " +
+                                 std::to_string(u.cmp_len) + " outside (0, worst case]");
       } else {
         StoreU64(u.cmp_data(), u.cmp_len);
         for (size_t off = 0; off < kCmpHeader + u.cmp_len && st.ok(); off += kPageSize)
@@ -191,8 +196,8 @@ Status SaveCompressed(SwapWriter& w, RequestBatcher& batch, const SyntheticSnaps
   return Status::Ok();
 }
 
-Status WriteBody(ImageSession& session, RequestBatcher& batch,
-                 const SyntheticSnapshot& snap, const WriterOptions& o, WriteReport& rep) {
+Status WriteBody(ImageSession& session, RequestBatcher& batch, const SyntheticSnapshot& snap,
+                 const WriterOptions& o, WriteReport& rep) {
   SwapWriter w(session, batch, rep, o.record_placement, o.memory_budget_pages);
   Status st = w.Start();
   if (!st.ok()) return st;
@@ -200,14 +205,15 @@ Status WriteBody(ImageSession& session, RequestBatcher& batch,
   // allocated, before any write.
   const uint64_t free_slots = session.FreeSlots();
   if (o.compress == Compressor::kNone && free_slots <= kPagesForIo + rep.T)
-    return Status(-ENOSPC, "enough_swap: image of " + std::to_string(rep.T) + " pages needs more than " +
-                               std::to_string(kPagesForIo + rep.T) + " free slots, device has " +
-                               std::to_string(free_slots));
+    return Status(-ENOSPC, "enough_swap: image of " + std::to_string(rep.T) +
+                               " pages needs more than " + std::to_string(kPagesForIo + rep.T) +
+                               " free slots, device has " + std::to_string(free_slots));
   AlignedPage page;
   snap.StreamPage(0, page.data());
   st = w.WritePage(page.data(), /*async=*/false);  // swsusp_info, sync
   if (!st.ok()) return st;
-  st = o.compress == Compressor::kNone ? SaveImage(w, batch, snap, rep) : SaveCompressed(w, batch, snap, o, rep);
+  st = o.compress == Compressor::kNone ? SaveImage(w, batch, snap, rep)
+                                       : SaveCompressed(w, batch, snap, o, rep);
   if (!st.ok()) return st;
   st = batch.Wait();
   if (!st.ok()) return st;
@@ -237,16 +243,20 @@ Status WriteBody(ImageSession& session, RequestBatcher& batch,
 Result<WriteReport> WriteImage(ImageSession& session, area::IoEngine& engine,
                                const SyntheticSnapshot& snap, const WriterOptions& o) {
   if (o.flags & (kSfCrc32Mode | kSfCompressionAlgLz4))
-    return Status(-EINVAL, "image writer: compression flags are set from WriterOptions::compress, not given");
+    return Status(
+        -EINVAL, "image writer: compression flags are set from WriterOptions::compress, not given");
   if (o.compress != Compressor::kNone && o.threads > 64)
-    return Status(-EINVAL, "image writer: " + std::to_string(o.threads) + " compressor threads (at most 64)");
+    return Status(
+        -EINVAL, "image writer: " + std::to_string(o.threads) + " compressor threads (at most 64)");
   Status st = session.Begin();
   if (!st.ok()) return st;
   WriteReport rep;
   rep.T = snap.image_pages();
   rep.M = snap.nr_meta_pages();
   rep.N = snap.nr_copy_pages();
-  rep.flags = o.compress == Compressor::kNone ? o.flags : (o.flags & ~kSfNocompressMode) | FlagsFor(o.compress);
+  rep.flags = o.compress == Compressor::kNone
+                  ? o.flags
+                  : (o.flags & ~kSfNocompressMode) | FlagsFor(o.compress);
   rep.resume_block = session.Dblock(0);
   {
     RequestBatcher batch(engine, o.batch);

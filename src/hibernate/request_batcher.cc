@@ -32,7 +32,8 @@ uint32_t HibBioMaxPages(const area::DeviceLimits& l) {
 
 uint32_t BioCapacity(uint32_t n, CapacityMode mode) {
   if (mode == CapacityMode::kExact || n <= 4) return n;  // inline vecs: exactly n
-  for (uint32_t slab : {16u, 64u, 128u}) if (n <= slab) return slab;
+  for (uint32_t slab : {16u, 64u, 128u})
+    if (n <= slab) return slab;
   return 256;
 }
 
@@ -41,7 +42,8 @@ uint64_t BiosPerPageFormula(uint64_t T) { return T == 0 ? 0 : (T - 1) + T / kMap
 uint64_t BiosPerRunFormula(uint64_t T, uint64_t C) {
   const uint64_t Q = T / kMapEntries, r = T - kMapEntries * Q;
   if (Q == 0) return T < 2 ? 0 : 1 + CeilDiv(T - 2, C);
-  return (2 + CeilDiv(509, C)) + (Q - 1) * (2 + CeilDiv(510, C)) + (r > 0 ? 1 + CeilDiv(r - 1, C) : 0);
+  return (2 + CeilDiv(509, C)) + (Q - 1) * (2 + CeilDiv(510, C)) +
+         (r > 0 ? 1 + CeilDiv(r - 1, C) : 0);
 }
 
 uint64_t BiosSimpleFormula(uint64_t T, uint64_t C) {
@@ -51,7 +53,8 @@ uint64_t BiosSimpleFormula(uint64_t T, uint64_t C) {
 }
 
 RequestBatcher::RequestBatcher(area::IoEngine& engine, BatchOptions o) : engine_(engine), o_(o) {
-  max_pages_ = o.max_pages != 0 ? std::min<uint32_t>(o.max_pages, 256) : HibBioMaxPages(engine.limits());
+  max_pages_ =
+      o.max_pages != 0 ? std::min<uint32_t>(o.max_pages, 256) : HibBioMaxPages(engine.limits());
   flush_pages_ = o.plug_flush_pages != 0 ? o.plug_flush_pages : max_pages_;
 }
 
@@ -102,8 +105,10 @@ void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
   if (copy != nullptr && page == copy) {
     next_ = nullptr;  // filled in place
   } else {
-    if (copy == nullptr) copy = TakeCopyPage();
-    else next_ = nullptr;  // CopyBuffer's page was not used: take it as the copy
+    if (copy == nullptr)
+      copy = TakeCopyPage();
+    else
+      next_ = nullptr;                   // CopyBuffer's page was not used: take it as the copy
     std::memcpy(copy, page, kPageSize);  // write_page's copy (§4.3)
   }
   ++copies_;
@@ -219,7 +224,8 @@ Status RequestBatcher::WaitSome() {
   }
   if (st.ok()) st = CheckCompletions(done);
   for (const auto& c : done)
-    if (c.tag >= first_tag_ && c.tag - first_tag_ < in_flight_pages_.size()) in_flight_pages_[c.tag - first_tag_].done = true;
+    if (c.tag >= first_tag_ && c.tag - first_tag_ < in_flight_pages_.size())
+      in_flight_pages_[c.tag - first_tag_].done = true;
   for (; done_bios_ < in_flight_pages_.size() && in_flight_pages_[done_bios_].done; ++done_bios_) {
     const InFlight& f = in_flight_pages_[done_bios_];
     done_seq_ = f.seq + f.pages;
@@ -234,10 +240,12 @@ Status RequestBatcher::CheckCompletions(const std::vector<area::IoCompletion>& d
   for (const auto& c : done) {
     if (c.tag < first_tag_ || c.tag - first_tag_ >= in_flight_pages_.size()) continue;
     const InFlight& f = in_flight_pages_[c.tag - first_tag_];
-    if (c.error != 0) return Status(c.error, "I/O error at dblock " + std::to_string(c.failed_page));
+    if (c.error != 0)
+      return Status(c.error, "I/O error at dblock " + std::to_string(c.failed_page));
     if (c.pages_done < f.pages)
-      return Status(-EIO, "short completion: the request at dblock " + std::to_string(f.dblock) + " did " +
-                              std::to_string(c.pages_done) + " of " + std::to_string(f.pages) + " pages");
+      return Status(-EIO, "short completion: the request at dblock " + std::to_string(f.dblock) +
+                              " did " + std::to_string(c.pages_done) + " of " +
+                              std::to_string(f.pages) + " pages");
   }
   return Status::Ok();
 }
@@ -245,7 +253,9 @@ Status RequestBatcher::CheckCompletions(const std::vector<area::IoCompletion>& d
 static Status SyncDone(const std::vector<area::IoCompletion>& done, uint64_t dblock) {
   for (const auto& c : done) {
     if (c.error != 0) return Status(c.error, "I/O error at dblock " + std::to_string(dblock));
-    if (c.pages_done < 1) return Status(-EIO, "short completion: the sync request at dblock " + std::to_string(dblock) + " did 0 of 1 pages");
+    if (c.pages_done < 1)
+      return Status(-EIO, "short completion: the sync request at dblock " + std::to_string(dblock) +
+                              " did 0 of 1 pages");
   }
   return Status::Ok();
 }

@@ -12,7 +12,7 @@ namespace {
 constexpr uint64_t kZeroFlag = uint64_t{1} << 63;
 constexpr uint64_t kEndOfMap = ~uint64_t{0};
 constexpr char kTag[] = "swaplab-synthetic-1";
-constexpr size_t kTagOptions = 64;  // options live in uts after the tag
+constexpr size_t kTagOptions = 64;     // options live in uts after the tag
 constexpr size_t kNoiseWords = 32768;  // 256 KiB
 
 uint64_t Mix(uint64_t x) {  // splitmix64 finaliser
@@ -29,7 +29,8 @@ uint32_t Ppm(double share) { return static_cast<uint32_t>(share * 1e6 + 0.5); }
 Result<SyntheticSnapshot> SyntheticSnapshot::Make(const SnapshotOptions& o) {
   if (o.saveable_pages == 0) return Status(-EINVAL, "snapshot: saveable_pages must be > 0");
   if (!(o.zero_share >= 0 && o.compressible_share >= 0 && o.zero_share + o.compressible_share <= 1))
-    return Status(-EINVAL, "snapshot: zero_share and compressible_share must be in [0,1] and sum to <= 1");
+    return Status(-EINVAL,
+                  "snapshot: zero_share and compressible_share must be in [0,1] and sum to <= 1");
   if (o.first_pfn == 0 || o.first_pfn >= (uint64_t{1} << 40))
     return Status(-EINVAL, "snapshot: first_pfn must be in [1, 2^40)");
   SnapshotOptions q = o;  // shares are stored as ppm in the info page
@@ -107,8 +108,8 @@ Status SyntheticSnapshot::Materialize() {
   const uint64_t bytes = image_pages() * kPageSize;
   void* m = std::aligned_alloc(kPageSize, bytes);
   if (m == nullptr)
-    return Status(-ENOMEM, "snapshot: cannot materialise " + std::to_string(image_pages()) + " pages (" +
-                               std::to_string(bytes >> 20) + " MiB)");
+    return Status(-ENOMEM, "snapshot: cannot materialise " + std::to_string(image_pages()) +
+                               " pages (" + std::to_string(bytes >> 20) + " MiB)");
   std::shared_ptr<std::byte[]> mem(static_cast<std::byte*>(m), [](std::byte* q) { std::free(q); });
   for (uint64_t p = 0; p < image_pages(); ++p) Generate(p, mem.get() + p * kPageSize);
   mem_ = std::move(mem);
@@ -150,7 +151,8 @@ void SyntheticSnapshot::Generate(uint64_t p, std::byte* out) const {
 
 bool IsSwaplabInfoPage(const std::byte* info) { return std::memcmp(info, kTag, sizeof kTag) == 0; }
 
-Result<SyntheticSnapshot> SyntheticSnapshot::FromInfoPage(const std::byte* info, uint64_t max_bytes) {
+Result<SyntheticSnapshot> SyntheticSnapshot::FromInfoPage(const std::byte* info,
+                                                          uint64_t max_bytes) {
   if (!IsSwaplabInfoPage(info))
     return Status(-EINVAL, "swsusp_info: not a swaplab synthetic image (uts tag missing)");
   SnapshotOptions o;
@@ -162,9 +164,11 @@ Result<SyntheticSnapshot> SyntheticSnapshot::FromInfoPage(const std::byte* info,
   const uint64_t T = LoadU64(info + kInfoPages), N = LoadU64(info + kInfoImagePages);
   const uint64_t M = N < T ? T - N - 1 : 0;
   // pfns_ and data_pfns_ take up to 16 bytes per saveable page
-  if (o.saveable_pages == 0 || (o.saveable_pages - 1) / 512 + 1 != M || o.saveable_pages > max_bytes / 16)
-    return Status(-EINVAL, "swsusp_info: the swaplab tag's saveable page count " + std::to_string(o.saveable_pages) +
-                               " does not fit " + std::to_string(M) + " metadata pages or a PFN list of at most " +
+  if (o.saveable_pages == 0 || (o.saveable_pages - 1) / 512 + 1 != M ||
+      o.saveable_pages > max_bytes / 16)
+    return Status(-EINVAL, "swsusp_info: the swaplab tag's saveable page count " +
+                               std::to_string(o.saveable_pages) + " does not fit " +
+                               std::to_string(M) + " metadata pages or a PFN list of at most " +
                                std::to_string(max_bytes) + " bytes");
   return Make(o);
 }

@@ -26,10 +26,14 @@ std::string UtsField(const std::byte* page, int i) {
 
 const char* Name(ImageOrigin o) {
   switch (o) {
-    case ImageOrigin::kSwaplab: return "swaplab";
-    case ImageOrigin::kKernelX86_64: return "kernel-x86_64";
-    case ImageOrigin::kKernelGeneric: return "kernel-generic";
-    case ImageOrigin::kUnknown: break;
+    case ImageOrigin::kSwaplab:
+      return "swaplab";
+    case ImageOrigin::kKernelX86_64:
+      return "kernel-x86_64";
+    case ImageOrigin::kKernelGeneric:
+      return "kernel-generic";
+    case ImageOrigin::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -76,9 +80,11 @@ SwsuspInfo DecodeSwsuspInfo(const std::byte* page) {
 Status CheckInfoCounts(const SwsuspInfo& i) {
   if (i.pages == 0) return Status(-EINVAL, "swsusp_info: pages is 0");
   if (i.image_pages >= i.pages)
-    return Status(-EINVAL, "swsusp_info: image_pages " + S(i.image_pages) + " is not below pages " + S(i.pages));
+    return Status(-EINVAL, "swsusp_info: image_pages " + S(i.image_pages) + " is not below pages " +
+                               S(i.pages));
   if (i.pages > (uint64_t{1} << 40) || i.size != i.pages * kPageSize)
-    return Status(-EINVAL, "swsusp_info: size " + S(i.size) + " is not pages " + S(i.pages) + " * 4096");
+    return Status(-EINVAL,
+                  "swsusp_info: size " + S(i.size) + " is not pages " + S(i.pages) + " * 4096");
   return Status::Ok();
 }
 
@@ -86,7 +92,8 @@ Status CheckInfoCounts(const SwsuspInfo& i) {
 // restore kernel's pfn_valid() check cannot be made here).
 Status PfnListCheck::Page(uint64_t k, const std::byte* page) {
   if (ended_)
-    return Status(-EINVAL, "metadata page " + S(k) + " of " + S(M_) + ": the PFN list already ended in page " + S(k - 1));
+    return Status(-EINVAL, "metadata page " + S(k) + " of " + S(M_) +
+                               ": the PFN list already ended in page " + S(k - 1));
   for (uint64_t j = 0; j < kPageSize / 8; ++j) {
     const uint64_t v = LoadU64(page + 8 * j);
     if (v == kEndOfMap) {
@@ -99,7 +106,8 @@ Status PfnListCheck::Page(uint64_t k, const std::byte* page) {
     const uint64_t pfn = v & ~kZeroFlag;
     if (pfns_ > 0 && pfn <= last_)
       return Status(-EINVAL, "metadata page " + S(k) + ", entry " + S(j) + ": PFN " + S(pfn) +
-                                 " does not follow PFN " + S(last_) + " (the list is in ascending order)");
+                                 " does not follow PFN " + S(last_) +
+                                 " (the list is in ascending order)");
     if (pfns_ == 0) first_ = pfn;
     last_ = pfn;
     if (!(v & kZeroFlag) && pfn >= watch_lo_ && pfn <= watch_hi_) {
@@ -115,13 +123,16 @@ Status PfnListCheck::Page(uint64_t k, const std::byte* page) {
 }
 
 Status PfnListCheck::Finish() const {
-  if (M_ > 0 && !ended_) return Status(-EINVAL, "metadata: the stream ended before metadata page " + S(M_));
+  if (M_ > 0 && !ended_)
+    return Status(-EINVAL, "metadata: the stream ended before metadata page " + S(M_));
   const uint64_t lo = M_ == 0 ? 0 : (M_ - 1) * 512 + 1;
   if (pfns_ < lo || pfns_ > M_ * 512)
-    return Status(-EINVAL, "metadata: " + S(pfns_) + " PFNs in " + S(M_) + " metadata pages (expected " + S(lo) + "-" +
-                               S(M_ * 512) + ", one page per 512 PFNs)");
+    return Status(-EINVAL, "metadata: " + S(pfns_) + " PFNs in " + S(M_) +
+                               " metadata pages (expected " + S(lo) + "-" + S(M_ * 512) +
+                               ", one page per 512 PFNs)");
   if (pfns_ - zero_ != N_)
-    return Status(-EINVAL, "metadata: " + S(pfns_ - zero_) + " PFNs with data (" + S(pfns_) + " listed, " + S(zero_) +
+    return Status(-EINVAL, "metadata: " + S(pfns_ - zero_) + " PFNs with data (" + S(pfns_) +
+                               " listed, " + S(zero_) +
                                " zero pages), swsusp_info says image_pages " + S(N_));
   return Status::Ok();
 }

@@ -17,7 +17,9 @@
 namespace swaplab::kernel {
 
 namespace {
-Status Errno(int err, const std::string& what) { return Status(-err, what + ": " + std::strerror(err)); }
+Status Errno(int err, const std::string& what) {
+  return Status(-err, what + ": " + std::strerror(err));
+}
 
 std::string Trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\n");
@@ -119,7 +121,8 @@ bool WaitForWriteback(int timeout_ms, const std::vector<std::string>& inflight) 
 }
 
 std::string MthpEnabledPath(int order) {
-  return "/sys/kernel/mm/transparent_hugepage/hugepages-" + std::to_string(4 << order) + "kB/enabled";
+  return "/sys/kernel/mm/transparent_hugepage/hugepages-" + std::to_string(4 << order) +
+         "kB/enabled";
 }
 
 MthpStats ReadMthpStats() {
@@ -156,7 +159,8 @@ Result<std::vector<StateEntry>> StateFile::Load(const std::string& path) {
 }
 
 Status StateFile::Append(const StateEntry& e, const std::string& path) {
-  if (mkdir(kStateDir, 0700) != 0 && errno != EEXIST) return Errno(errno, std::string("mkdir ") + kStateDir);
+  if (mkdir(kStateDir, 0700) != 0 && errno != EEXIST)
+    return Errno(errno, std::string("mkdir ") + kStateDir);
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return Errno(errno, "open " + path);
   std::string line = e.kind;

@@ -23,7 +23,9 @@ namespace swaplab::kernel {
 
 namespace {
 
-Status Errno(int err, const std::string& what) { return Status(-err, what + ": " + std::strerror(err)); }
+Status Errno(int err, const std::string& what) {
+  return Status(-err, what + ": " + std::strerror(err));
+}
 
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -79,16 +81,21 @@ bool ProcessAlive(const std::string& pid) {
 
 const char* Name(DeviceKind k) {
   switch (k) {
-    case DeviceKind::kFile: return "file";
-    case DeviceKind::kLoop: return "loop";
-    case DeviceKind::kLoopSsd: return "loop-ssd";
-    case DeviceKind::kZram: return "zram";
+    case DeviceKind::kFile:
+      return "file";
+    case DeviceKind::kLoop:
+      return "loop";
+    case DeviceKind::kLoopSsd:
+      return "loop-ssd";
+    case DeviceKind::kZram:
+      return "zram";
   }
   return "?";
 }
 
 Result<DeviceKind> ParseDeviceKind(const std::string& s) {
-  for (DeviceKind k : {DeviceKind::kFile, DeviceKind::kLoop, DeviceKind::kLoopSsd, DeviceKind::kZram})
+  for (DeviceKind k :
+       {DeviceKind::kFile, DeviceKind::kLoop, DeviceKind::kLoopSsd, DeviceKind::kZram})
     if (s == Name(k)) return k;
   return Status(-EINVAL, "unknown device kind '" + s + "' (file, loop, loop-ssd, zram)");
 }
@@ -107,11 +114,14 @@ Result<std::unique_ptr<KernelArea>> KernelArea::Create(const AreaSpec& spec) {
 // Creation order matters for cleanup: each object is recorded in the state
 // file before it is created.
 Status KernelArea::Build() {
-  const std::string label = std::string(kLabelPrefix) + std::to_string(getpid()) + "-" + std::to_string(spec_.index);
+  const std::string label =
+      std::string(kLabelPrefix) + std::to_string(getpid()) + "-" + std::to_string(spec_.index);
   const uint64_t bytes = spec_.pages * area::kPageSize;
   if (spec_.kind == DeviceKind::kZram) {
     if (access("/sys/class/zram-control/hot_add", R_OK) != 0)
-      return Status(-ENODEV, "zram is not available on this kernel (no /sys/class/zram-control: module not loaded or not built)");
+      return Status(-ENODEV,
+                    "zram is not available on this kernel (no /sys/class/zram-control: module not "
+                    "loaded or not built)");
     auto id = ReadSmallFile("/sys/class/zram-control/hot_add");
     if (!id.ok()) return id.status();
     zram_id_ = std::atoi(id->c_str());
@@ -125,7 +135,7 @@ Status KernelArea::Build() {
     ssd_ = true;
     inflight_ = dir + "/inflight";
   } else {
-    // A swap file written with zeros (never sparse or preallocated: issue 6),
+    // A swap file written with zeros (never sparse or preallocated),
     // mode 600, on ext4 under /var/tmp.
     file_ = std::string(kAreaDir) + "/" + label + ".swap";
     if (Status st = StateFile::Append({"file", {file_}}); !st.ok()) return st;
@@ -140,8 +150,8 @@ Status KernelArea::Build() {
       // file's st_dev.
       struct stat sb {};
       if (stat(file_.c_str(), &sb) != 0) return Errno(errno, "stat " + file_);
-      const std::string bdev =
-          "/sys/dev/block/" + std::to_string(major(sb.st_dev)) + ":" + std::to_string(minor(sb.st_dev));
+      const std::string bdev = "/sys/dev/block/" + std::to_string(major(sb.st_dev)) + ":" +
+                               std::to_string(minor(sb.st_dev));
       auto r = ReadSmallFile(bdev + "/queue/rotational");
       inflight_ = bdev + "/inflight";
       ssd_ = r.ok() && Trim(*r) == "0";
@@ -168,9 +178,10 @@ Status KernelArea::Build() {
       if (rc != 0) return Errno(cerr, "LOOP_CONFIGURE " + swap_path_ + " over " + file_);
       const std::string q = "/sys/block/loop" + std::to_string(n);
       inflight_ = q + "/inflight";
-      // queue/rotational decides SWP_SOLIDSTATE at swapon (issue 6).
+      // queue/rotational decides SWP_SOLIDSTATE at swapon.
       ssd_ = spec_.kind == DeviceKind::kLoopSsd;
-      if (Status st = WriteSmallFile(q + "/queue/rotational", ssd_ ? "0" : "1"); !st.ok()) return st;
+      if (Status st = WriteSmallFile(q + "/queue/rotational", ssd_ ? "0" : "1"); !st.ok())
+        return st;
       auto dio = ReadSmallFile(q + "/loop/dio");
       note_ = std::string("dio ") + (dio.ok() && Trim(*dio) == "1" ? "on" : "off");
     }
@@ -196,7 +207,8 @@ Status KernelArea::Remove() {
   };
   if (loop_fd_ >= 0) {
     if (!on_) {
-      if (ioctl(loop_fd_, LOOP_CLR_FD, 0) != 0 && errno != ENXIO) keep(Errno(errno, "LOOP_CLR_FD " + swap_path_));
+      if (ioctl(loop_fd_, LOOP_CLR_FD, 0) != 0 && errno != ENXIO)
+        keep(Errno(errno, "LOOP_CLR_FD " + swap_path_));
     }
     close(loop_fd_);
     loop_fd_ = -1;
@@ -240,16 +252,20 @@ Status CheckNoLeftovers() {
   auto state = StateFile::Load();
   if (!state.ok()) return state.status();
   for (const auto& e : *state) {
-    if (e.kind == "pid" && !e.args.empty() && ProcessAlive(e.args[0]) && std::atoi(e.args[0].c_str()) != getpid())
-      return Status(-EBUSY, "another swaplab kernel run is active (pid " + e.args[0] + ", " + kStateFile + ")");
+    if (e.kind == "pid" && !e.args.empty() && ProcessAlive(e.args[0]) &&
+        std::atoi(e.args[0].c_str()) != getpid())
+      return Status(-EBUSY, "another swaplab kernel run is active (pid " + e.args[0] + ", " +
+                                kStateFile + ")");
   }
   const auto active = OurActiveAreas(*state);
   if (!active.empty())
-    return Status(-EBUSY, "swap area " + active.front() +
-                              " from an earlier swaplab run is still active; run `swaplab kernel cleanup` first");
+    return Status(
+        -EBUSY,
+        "swap area " + active.front() +
+            " from an earlier swaplab run is still active; run `swaplab kernel cleanup` first");
   if (!state->empty())
-    return Status(-EBUSY, std::string("a previous swaplab kernel run did not finish (") + kStateFile +
-                              " exists); run `swaplab kernel cleanup` first");
+    return Status(-EBUSY, std::string("a previous swaplab kernel run did not finish (") +
+                              kStateFile + " exists); run `swaplab kernel cleanup` first");
   return Status::Ok();
 }
 
@@ -258,7 +274,8 @@ Status Cleanup(std::vector<std::string>* log) {
   if (!state.ok()) return state.status();
   for (const auto& e : *state) {
     if (e.kind == "pid" && !e.args.empty() && ProcessAlive(e.args[0]))
-      return Status(-EBUSY, "a swaplab kernel run is still active (pid " + e.args[0] + "); not cleaning up");
+      return Status(
+          -EBUSY, "a swaplab kernel run is still active (pid " + e.args[0] + "); not cleaning up");
   }
   Status first = Status::Ok();
   auto keep = [&](Status st) {

@@ -1,8 +1,6 @@
 // `swaplab kernel run` (kernel_run.h): the trace against the running kernel.
 #include "swaplab/kernel/kernel_run.h"
 
-#include "run_session.h"
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "run_session.h"
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/worker.h"
@@ -39,8 +38,8 @@ Status At(const std::string& where, const std::string& msg, int code = -EINVAL) 
 }
 
 struct LivePage {
-  bool swapped = false;   // the PTE holds a swap entry (as far as the trace knows)
-  bool in_memory = false; // read back in
+  bool swapped = false;    // the PTE holds a swap entry (as far as the trace knows)
+  bool in_memory = false;  // read back in
   int type = -1;
   uint64_t offset = 0;
 };
@@ -61,7 +60,8 @@ class Runner {
   Status DoAlloc(const TraceRecord& r, const std::string& where);
   Status DoDropCache(const TraceRecord& r, const std::string& where);
   Status Verify(uint64_t line);  // compares every live page with pagemap
-  Status DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count, const std::string& where);
+  Status DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count,
+                 const std::string& where);
   // Swapped pages of the worker outside the trace's folios (its own memory:
   // stack, heap, sanitizer shadow), and the first such mapping.
   uint64_t WorkerOwnSwapped(std::string* first) const {
@@ -72,8 +72,9 @@ class Runner {
       uint64_t lo = 0, hi = 0;
       if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2 || hi <= lo) continue;
       if (lo >= s_.worker->base() && hi <= cursor_ + kPage) continue;  // trace folios
-      if (hi - lo > (uint64_t{1} << 30)) {  // sanitizer shadow and allocator regions: too big to walk
-        count += SmapsSwapPages(lo);          // the kernel's own count of the mapping's swapped pages
+      if (hi - lo >
+          (uint64_t{1} << 30)) {      // sanitizer shadow and allocator regions: too big to walk
+        count += SmapsSwapPages(lo);  // the kernel's own count of the mapping's swapped pages
         continue;
       }
       for (uint64_t a = lo; a < hi; a += 512 * kPage) {
@@ -98,8 +99,8 @@ class Runner {
     bool in = false;
     while (std::getline(smaps, line)) {
       uint64_t a = 0, b = 0;
-      if (std::sscanf(line.c_str(), "%lx-%lx ", &a, &b) == 2 && line.find(' ') != std::string::npos &&
-          line.find(':') > line.find(' ')) {
+      if (std::sscanf(line.c_str(), "%lx-%lx ", &a, &b) == 2 &&
+          line.find(' ') != std::string::npos && line.find(':') > line.find(' ')) {
         in = a == lo;
         continue;
       }
@@ -115,7 +116,8 @@ class Runner {
   }
   void Note(uint64_t line, uint64_t folio, std::string what) {
     ++rep_.anomalies_total;
-    if (rep_.anomalies.size() < kKeepAnomalies) rep_.anomalies.push_back({line, folio, std::move(what)});
+    if (rep_.anomalies.size() < kKeepAnomalies)
+      rep_.anomalies.push_back({line, folio, std::move(what)});
   }
   // Waits until the write-out of every folio paged out since the last wait
   // has finished: a folio under writeback cannot leave the swap cache
@@ -126,7 +128,8 @@ class Runner {
   // deltas can hide pages in flight, and other writers keep it busy.
   void WaitWriteback(uint64_t line) {
     if (pending_pfns_.empty()) return;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.writeback_timeout_ms);
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.writeback_timeout_ms);
     for (;;) {
       bool busy = false;
       for (const auto& [pfn, n] : pending_pfns_) {
@@ -137,8 +140,9 @@ class Runner {
       }
       if (!busy) break;
       if (std::chrono::steady_clock::now() > until) {
-        Note(line, 0, "a paged-out folio was still under writeback after " + std::to_string(o_.writeback_timeout_ms) +
-                          " ms");
+        Note(line, 0,
+             "a paged-out folio was still under writeback after " +
+                 std::to_string(o_.writeback_timeout_ms) + " ms");
         break;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -155,11 +159,13 @@ class Runner {
   std::map<uint64_t, size_t> dev_to_area_;
   std::unordered_map<uint64_t, LiveFolio> live_;
   uint64_t cursor_ = 0;
-  std::vector<std::pair<uint64_t, uint64_t>> pending_pfns_;  // (first PFN, pages) paged out, maybe under writeback
+  std::vector<std::pair<uint64_t, uint64_t>>
+      pending_pfns_;  // (first PFN, pages) paged out, maybe under writeback
 };
 
 Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
-  if (dev_to_area_.count(r.dev)) return At(where, "dev " + std::to_string(r.dev) + " is already on");
+  if (dev_to_area_.count(r.dev))
+    return At(where, "dev " + std::to_string(r.dev) + " is already on");
   AreaSpec spec;
   spec.kind = o_.device;
   spec.pages = o_.size_pages.value_or(r.pages);
@@ -176,8 +182,8 @@ Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
   if (type < 0) return At(where, area->swap_path() + " is not in /proc/swaps after swapon");
   type_to_dev_[type] = r.dev;
   dev_to_area_[r.dev] = s_.areas.size();
-  rep_.areas.push_back({r.dev, area->swap_path(), spec.kind, spec.pages, spec.prio, area->ssd(), area->blkdev(), type,
-                        area->note()});
+  rep_.areas.push_back({r.dev, area->swap_path(), spec.kind, spec.pages, spec.prio, area->ssd(),
+                        area->blkdev(), type, area->note()});
   TraceRecord w = r;
   w.pages = spec.pages;
   w.ssd = area->ssd();
@@ -201,7 +207,8 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
   f.pages.resize(n);
   Worker& w = *s_.worker;
   if (Status st = w.Map(f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
-  if (Status st = w.Touch(r.cpu, f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
+  if (Status st = w.Touch(r.cpu, f.addr, bytes); !st.ok())
+    return At(where, st.ToString(), st.code());
   // Is it one folio of the trace's order? (pagemap PFNs + kpageflags)
   auto before = w.Pages(f.addr, n);
   if (!before.ok()) return before.status();
@@ -215,16 +222,19 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
     auto flags = Worker::PageFlags(p.pfn);
     if (!flags.ok()) return flags.status();
     const bool head = (*flags >> kKpfCompoundHead) & 1, tail = (*flags >> kKpfCompoundTail) & 1;
-    const bool ok = n == 1 ? (!head && !tail) : (i == 0 ? head : (tail && p.pfn == (*before)[0].pfn + i));
+    const bool ok =
+        n == 1 ? (!head && !tail) : (i == 0 ? head : (tail && p.pfn == (*before)[0].pfn + i));
     if (!ok) one_folio = false;
   }
   if (!one_folio)
     Note(r.line, id, "the fault did not give one folio of order " + std::to_string(r.order));
-  if (Status st = w.Pageout(r.cpu, f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
+  if (Status st = w.Pageout(r.cpu, f.addr, bytes); !st.ok())
+    return At(where, st.ToString(), st.code());
   for (uint64_t i = 0; i < n; ++i) {
     const PageState& p = (*before)[i];
     if (!p.present) continue;
-    if (!pending_pfns_.empty() && pending_pfns_.back().first + pending_pfns_.back().second == p.pfn) {
+    if (!pending_pfns_.empty() &&
+        pending_pfns_.back().first + pending_pfns_.back().second == p.pfn) {
       ++pending_pfns_.back().second;
     } else {
       pending_pfns_.emplace_back(p.pfn, 1);
@@ -244,8 +254,9 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
     }
     auto dev = type_to_dev_.find(p.swap_type);
     if (dev == type_to_dev_.end()) {
-      Note(r.line, id, "page " + std::to_string(i) + " went to swap type " + std::to_string(p.swap_type) +
-                           ", not an area of this run");
+      Note(r.line, id,
+           "page " + std::to_string(i) + " went to swap type " + std::to_string(p.swap_type) +
+               ", not an area of this run");
       continue;
     }
     lp.swapped = true;
@@ -282,8 +293,9 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
       out_.push_back(workload::FormatRecord(d));
       ++rep_.uncached_at_pageout;
     } else if (cached != swapped) {
-      Note(r.line, id, std::to_string(swapped - cached) + " of " + std::to_string(swapped) +
-                           " swapped pages left the swap cache at write-out, the others stayed");
+      Note(r.line, id,
+           std::to_string(swapped - cached) + " of " + std::to_string(swapped) +
+               " swapped pages left the swap cache at write-out, the others stayed");
     }
   }
   // Pages MADV_PAGEOUT left in memory (no slot: the device is full) are
@@ -298,7 +310,8 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
 Status Runner::DoDropCache(const TraceRecord& r, const std::string& where) {
   WaitWriteback(r.line);
   if (r.folio) ++rep_.drop_cache_global;  // the kernel side can only drop all
-  if (Status st = s_.DropCache(); !st.ok()) return At(where, "drop-cache: " + st.ToString(), st.code());
+  if (Status st = s_.DropCache(); !st.ok())
+    return At(where, "drop-cache: " + st.ToString(), st.code());
   TraceRecord w = r;
   w.folio.reset();
   out_.push_back(workload::FormatRecord(w));
@@ -315,8 +328,9 @@ Status Runner::Verify(uint64_t line) {
       if (lp.swapped && (!p.swapped || p.swap_type != lp.type || p.swap_offset != lp.offset)) {
         Note(line, id, "page " + std::to_string(i) + " left its slot on its own");
       } else if (!lp.swapped && p.swapped) {
-        Note(line, id, "page " + std::to_string(i) + " was swapped out by the kernel on its own (type " +
-                           std::to_string(p.swap_type) + " offset " + std::to_string(p.swap_offset) + ")");
+        Note(line, id,
+             "page " + std::to_string(i) + " was swapped out by the kernel on its own (type " +
+                 std::to_string(p.swap_type) + " offset " + std::to_string(p.swap_offset) + ")");
       }
     }
   }
@@ -328,14 +342,16 @@ Status Runner::Verify(uint64_t line) {
 // asked), and whether the swap-in kept the swap cache (slots still in use)
 // or bypassed it (SWP_SYNCHRONOUS_IO: the slots were freed at once), which the
 // trace records as a `drop-cache folio=F` after the `cache`.
-Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count, const std::string& where) {
+Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count,
+                       const std::string& where) {
   const uint64_t used_before = s_.UsedSlots();
   if (Status st = s_.worker->ReadIn(f.cpu, f.addr + first * kPage, count * kPage); !st.ok())
     return At(where, st.ToString(), st.code());
   auto pages = s_.worker->Pages(f.addr, f.pages.size());
   if (!pages.ok()) return pages.status();
   uint64_t came_in = 0;
-  std::vector<std::pair<uint64_t, uint64_t>> runs;  // [first, n) of pages now present that were swapped
+  std::vector<std::pair<uint64_t, uint64_t>>
+      runs;  // [first, n) of pages now present that were swapped
   for (uint64_t i = 0; i < f.pages.size(); ++i) {
     LivePage& lp = f.pages[i];
     if (!lp.swapped || !(*pages)[i].present) continue;
@@ -366,9 +382,11 @@ Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint6
     bool others_cached = false;
     auto mc = s_.worker->Mincore(f.addr, f.pages.size() * kPage);
     if (!mc.ok()) return mc.status();
-    for (uint64_t i = 0; i < f.pages.size(); ++i) others_cached |= f.pages[i].swapped && ((*mc)[i] & 1);
+    for (uint64_t i = 0; i < f.pages.size(); ++i)
+      others_cached |= f.pages[i].swapped && ((*mc)[i] & 1);
     if (others_cached) {
-      Note(r.line, *r.folio, "the swap-in bypassed the swap cache while other pages of the folio are cached");
+      Note(r.line, *r.folio,
+           "the swap-in bypassed the swap cache while other pages of the folio are cached");
     } else {
       TraceRecord d;
       d.op = TraceOp::kDropCache;
@@ -377,8 +395,9 @@ Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint6
       ++rep_.swapin_bypassed_cache;
     }
   } else if (freed != 0) {
-    Note(r.line, *r.folio, "the swap-in freed " + std::to_string(freed) + " slots for " + std::to_string(came_in) +
-                               " pages");
+    Note(r.line, *r.folio,
+         "the swap-in freed " + std::to_string(freed) + " slots for " + std::to_string(came_in) +
+             " pages");
   }
   return Status::Ok();
 }
@@ -386,15 +405,20 @@ Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint6
 Status Runner::Apply(const TraceRecord& r) {
   const std::string where = o_.trace + ":" + std::to_string(r.line);
   switch (r.op) {
-    case TraceOp::kSwapon: return DoSwapon(r, where);
-    case TraceOp::kAlloc: return DoAlloc(r, where);
-    case TraceOp::kDropCache: return DoDropCache(r, where);
-    case TraceOp::kExpect: return Status::Ok();  // replaced by the kernel's
+    case TraceOp::kSwapon:
+      return DoSwapon(r, where);
+    case TraceOp::kAlloc:
+      return DoAlloc(r, where);
+    case TraceOp::kDropCache:
+      return DoDropCache(r, where);
+    case TraceOp::kExpect:
+      return Status::Ok();  // replaced by the kernel's
     case TraceOp::kSwapoff: {
       auto a = dev_to_area_.find(r.dev);
       if (a == dev_to_area_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
       WaitWriteback(r.line);
-      if (Status st = s_.areas[a->second]->Swapoff(); !st.ok()) return At(where, st.ToString(), st.code());
+      if (Status st = s_.areas[a->second]->Swapoff(); !st.ok())
+        return At(where, st.ToString(), st.code());
       int type = -1;
       for (auto& [t, d] : type_to_dev_)
         if (d == r.dev) type = t;
@@ -418,9 +442,11 @@ Status Runner::Apply(const TraceRecord& r) {
       WaitWriteback(r.line);
       const uint64_t addr = f.addr + first * kPage, len = count * kPage;
       if (r.op == TraceOp::kFree) {
-        if (Status st = s_.worker->Free(f.cpu, addr, len); !st.ok()) return At(where, st.ToString(), st.code());
+        if (Status st = s_.worker->Free(f.cpu, addr, len); !st.ok())
+          return At(where, st.ToString(), st.code());
         for (uint64_t i = first; i < first + count; ++i) f.pages[i] = LivePage{};
-        if (std::none_of(f.pages.begin(), f.pages.end(), [](const LivePage& p) { return p.swapped || p.in_memory; }))
+        if (std::none_of(f.pages.begin(), f.pages.end(),
+                         [](const LivePage& p) { return p.swapped || p.in_memory; }))
           live_.erase(it);
       } else {
         return DoCache(r, f, first, count, where);
@@ -428,7 +454,9 @@ Status Runner::Apply(const TraceRecord& r) {
       out_.push_back(workload::FormatRecord(r));
       return Status::Ok();
     }
-    default: return At(where, std::string("'") + workload::Name(r.op) + "' is not supported by `kernel run`");
+    default:
+      return At(where,
+                std::string("'") + workload::Name(r.op) + "' is not supported by `kernel run`");
   }
 }
 
@@ -457,13 +485,15 @@ Result<RunReport> Runner::Run() {
       break;
     }
     if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(o_.timeout_s)) {
-      st = Status(-ETIMEDOUT, o_.trace + ":" + std::to_string(recs[i].line) + ": the run took longer than " +
-                                  std::to_string(o_.timeout_s) + " s");
+      st = Status(-ETIMEDOUT, o_.trace + ":" + std::to_string(recs[i].line) +
+                                  ": the run took longer than " + std::to_string(o_.timeout_s) +
+                                  " s");
       break;
     }
     st = Apply(recs[i]);
     ++rep_.records;
-    if (o_.annotate_inuse && recs[i].op != TraceOp::kExpect) out_.push_back("# kernel inuse " + std::to_string(s_.UsedSlots()));
+    if (o_.annotate_inuse && recs[i].op != TraceOp::kExpect)
+      out_.push_back("# kernel inuse " + std::to_string(s_.UsedSlots()));
   }
   if (st.ok() && s_.worker) {
     // The end: everything the kernel did on its own shows up now.
@@ -472,14 +502,16 @@ Result<RunReport> Runner::Run() {
     st = Verify(0);
     const auto after = ReadMthpStats();
     for (const auto& [k, v] : after.swpout) {
-      const uint64_t d = v - before.swpout.at(k), fb = after.swpout_fallback.at(k) - before.swpout_fallback.at(k);
+      const uint64_t d = v - before.swpout.at(k),
+                     fb = after.swpout_fallback.at(k) - before.swpout_fallback.at(k);
       if (d || fb) {
         rep_.swpout[k] = d;
         rep_.swpout_fallback[k] = fb;
       }
     }
     if (auto p1 = ReadVmstat("pswpout"); p1.ok() && pswp0.ok()) rep_.pswpout = *p1 - *pswp0;
-    if (auto d1 = ReadVmstat("pgdeactivate"); d1.ok() && deact0.ok()) rep_.lru_deactivated = *d1 - *deact0;
+    if (auto d1 = ReadVmstat("pgdeactivate"); d1.ok() && deact0.ok())
+      rep_.lru_deactivated = *d1 - *deact0;
     // Slots in use that no page of the trace holds (after dropping the
     // clean swap cache): the kernel swapped something else to our areas.
     if (st.ok() && !s_.cgroup.empty()) (void)s_.DropCache();
@@ -487,18 +519,24 @@ Result<RunReport> Runner::Run() {
     for (auto& [id, f] : live_) {
       auto pages = s_.worker->Pages(f.addr, f.pages.size());
       if (!pages.ok()) continue;
-      for (size_t i = 0; i < f.pages.size(); ++i) held += (*pages)[i].swapped || f.pages[i].in_memory;
+      for (size_t i = 0; i < f.pages.size(); ++i)
+        held += (*pages)[i].swapped || f.pages[i].in_memory;
     }
     const uint64_t used = s_.UsedSlots();
     std::string first;
     if (used > held) rep_.worker_pages_swapped = WorkerOwnSwapped(&first);
     if (rep_.worker_pages_swapped)
-      Note(0, 0, std::to_string(rep_.worker_pages_swapped) + " of the worker's own pages were swapped out by the final "
-                 "cgroup reclaim (first: " + first + ")");
+      Note(0, 0,
+           std::to_string(rep_.worker_pages_swapped) +
+               " of the worker's own pages were swapped out by the final "
+               "cgroup reclaim (first: " +
+               first + ")");
     held += rep_.worker_pages_swapped;
     rep_.unexplained_slots = used > held ? used - held : 0;
     if (rep_.unexplained_slots)
-      Note(0, 0, std::to_string(rep_.unexplained_slots) + " slots in use that no page of the trace holds");
+      Note(
+          0, 0,
+          std::to_string(rep_.unexplained_slots) + " slots in use that no page of the trace holds");
   }
   Status closed = s_.Close();
   if (st.ok()) st = closed;

@@ -80,7 +80,8 @@ int Pin(int cpu) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   signal(SIGINT, SIG_IGN);  // the parent decides when the worker ends
   Reply rep;
-  void* base = mmap(nullptr, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* base =
+      mmap(nullptr, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
     rep.err = errno;
     WriteFull(out, &rep, sizeof rep);
@@ -105,7 +106,9 @@ int Pin(int cpu) {
       _exit(1);
     }
   }
-  auto join = [&](int fd) { return fd < 0 || write(fd, me, static_cast<size_t>(me_len)) == me_len ? 0 : errno; };
+  auto join = [&](int fd) {
+    return fd < 0 || write(fd, me, static_cast<size_t>(me_len)) == me_len ? 0 : errno;
+  };
   rep.value = reinterpret_cast<uint64_t>(base);
   WriteFull(out, &rep, sizeof rep);
   Cmd c;
@@ -117,7 +120,8 @@ int Pin(int cpu) {
     if (rep.err == 0) {
       switch (c.op) {
         case kMap:
-          if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+          if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                   0) == MAP_FAILED)
             rep.err = errno;
           break;
         case kTouch:
@@ -139,7 +143,8 @@ int Pin(int cpu) {
           break;
         case kReadIn: {
           uint64_t sum = 0;
-          for (size_t off = 0; off < len; off += kPageSize) sum += static_cast<unsigned char>(*(volatile char*)(p + off));
+          for (size_t off = 0; off < len; off += kPageSize)
+            sum += static_cast<unsigned char>(*(volatile char*)(p + off));
           rep.value = sum;
           // Not locked here: the caller locks every page that came in with
           // one kLock per run of pages (Runner::DoCache), so that a large
@@ -168,8 +173,10 @@ int Pin(int cpu) {
         case kLock:
           if (Mlock(p, len) != 0) rep.err = errno;
           break;
-        case kQuit: _exit(0);
-        default: rep.err = EINVAL;
+        case kQuit:
+          _exit(0);
+        default:
+          rep.err = EINVAL;
       }
     }
     if (!WriteFull(out, &rep, sizeof rep)) break;
@@ -182,7 +189,8 @@ int Pin(int cpu) {
 Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std::string& cgroup_dir,
                                               const std::string& home_cgroup_dir) {
   int to[2], from[2];
-  if (pipe2(to, O_CLOEXEC) != 0) return Status(-errno, std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(to, O_CLOEXEC) != 0)
+    return Status(-errno, std::string("pipe: ") + std::strerror(errno));
   if (pipe2(from, O_CLOEXEC) != 0) {
     const int err = errno;
     close(to[0]);
@@ -208,10 +216,11 @@ Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std:
   w->to_ = to[1];
   w->from_ = from[0];
   Reply rep;
-  if (!ReadFull(w->from_, &rep, sizeof rep)) return Status(-EIO, "the worker process died while starting");
+  if (!ReadFull(w->from_, &rep, sizeof rep))
+    return Status(-EIO, "the worker process died while starting");
   if (rep.err != 0)
-    return Status(-rep.err, "worker start (reserve address space, open cgroup.procs of " + cgroup_dir + " and " +
-                                home_cgroup_dir +
+    return Status(-rep.err, "worker start (reserve address space, open cgroup.procs of " +
+                                cgroup_dir + " and " + home_cgroup_dir +
                                 "): " + std::strerror(rep.err));
   w->base_ = rep.value;
   return w;
@@ -229,7 +238,8 @@ Worker::~Worker() {
 }
 
 Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector<uint8_t>* data) {
-  static const char* const kNames[] = {"", "map", "touch", "pageout", "free", "read-in", "mincore", "lock", "quit"};
+  static const char* const kNames[] = {"",        "map",     "touch", "pageout", "free",
+                                       "read-in", "mincore", "lock",  "quit"};
   Cmd c;
   c.op = op;
   c.cpu = cpu;
@@ -244,16 +254,22 @@ Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector
       return Status(-EIO, std::string("the worker process died during ") + kNames[op]);
   }
   if (rep.err != 0)
-    return Status(-rep.err, std::string("worker ") + kNames[op] + " on CPU " + std::to_string(cpu) + ": " +
-                                std::strerror(rep.err));
+    return Status(-rep.err, std::string("worker ") + kNames[op] + " on CPU " + std::to_string(cpu) +
+                                ": " + std::strerror(rep.err));
   return Status::Ok();
 }
 
 Status Worker::Map(uint64_t addr, uint64_t len) { return Command(kMap, 0, addr, len); }
-Status Worker::Touch(int cpu, uint64_t addr, uint64_t len) { return Command(kTouch, cpu, addr, len); }
-Status Worker::Pageout(int cpu, uint64_t addr, uint64_t len) { return Command(kPageout, cpu, addr, len); }
+Status Worker::Touch(int cpu, uint64_t addr, uint64_t len) {
+  return Command(kTouch, cpu, addr, len);
+}
+Status Worker::Pageout(int cpu, uint64_t addr, uint64_t len) {
+  return Command(kPageout, cpu, addr, len);
+}
 Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
-Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) { return Command(kReadIn, cpu, addr, len); }
+Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) {
+  return Command(kReadIn, cpu, addr, len);
+}
 Status Worker::Lock(uint64_t addr, uint64_t len) { return Command(kLock, 0, addr, len); }
 
 Result<std::vector<uint8_t>> Worker::Mincore(uint64_t addr, uint64_t len) {
@@ -270,7 +286,8 @@ Result<std::vector<PageState>> Worker::Pages(uint64_t addr, uint64_t pages) cons
   const ssize_t n = pread(fd, raw.data(), pages * 8, static_cast<off_t>(addr / kPageSize * 8));
   const int err = errno;
   close(fd);
-  if (n != static_cast<ssize_t>(pages * 8)) return Status(-EIO, "read " + path + ": " + std::strerror(err));
+  if (n != static_cast<ssize_t>(pages * 8))
+    return Status(-EIO, "read " + path + ": " + std::strerror(err));
   std::vector<PageState> out(pages);
   // pagemap (Documentation/admin-guide/mm/pagemap.rst): bit 63 present,
   // bit 62 swapped; swapped: bits 0-4 type, 5-54 offset; present: 0-54 PFN.

@@ -132,12 +132,9 @@ nlohmann::json Json(const hibernate::AreaWithImage& ai) {
   j["extents"] = ext;
   if (h.hibernation) {
     const auto& s = *h.hibernation;
-    j["hibernation"] = {{"image", s.image},
-                        {"flags", s.flags},
-                        {"flag_names", area::SwsuspFlagNames(s.flags)},
-                        {"crc32", s.crc32},
-                        {"hw_sig", s.hw_sig},
-                        {"orig_sig", Printable(s.orig_sig)}};
+    j["hibernation"] = {
+        {"image", s.image}, {"flags", s.flags},   {"flag_names", area::SwsuspFlagNames(s.flags)},
+        {"crc32", s.crc32}, {"hw_sig", s.hw_sig}, {"orig_sig", Printable(s.orig_sig)}};
     if (img && img->ok()) {
       const auto& i = (*img)->info;
       j["hibernation"]["swsusp_info"] = {{"origin", hibernate::Name(i.origin)},

@@ -33,7 +33,8 @@ nlohmann::ordered_json CountersJson(const workload::ReplayResult& r) {
       return;
     }
     for (int k = 0; k < alloc::kMaxOrders; ++k)
-      if (order_used[k]) cj["hugepages-" + std::to_string(4 << k) + "kB"][std::string(info.name)] = v[k];
+      if (order_used[k])
+        cj["hugepages-" + std::to_string(4 << k) + "kB"][std::string(info.name)] = v[k];
   });
   cj["skipped_cache_drops"] = r.summary.skipped_cache_drops;
   return cj;

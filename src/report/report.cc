@@ -1,12 +1,12 @@
 // Text tables, JSON and CSV of scenario results (report.h).
 #include "swaplab/report/report.h"
 
-#include "swaplab/report/policy_json.h"
-
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "swaplab/report/policy_json.h"
 
 namespace swaplab::report {
 
@@ -17,8 +17,10 @@ std::string FormatValue(double v, MetricKind k) {
   if (std::isnan(v)) return "-";
   switch (k) {
     case MetricKind::kModelledSeconds:
-    case MetricKind::kMeasuredSeconds: return fmt::format("{:.2f}", v);
-    case MetricKind::kPercent: return fmt::format("{:.1f}", v);
+    case MetricKind::kMeasuredSeconds:
+      return fmt::format("{:.2f}", v);
+    case MetricKind::kPercent:
+      return fmt::format("{:.1f}", v);
     case MetricKind::kMeasuredRate:
     case MetricKind::kCount:
       if (std::fabs(v) >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
@@ -94,22 +96,31 @@ std::string RenderText(const ScenarioResult& r) {
   std::string out = fmt::format("== {} — {}\n\nSetup\n", sc.name, sc.title);
   for (const auto& s : sc.setup) out += "  - " + s + "\n";
   if (sc.scale != 1.0)
-    out += fmt::format("  - run at scale {:g}: every size above (devices, regions, image) times {:g}\n", sc.scale, sc.scale);
+    out += fmt::format(
+        "  - run at scale {:g}: every size above (devices, regions, image) times {:g}\n", sc.scale,
+        sc.scale);
   if (r.structural_image)
-    out += "  - image structural: no page data generated, written or checked (runs, bios and modelled seconds\n"
-           "    are those of a data-carrying run); data is checked only in the scaled real-file runs and in\n"
-           "    `swaplab reproduce --check-data`\n";
+    out +=
+        "  - image structural: no page data generated, written or checked (runs, bios and modelled "
+        "seconds\n"
+        "    are those of a data-carrying run); data is checked only in the scaled real-file runs "
+        "and in\n"
+        "    `swaplab reproduce --check-data`\n";
   else if (r.has_image)
     out += "  - image data checked: every page read back is compared with the snapshot\n";
   if (sc.host_cpu)
-    out += fmt::format("  - \"+ host CPU\" rows: the modelled seconds plus {:g} us per write bio, {:g} us per read bio\n"
-                       "    and {:g} us per allocator call ({})\n",
-                       sc.host_cpu->write_bio_us, sc.host_cpu->read_bio_us, sc.host_cpu->alloc_call_us,
-                       sc.host_cpu->label);
-  out += fmt::format("  - seed {} (repetition k uses seed {}+k), {} repetition{}{}, {} CPUs modelled\n", sc.seed,
-                     sc.seed, sc.repetitions, sc.repetitions > 1 ? "s" : "",
-                     sc.repetitions > 1 ? " (medians)" : "", sc.cpus);
-  for (const auto& v : r.variants) out += fmt::format("  - {}: {}\n", v.label, v.effective_policy.Describe());
+    out += fmt::format(
+        "  - \"+ host CPU\" rows: the modelled seconds plus {:g} us per write bio, {:g} us per "
+        "read bio\n"
+        "    and {:g} us per allocator call ({})\n",
+        sc.host_cpu->write_bio_us, sc.host_cpu->read_bio_us, sc.host_cpu->alloc_call_us,
+        sc.host_cpu->label);
+  out += fmt::format(
+      "  - seed {} (repetition k uses seed {}+k), {} repetition{}{}, {} CPUs modelled\n", sc.seed,
+      sc.seed, sc.repetitions, sc.repetitions > 1 ? "s" : "",
+      sc.repetitions > 1 ? " (medians)" : "", sc.cpus);
+  for (const auto& v : r.variants)
+    out += fmt::format("  - {}: {}\n", v.label, v.effective_policy.Describe());
   out += "\n";
   const auto rows = Rows(r);
   std::vector<std::string> cols, labels;
@@ -121,20 +132,23 @@ std::string RenderText(const ScenarioResult& r) {
     const double base = r.variants[0].Median(row);
     for (size_t c = 0; c < r.variants.size(); ++c) {
       const double v = r.variants[c].Median(row);
-      line.push_back(FormatValue(v, KindOf(r, row)) + (c > 0 && Pct(r, row) ? PctText(v, base) : ""));
+      line.push_back(FormatValue(v, KindOf(r, row)) +
+                     (c > 0 && Pct(r, row) ? PctText(v, base) : ""));
     }
     cells.push_back(line);
   }
   out += Table(cols, labels, cells);
   const auto& ref = sc.seed_reported;
   if (!ref.cells.empty() || !ref.source.empty()) {
-    out += fmt::format("\n  What {} reported for the same cells:\n", ref.source.empty() ? "the seed" : ref.source);
+    out += fmt::format("\n  What {} reported for the same cells:\n",
+                       ref.source.empty() ? "the seed" : ref.source);
     for (const auto& s : ref.setup) out += "    " + s + "\n";
     std::vector<std::string> rl;
     std::vector<std::vector<std::string>> rc;
     std::vector<std::string> ref_rows = rows;  // ours first, then rows only the seed has
     for (const auto& [row, unused] : ref.cells)
-      if (std::find(ref_rows.begin(), ref_rows.end(), row) == ref_rows.end()) ref_rows.push_back(row);
+      if (std::find(ref_rows.begin(), ref_rows.end(), row) == ref_rows.end())
+        ref_rows.push_back(row);
     for (const auto& row : ref_rows) {
       auto it = ref.cells.find(row);
       if (it == ref.cells.end()) continue;
@@ -180,7 +194,9 @@ nlohmann::ordered_json RenderJson(const ScenarioResult& r) {
     nlohmann::ordered_json m = nlohmann::ordered_json::object();
     for (const auto& name : v.order) {
       const double med = v.Median(name);
-      m[name] = {{"value", med}, {"kind", workload::Name(v.kinds.at(name))}, {"samples", v.samples.at(name)}};
+      m[name] = {{"value", med},
+                 {"kind", workload::Name(v.kinds.at(name))},
+                 {"samples", v.samples.at(name)}};
       if (Pct(r, name) && &v != &r.variants[0]) {
         const double base = r.variants[0].Median(name);
         if (base != 0 && !std::isnan(base)) m[name]["pct_vs_first"] = 100.0 * (med - base) / base;
@@ -198,7 +214,9 @@ nlohmann::ordered_json RenderJson(const ScenarioResult& r) {
   return j;
 }
 
-std::string CsvHeader() { return "scenario,row,variant,value,kind,pct_vs_first,seed_reported,repetitions\n"; }
+std::string CsvHeader() {
+  return "scenario,row,variant,value,kind,pct_vs_first,seed_reported,repetitions\n";
+}
 
 std::string RenderCsv(const ScenarioResult& r) {
   std::string out;
@@ -217,16 +235,19 @@ std::string RenderCsv(const ScenarioResult& r) {
         pct = fmt::format("{:.2f}", 100.0 * (med - base) / base);
       std::string seed;
       auto it = r.scenario->seed_reported.cells.find(row);
-      if (it != r.scenario->seed_reported.cells.end() && it->second.count(v.label)) seed = it->second.at(v.label);
-      out += fmt::format("{},{},{},{},{},{},{},{}\n", quote(r.scenario->name), quote(row), quote(v.label),
-                         std::isnan(med) ? "" : fmt::format("{:.6g}", med), workload::Name(KindOf(r, row)), pct,
-                         quote(seed), v.samples.count(row) ? v.samples.at(row).size() : 0);
+      if (it != r.scenario->seed_reported.cells.end() && it->second.count(v.label))
+        seed = it->second.at(v.label);
+      out += fmt::format("{},{},{},{},{},{},{},{}\n", quote(r.scenario->name), quote(row),
+                         quote(v.label), std::isnan(med) ? "" : fmt::format("{:.6g}", med),
+                         workload::Name(KindOf(r, row)), pct, quote(seed),
+                         v.samples.count(row) ? v.samples.at(row).size() : 0);
     }
   }
   return out;
 }
 
-BatchReport RenderBatch(const std::vector<ScenarioResult>& results, double scale, double wall_seconds) {
+BatchReport RenderBatch(const std::vector<ScenarioResult>& results, double scale,
+                        double wall_seconds) {
   nlohmann::ordered_json j;
   j["wall_seconds"] = wall_seconds;
   j["scale"] = scale;

@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 namespace swaplab::report {
@@ -20,8 +19,10 @@ ordered_json Metrics(const vm::SideMetrics& m) {
   j["map_pages"] = m.map_pages;
   j["slots"] = m.slots;
   j["runs_disk_order"] = m.runs_disk_order;
-  j["runs_write_order"] = m.runs_write_order ? ordered_json(m.runs_write_order) : ordered_json(nullptr);
-  j["runs_alloc_order"] = m.runs_alloc_order ? ordered_json(m.runs_alloc_order) : ordered_json(nullptr);
+  j["runs_write_order"] =
+      m.runs_write_order ? ordered_json(m.runs_write_order) : ordered_json(nullptr);
+  j["runs_alloc_order"] =
+      m.runs_alloc_order ? ordered_json(m.runs_alloc_order) : ordered_json(nullptr);
   j["bios_per_page"] = m.bios_per_page;
   j["bios_per_run"] = m.bios_per_run;
   j["alloc_calls"] = m.alloc_calls;
@@ -40,10 +41,16 @@ std::string Secs(double s) { return s >= 0 ? fmt::format("{:.3f}", s) : std::str
 ordered_json VmHibernateDoc(const vm::HibernateReport& r) {
   const auto& o = r.options;
   ordered_json j;
-  j["options"] = {{"layout", workload::Name(o.layout)},  {"swap_pages", r.swap_pages},
-                  {"image_pages_asked", r.image_pages_asked}, {"compress", hibernate::Name(o.compress)},
-                  {"resume", o.resume}, {"seed", o.seed}, {"mem_mib", o.vm.mem_mib}, {"smp", o.vm.smp},
-                  {"rotational", o.vm.rotational}, {"policy", o.policy}};
+  j["options"] = {{"layout", workload::Name(o.layout)},
+                  {"swap_pages", r.swap_pages},
+                  {"image_pages_asked", r.image_pages_asked},
+                  {"compress", hibernate::Name(o.compress)},
+                  {"resume", o.resume},
+                  {"seed", o.seed},
+                  {"mem_mib", o.vm.mem_mib},
+                  {"smp", o.vm.smp},
+                  {"rotational", o.vm.rotational},
+                  {"policy", o.policy}};
   ordered_json k = Metrics(r.kernel);
   k["release"] = r.kinfo.release;
   k["accel"] = r.kinfo.accel;
@@ -52,7 +59,8 @@ ordered_json VmHibernateDoc(const vm::HibernateReport& r) {
   k["compress"] = r.kinfo.compress;
   k["crc"] = r.kinfo.crc_verified ? "verified" : "none";
   k["clusters_touched"] = r.kernel.clusters_touched;
-  k["seconds_kind"] = "the guest kernel's own console lines (guest clock under " + r.kinfo.accel + ")";
+  k["seconds_kind"] =
+      "the guest kernel's own console lines (guest clock under " + r.kinfo.accel + ")";
   k["layout_pages_swapped"] = r.kinfo.layout_swapped;
   k["layout_pages_not_in_swap"] = r.kinfo.layout_not_in_swap;
   k["layout_pages_freed"] = r.kinfo.layout_freed;
@@ -80,33 +88,44 @@ ordered_json VmHibernateDoc(const vm::HibernateReport& r) {
 
 }  // namespace
 
-std::string VmHibernateJson(const vm::HibernateReport& r) { return VmHibernateDoc(r).dump(2) + "\n"; }
+std::string VmHibernateJson(const vm::HibernateReport& r) {
+  return VmHibernateDoc(r).dump(2) + "\n";
+}
 
 std::string VmHibernateText(const vm::HibernateReport& r) {
   const auto& o = r.options;
   std::string s;
-  s += fmt::format("vm hibernate: layout {}, swap {} pages, image ~{} pages asked, compress {}, seed {}\n",
-                   workload::Name(o.layout), r.swap_pages, r.image_pages_asked, hibernate::Name(o.compress), o.seed);
+  s += fmt::format(
+      "vm hibernate: layout {}, swap {} pages, image ~{} pages asked, compress {}, seed {}\n",
+      workload::Name(o.layout), r.swap_pages, r.image_pages_asked, hibernate::Name(o.compress),
+      o.seed);
   s += fmt::format("kernel: Linux {} in qemu, accel {}, {} MiB, {} CPU; image origin {}, CRC {}\n",
                    r.kinfo.release, r.kinfo.accel_why, o.vm.mem_mib, o.vm.smp, r.kinfo.origin,
                    r.kinfo.crc_verified ? "verified" : "none");
-  s += fmt::format("layout in the guest: {} pages swapped out, {} not in swap, {} freed\n", r.kinfo.layout_swapped,
-                   r.kinfo.layout_not_in_swap, r.kinfo.layout_freed);
-  s += fmt::format("model: {} (slot source base), trace {} records, placement agreement {}/{} ({:.2f}%)\n",
-                   r.minfo.policy, r.minfo.records, r.minfo.agree, r.minfo.expected, 100 * Agreement(r.minfo));
+  s += fmt::format("layout in the guest: {} pages swapped out, {} not in swap, {} freed\n",
+                   r.kinfo.layout_swapped, r.kinfo.layout_not_in_swap, r.kinfo.layout_freed);
+  s += fmt::format(
+      "model: {} (slot source base), trace {} records, placement agreement {}/{} ({:.2f}%)\n",
+      r.minfo.policy, r.minfo.records, r.minfo.agree, r.minfo.expected, 100 * Agreement(r.minfo));
   s += fmt::format("\n{:<22} {:>14} {:>14}\n", "", "kernel", "model");
-  auto row = [&](const char* name, uint64_t k, uint64_t m) { s += fmt::format("{:<22} {:>14} {:>14}\n", name, k, m); };
+  auto row = [&](const char* name, uint64_t k, uint64_t m) {
+    s += fmt::format("{:<22} {:>14} {:>14}\n", name, k, m);
+  };
   auto opt = [](uint64_t v) { return v ? std::to_string(v) : std::string("-"); };
   row("snapshot pages", r.kernel.snapshot_pages, r.model.snapshot_pages);
   row("stream pages", r.kernel.stream_pages, r.model.stream_pages);
   row("map pages", r.kernel.map_pages, r.model.map_pages);
   row("runs (disk order)", r.kernel.runs_disk_order, r.model.runs_disk_order);
-  s += fmt::format("{:<22} {:>14} {:>14}\n", "runs (submit order)", opt(r.kernel.runs_write_order), "-");
-  s += fmt::format("{:<22} {:>14} {:>14}\n", "runs (alloc order)", "-", opt(r.model.runs_alloc_order));
+  s += fmt::format("{:<22} {:>14} {:>14}\n", "runs (submit order)", opt(r.kernel.runs_write_order),
+                   "-");
+  s += fmt::format("{:<22} {:>14} {:>14}\n", "runs (alloc order)", "-",
+                   opt(r.model.runs_alloc_order));
   row("bios per page", r.kernel.bios_per_page, r.model.bios_per_page);
   row("bios per run", r.kernel.bios_per_run, r.model.bios_per_run);
-  s += fmt::format("{:<22} {:>14} {:>14}\n", "write, s", Secs(r.kernel.write_s), Secs(r.model.write_s));
-  s += fmt::format("{:<22} {:>14} {:>14}\n", "read, s", Secs(r.kernel.read_s), Secs(r.model.read_s));
+  s += fmt::format("{:<22} {:>14} {:>14}\n", "write, s", Secs(r.kernel.write_s),
+                   Secs(r.model.write_s));
+  s +=
+      fmt::format("{:<22} {:>14} {:>14}\n", "read, s", Secs(r.kernel.read_s), Secs(r.model.read_s));
   s += "\nkernel seconds: its own console lines (guest clock under " + r.kinfo.accel +
        "); model seconds: " + r.minfo.seconds_kind + "\n";
   s += fmt::format("host wall: guest boot {:.2f} s", r.kinfo.boot_wall_s);
@@ -127,7 +146,9 @@ double VmWall(const vm::HibernateReport& r) {
 // The model's seconds with `cpu`'s prices on its counts; -1 (shown "-")
 // when the model has none.
 double ModelWrite(const vm::HibernateReport& r, const workload::HostCpuCost& cpu) {
-  return r.model.write_s < 0 ? -1 : cpu.Write(r.model.write_s, r.model.bios_per_page, r.model.alloc_calls);
+  return r.model.write_s < 0
+             ? -1
+             : cpu.Write(r.model.write_s, r.model.bios_per_page, r.model.alloc_calls);
 }
 double ModelRead(const vm::HibernateReport& r, const workload::HostCpuCost& cpu) {
   return r.model.read_s < 0 ? -1 : cpu.Read(r.model.read_s, r.model.bios_per_page);
@@ -139,20 +160,24 @@ std::string VmSeedTableText(const vm::SeedTableReport& t, const workload::HostCp
   if (t.layouts.empty()) return "reproduce --vm: no layout ran\n";
   const auto& k0 = t.layouts[0];
   std::string s;
-  s += fmt::format("seed 001 on a real kernel: Linux {} in qemu, accel {}, {} CPU, {} MiB\n", k0.kinfo.release,
-                   k0.kinfo.accel_why, k0.options.vm.smp, k0.options.vm.mem_mib);
-  s += fmt::format("scale {:.6g} of the seed's sizes (5.0G image; 6G swap shuffled, 12G holes):", t.options.scale);
+  s += fmt::format("seed 001 on a real kernel: Linux {} in qemu, accel {}, {} CPU, {} MiB\n",
+                   k0.kinfo.release, k0.kinfo.accel_why, k0.options.vm.smp, k0.options.vm.mem_mib);
+  s += fmt::format("scale {:.6g} of the seed's sizes (5.0G image; 6G swap shuffled, 12G holes):",
+                   t.options.scale);
   for (const auto& r : t.layouts)
     s += fmt::format(" {} swap {} MiB, image ~{} MiB;", workload::Name(r.options.layout),
                      r.options.swap_bytes >> 20, r.options.image_bytes >> 20);
   s += fmt::format(" compress {}\n", hibernate::Name(t.options.compress));
-  s += fmt::format("model: preset {}, slot source base, the guest's layout replayed from its trace\n",
-                   t.options.policy);
+  s += fmt::format(
+      "model: preset {}, slot source base, the guest's layout replayed from its trace\n",
+      t.options.policy);
   if (cpu) s += "host CPU prices: " + cpu->label + "\n";
   s += fmt::format("\n{:<26}", "");
-  for (const auto& r : t.layouts) s += fmt::format(" {:>10} {:>10}", workload::Name(r.options.layout), "");
+  for (const auto& r : t.layouts)
+    s += fmt::format(" {:>10} {:>10}", workload::Name(r.options.layout), "");
   s += fmt::format("\n{:<26}", "");
-  for (size_t i = 0; i < t.layouts.size(); ++i) s += fmt::format(" {:>10} {:>10}", "kernel", "model");
+  for (size_t i = 0; i < t.layouts.size(); ++i)
+    s += fmt::format(" {:>10} {:>10}", "kernel", "model");
   s += "\n";
   auto row = [&](const char* name, auto kf, auto mf) {
     s += fmt::format("{:<26}", name);
@@ -162,11 +187,14 @@ std::string VmSeedTableText(const vm::SeedTableReport& t, const workload::HostCp
   auto dash = [](const vm::HibernateReport&) { return std::string("-"); };
   // A metric both sides have: the kernel's beside the model's.
   auto count = [&](const char* name, uint64_t vm::SideMetrics::*f) {
-    row(name, [&](const auto& r) { return std::to_string(r.kernel.*f); },
+    row(
+        name, [&](const auto& r) { return std::to_string(r.kernel.*f); },
         [&](const auto& r) { return std::to_string(r.model.*f); });
   };
   auto secs = [&](const char* name, double vm::SideMetrics::*f) {
-    row(name, [&](const auto& r) { return Secs(r.kernel.*f); }, [&](const auto& r) { return Secs(r.model.*f); });
+    row(
+        name, [&](const auto& r) { return Secs(r.kernel.*f); },
+        [&](const auto& r) { return Secs(r.model.*f); });
   };
   count("stream pages", &vm::SideMetrics::stream_pages);
   count("runs (disk order)", &vm::SideMetrics::runs_disk_order);
@@ -174,21 +202,25 @@ std::string VmSeedTableText(const vm::SeedTableReport& t, const workload::HostCp
   count("bios if one per run", &vm::SideMetrics::bios_per_run);
   count("allocator calls", &vm::SideMetrics::alloc_calls);
   secs("write, s", &vm::SideMetrics::write_s);
-  if (cpu) row("write + host CPU, s", dash, [&](const auto& r) { return Secs(ModelWrite(r, *cpu)); });
+  if (cpu)
+    row("write + host CPU, s", dash, [&](const auto& r) { return Secs(ModelWrite(r, *cpu)); });
   secs("read, s", &vm::SideMetrics::read_s);
   if (cpu) row("read + host CPU, s", dash, [&](const auto& r) { return Secs(ModelRead(r, *cpu)); });
-  row("host wall, s", [&](const auto& r) { return fmt::format("{:.2f}", VmWall(r)); },
+  row(
+      "host wall, s", [&](const auto& r) { return fmt::format("{:.2f}", VmWall(r)); },
       [&](const auto& r) { return fmt::format("{:.2f}", r.minfo.model_wall_s); });
-  s += "\nkernel seconds: its own \"Wrote/Read ... in T seconds\" lines (guest clock under " + k0.kinfo.accel +
-       ", 0.01 s steps); model seconds: " + k0.minfo.seconds_kind + "\n";
-  s += "host wall: the VM's two boots (layout, hibernate; resume) against the model's replay of the guest's trace "
+  s += "\nkernel seconds: its own \"Wrote/Read ... in T seconds\" lines (guest clock under " +
+       k0.kinfo.accel + ", 0.01 s steps); model seconds: " + k0.minfo.seconds_kind + "\n";
+  s += "host wall: the VM's two boots (layout, hibernate; resume) against the model's replay of "
+       "the guest's trace "
        "and its images\n";
   for (const auto& r : t.layouts)
-    s += fmt::format("{}: the model answered {:.0f}x faster than the VM ({:.2f} s against {:.2f} s); placement "
-                     "agreement {}/{}\n",
-                     workload::Name(r.options.layout),
-                     r.minfo.model_wall_s > 0 ? VmWall(r) / r.minfo.model_wall_s : 0.0, r.minfo.model_wall_s,
-                     VmWall(r), r.minfo.agree, r.minfo.expected);
+    s += fmt::format(
+        "{}: the model answered {:.0f}x faster than the VM ({:.2f} s against {:.2f} s); placement "
+        "agreement {}/{}\n",
+        workload::Name(r.options.layout),
+        r.minfo.model_wall_s > 0 ? VmWall(r) / r.minfo.model_wall_s : 0.0, r.minfo.model_wall_s,
+        VmWall(r), r.minfo.agree, r.minfo.expected);
   return s;
 }
 

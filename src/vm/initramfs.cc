@@ -56,8 +56,12 @@ std::string BaseName(const std::string& line) {
 bool IsStatic(const std::string& path) {
   // A static executable has no PT_INTERP: look for the loader's name.
   auto s = Slurp(path);
-  return s.ok() && s->size() > 4 && s->compare(0, 4, "\x7f" "ELF") == 0 &&
-         s->find("/lib64/ld-linux") == std::string::npos && s->find("/lib/ld-linux") == std::string::npos;
+  return s.ok() && s->size() > 4 &&
+         s->compare(0, 4,
+                    "\x7f"
+                    "ELF") == 0 &&
+         s->find("/lib64/ld-linux") == std::string::npos &&
+         s->find("/lib/ld-linux") == std::string::npos;
 }
 
 // Runs argv with stdout to `out`; -EIO unless it exits 0.
@@ -74,7 +78,8 @@ Status RunToFile(std::vector<std::string> args, const std::string& out) {
   if (rc != 0) return Status(-EIO, std::string("cannot run ") + argv[0] + ": " + std::strerror(rc));
   int st = 0;
   waitpid(pid, &st, 0);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return Status(-EIO, std::string(argv[0]) + " failed on " + args.back());
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    return Status(-EIO, std::string(argv[0]) + " failed on " + args.back());
   return Status::Ok();
 }
 
@@ -105,10 +110,14 @@ class ModuleSet {
     const std::string base = dir_ + "/" + it->second;
     const std::string out = tmp_ + "/" + m + ".ko";
     Status st = Status(-ENOENT, "no file for module " + m + " (" + base + "[.xz|.zst|.gz])");
-    if (access(base.c_str(), R_OK) == 0) st = RunToFile({"cat", base}, out);
-    else if (access((base + ".xz").c_str(), R_OK) == 0) st = RunToFile({"xz", "-dc", base + ".xz"}, out);
-    else if (access((base + ".zst").c_str(), R_OK) == 0) st = RunToFile({"zstd", "-qdc", base + ".zst"}, out);
-    else if (access((base + ".gz").c_str(), R_OK) == 0) st = RunToFile({"gzip", "-dc", base + ".gz"}, out);
+    if (access(base.c_str(), R_OK) == 0)
+      st = RunToFile({"cat", base}, out);
+    else if (access((base + ".xz").c_str(), R_OK) == 0)
+      st = RunToFile({"xz", "-dc", base + ".xz"}, out);
+    else if (access((base + ".zst").c_str(), R_OK) == 0)
+      st = RunToFile({"zstd", "-qdc", base + ".zst"}, out);
+    else if (access((base + ".gz").c_str(), R_OK) == 0)
+      st = RunToFile({"gzip", "-dc", base + ".gz"}, out);
     if (!st.ok()) return st;
     auto data = Slurp(out);
     if (!data.ok()) return data.status();
@@ -142,14 +151,14 @@ class ModuleSet {
 
 }  // namespace
 
-void AppendCpioEntry(std::string* a, const std::string& name, uint32_t mode, const std::string& data,
-                     uint32_t ino) {
+void AppendCpioEntry(std::string* a, const std::string& name, uint32_t mode,
+                     const std::string& data, uint32_t ino) {
   // c_magic, then 13 fields of 8 hex digits: ino mode uid gid nlink mtime
   // filesize devmajor devminor rdevmajor rdevminor namesize check.
   *a += "070701";
   const uint32_t nlink = S_ISDIR(mode) ? 2 : 1;
-  for (uint32_t v : {ino, mode, 0u, 0u, nlink, 0u, static_cast<uint32_t>(data.size()), 0u, 0u, 0u, 0u,
-                     static_cast<uint32_t>(name.size() + 1), 0u})
+  for (uint32_t v : {ino, mode, 0u, 0u, nlink, 0u, static_cast<uint32_t>(data.size()), 0u, 0u, 0u,
+                     0u, static_cast<uint32_t>(name.size() + 1), 0u})
     *a += Hex8(v);
   *a += name;
   a->push_back('\0');

@@ -20,7 +20,8 @@ struct Replayed {
   uint64_t pages = 0;
 };
 
-Result<Replayed> Replay(const std::string& trace_path, const std::string& policy, int cpus, uint64_t* records) {
+Result<Replayed> Replay(const std::string& trace_path, const std::string& policy, int cpus,
+                        uint64_t* records) {
   auto pol = alloc::Policy::Preset(policy);
   if (!pol.ok()) return pol.status();
   alloc::SystemOptions so;
@@ -46,7 +47,8 @@ Result<Replayed> Replay(const std::string& trace_path, const std::string& policy
   return r;
 }
 
-Result<workload::ImageResult> WriteImage(const Replayed& r, uint64_t pages, hibernate::BatchMode mode) {
+Result<workload::ImageResult> WriteImage(const Replayed& r, uint64_t pages,
+                                         hibernate::BatchMode mode) {
   auto engine = workload::MakeSimulatedSwapDevice(r.pages, true);
   workload::ImageSpec spec;
   spec.pages = pages;
@@ -58,8 +60,8 @@ Result<workload::ImageResult> WriteImage(const Replayed& r, uint64_t pages, hibe
 
 }  // namespace
 
-Status RunModelSide(const std::string& trace_path, const std::string& policy, int cpus, uint64_t stream_pages,
-                    SideMetrics* m, ModelSideInfo* info) {
+Status RunModelSide(const std::string& trace_path, const std::string& policy, int cpus,
+                    uint64_t stream_pages, SideMetrics* m, ModelSideInfo* info) {
   const auto t0 = std::chrono::steady_clock::now();
   info->policy = policy;
   // The image step changes the system, so each image gets a fresh replay:
@@ -79,14 +81,16 @@ Status RunModelSide(const std::string& trace_path, const std::string& policy, in
       info->expected = s.expected;
       info->agree = s.agree;
       for (const auto& d : s.disagreements)
-        info->disagreements.push_back("line " + std::to_string(d.line) + ": folio " + std::to_string(d.folio) +
-                                      " kernel offset " + std::to_string(d.expected_offset) + ", model " + d.got);
+        info->disagreements.push_back("line " + std::to_string(d.line) + ": folio " +
+                                      std::to_string(d.folio) + " kernel offset " +
+                                      std::to_string(d.expected_offset) + ", model " + d.got);
     }
     auto img = WriteImage(*r, pages, hibernate::BatchMode::kPerPage);
     if (!img.ok()) return Status(img.status().code(), "model image: " + img.status().message());
     per_page = *img;
     if (per_page.stream_pages == stream_pages) break;
-    const int64_t diff = static_cast<int64_t>(per_page.stream_pages) - static_cast<int64_t>(stream_pages);
+    const int64_t diff =
+        static_cast<int64_t>(per_page.stream_pages) - static_cast<int64_t>(stream_pages);
     if (static_cast<int64_t>(pages) - diff < 1) break;
     pages = static_cast<uint64_t>(static_cast<int64_t>(pages) - diff);
   }
@@ -106,7 +110,8 @@ Status RunModelSide(const std::string& trace_path, const std::string& policy, in
   m->bios_per_run = per_run.write_bios;
   m->write_s = per_page.write_s;
   m->read_s = per_page.read_s;
-  if (m->write_s > 0) m->write_mbps = static_cast<double>(m->stream_pages * alloc::kPageSize) / 1e6 / m->write_s;
+  if (m->write_s > 0)
+    m->write_mbps = static_cast<double>(m->stream_pages * alloc::kPageSize) / 1e6 / m->write_s;
   info->model_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::Ok();
 }

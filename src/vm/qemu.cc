@@ -37,9 +37,12 @@ Result<Accel> ParseAccel(std::string_view s) {
 
 const char* Name(Accel a) {
   switch (a) {
-    case Accel::kTcg: return "tcg";
-    case Accel::kKvm: return "kvm";
-    case Accel::kAuto: return "auto";
+    case Accel::kTcg:
+      return "tcg";
+    case Accel::kKvm:
+      return "kvm";
+    case Accel::kAuto:
+      return "auto";
   }
   return "?";
 }
@@ -58,18 +61,21 @@ Result<GuestKernel> FindGuestKernel(const std::string& cache_in) {
     std::string why = "no guest kernel in " + cache + " (run: bash scripts/guest-kernel)";
     std::ifstream un(cache + "/unavailable");
     std::string line;
-    if (un && std::getline(un, line) && !line.empty()) why = "no guest kernel in " + cache + ": " + line;
+    if (un && std::getline(un, line) && !line.empty())
+      why = "no guest kernel in " + cache + ": " + line;
     return Status(-ENOENT, why);
   }
   // Newest by version order: compare digit runs as numbers.
   auto vless = [](const std::string& a, const std::string& b) {
     size_t i = 0, j = 0;
     while (i < a.size() && j < b.size()) {
-      if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      if (std::isdigit(static_cast<unsigned char>(a[i])) &&
+          std::isdigit(static_cast<unsigned char>(b[j]))) {
         size_t ie = i, je = j;
         while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
         while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
-        const unsigned long long x = std::stoull(a.substr(i, ie - i)), y = std::stoull(b.substr(j, je - j));
+        const unsigned long long x = std::stoull(a.substr(i, ie - i)),
+                                 y = std::stoull(b.substr(j, je - j));
         if (x != y) return x < y;
         i = ie, j = je;
       } else {
@@ -90,10 +96,12 @@ Result<GuestKernel> FindGuestKernel(const std::string& cache_in) {
 
 Result<WorkDir> WorkDir::Create() {
   const char* t = std::getenv("TMPDIR");
-  std::string tmpl = std::string(t && *t ? t : "/var/tmp") + "/" + kWorkDirPrefix + std::to_string(getpid()) + ".XXXXXX";
+  std::string tmpl = std::string(t && *t ? t : "/var/tmp") + "/" + kWorkDirPrefix +
+                     std::to_string(getpid()) + ".XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
-  if (mkdtemp(buf.data()) == nullptr) return Status(-errno, "mkdtemp " + tmpl + ": " + std::strerror(errno));
+  if (mkdtemp(buf.data()) == nullptr)
+    return Status(-errno, "mkdtemp " + tmpl + ": " + std::strerror(errno));
   return WorkDir(std::string(buf.data()));
 }
 
@@ -111,10 +119,12 @@ std::vector<std::string> RemoveDeadWorkDirs(const std::string& dir) {
     if (name.rfind(kWorkDirPrefix, 0) != 0 || !e.is_directory(ec)) continue;
     const std::string rest = name.substr(std::strlen(kWorkDirPrefix));
     const size_t dot = rest.find('.');
-    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot) continue;
+    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot)
+      continue;
     const pid_t pid = static_cast<pid_t>(std::atol(rest.substr(0, dot).c_str()));
     if (pid <= 0 || kill(pid, 0) == 0 || errno == EPERM) continue;  // its swaplab still runs
-    if (fs::remove_all(e.path(), ec) != static_cast<std::uintmax_t>(-1) && !ec) removed.push_back(e.path().string());
+    if (fs::remove_all(e.path(), ec) != static_cast<std::uintmax_t>(-1) && !ec)
+      removed.push_back(e.path().string());
   }
   return removed;
 }
@@ -177,12 +187,29 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
   const std::string log = workdir + "/" + b.name + ".log";
   const std::string err = workdir + "/" + b.name + ".qemu.err";
   ::unlink(log.c_str());
-  std::vector<std::string> args = {opts.qemu, "-accel", Name(b.accel), "-m", std::to_string(opts.mem_mib),
-                                   "-smp", std::to_string(opts.smp), "-nodefaults", "-no-reboot",
-                                   "-display", "none", "-monitor", "none", "-serial", "file:" + log,
-                                   "-kernel", b.kernel, "-initrd", b.initrd,
-                                   "-append", "console=ttyS0 panic=-1 no_console_suspend pm_debug_messages "
-                                              "loglevel=8 " + b.append};
+  std::vector<std::string> args = {opts.qemu,
+                                   "-accel",
+                                   Name(b.accel),
+                                   "-m",
+                                   std::to_string(opts.mem_mib),
+                                   "-smp",
+                                   std::to_string(opts.smp),
+                                   "-nodefaults",
+                                   "-no-reboot",
+                                   "-display",
+                                   "none",
+                                   "-monitor",
+                                   "none",
+                                   "-serial",
+                                   "file:" + log,
+                                   "-kernel",
+                                   b.kernel,
+                                   "-initrd",
+                                   b.initrd,
+                                   "-append",
+                                   "console=ttyS0 panic=-1 no_console_suspend pm_debug_messages "
+                                   "loglevel=8 " +
+                                       b.append};
   for (const Drive& d : b.drives) {
     args.push_back("-drive");
     args.push_back("file=" + d.path + ",format=raw,if=virtio,cache=writeback");
@@ -198,7 +225,8 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
   const pid_t parent = getpid();
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = fork();
-  if (pid < 0) return Status(-errno, "cannot start " + opts.qemu + ": fork: " + std::strerror(errno));
+  if (pid < 0)
+    return Status(-errno, "cannot start " + opts.qemu + ": fork: " + std::strerror(errno));
   if (pid == 0) {
     // The child: async-signal-safe calls only (the parent has threads).
     // Its own process group, so a terminal's Ctrl-C reaches swaplab only
@@ -213,7 +241,8 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
     sigprocmask(SIG_SETMASK, &none, nullptr);
     const int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY),
               errfd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (in < 0 || out < 0 || errfd < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0) _exit(126);
+    if (in < 0 || out < 0 || errfd < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
+      _exit(126);
     execve(exe.c_str(), argv.data(), envp.data());
     _exit(127);
   }
@@ -227,9 +256,12 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
     if (w == pid) break;
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bool kill_now = false;
-    if (interrupted && *interrupted) kill_now = cancelled = true;
-    else if (el > b.timeout_s) kill_now = r.timed_out = true;
-    else if (polls % 4 == 0 && watch.Seen()) kill_now = r.stopped = true;
+    if (interrupted && *interrupted)
+      kill_now = cancelled = true;
+    else if (el > b.timeout_s)
+      kill_now = r.timed_out = true;
+    else if (polls % 4 == 0 && watch.Seen())
+      kill_now = r.stopped = true;
     if (kill_now) {
       ::kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
@@ -246,9 +278,9 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
   return r;
 }
 
-Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel, const std::string& initrd,
-                           const std::string& workdir, const volatile std::sig_atomic_t* interrupted,
-                           std::string* why) {
+Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel,
+                           const std::string& initrd, const std::string& workdir,
+                           const volatile std::sig_atomic_t* interrupted, std::string* why) {
   if (opts.accel != Accel::kAuto) {
     *why = std::string(Name(opts.accel)) + " (asked for)";
     return opts.accel;
@@ -276,7 +308,8 @@ Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel, con
     return Accel::kKvm;
   }
   std::string e = r->qemu_stderr.substr(0, r->qemu_stderr.find('\n'));
-  *why = "tcg (kvm probe failed: " + (e.empty() ? (r->timed_out ? "no init within 25 s" : "qemu exited") : e) + ")";
+  *why = "tcg (kvm probe failed: " +
+         (e.empty() ? (r->timed_out ? "no init within 25 s" : "qemu exited") : e) + ")";
   return Accel::kTcg;
 }
 

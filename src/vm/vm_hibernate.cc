@@ -5,8 +5,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -43,7 +43,8 @@ ConsoleFacts ParseConsole(const std::string& console) {
       const size_t colon = line.find(": ", l + 22);
       unsigned long long a = 0, b = 0, c = 0;
       if (colon != std::string::npos &&
-          std::sscanf(line.c_str() + colon + 2, "%llu pages swapped out, %llu not in swap, %llu freed", &a, &b, &c) == 3) {
+          std::sscanf(line.c_str() + colon + 2,
+                      "%llu pages swapped out, %llu not in swap, %llu freed", &a, &b, &c) == 3) {
         f.swapped = a;
         f.not_in_swap = b;
         f.freed = c;
@@ -56,7 +57,8 @@ ConsoleFacts ParseConsole(const std::string& console) {
       unsigned long long kb = 0;
       double secs = 0, mbps = 0;
       if (v == std::string::npos ||
-          std::sscanf(line.c_str() + v + std::strlen(verb), "%llu kbytes in %lf seconds (%lf MB/s)", &kb, &secs, &mbps) != 3)
+          std::sscanf(line.c_str() + v + std::strlen(verb), "%llu kbytes in %lf seconds (%lf MB/s)",
+                      &kb, &secs, &mbps) != 3)
         continue;
       const bool wrote = verb[0] == 'W';
       (wrote ? f.wrote_kb : f.read_kb) = kb;
@@ -64,9 +66,10 @@ ConsoleFacts ParseConsole(const std::string& console) {
       (wrote ? f.wrote_mbps : f.read_mbps) = mbps;
     }
     const size_t pm = line.find("PM: ");
-    if (pm != std::string::npos &&
-        (line.find("kbytes in") != std::string::npos || line.find("pages copied") != std::string::npos ||
-         line.find("Need to copy") != std::string::npos || line.find("Compressing") != std::string::npos))
+    if (pm != std::string::npos && (line.find("kbytes in") != std::string::npos ||
+                                    line.find("pages copied") != std::string::npos ||
+                                    line.find("Need to copy") != std::string::npos ||
+                                    line.find("Compressing") != std::string::npos))
       f.pm_lines.push_back(line.substr(pm));
   }
   return f;
@@ -111,9 +114,12 @@ Status MakeZeroFile(const std::string& path, uint64_t bytes) {
 
 std::string CompressArg(hibernate::Compressor c) {
   switch (c) {
-    case hibernate::Compressor::kNone: return " hibernate=nocompress";
-    case hibernate::Compressor::kLz4: return " hibernate.compressor=lz4";
-    case hibernate::Compressor::kLzo: return " hibernate.compressor=lzo";
+    case hibernate::Compressor::kNone:
+      return " hibernate=nocompress";
+    case hibernate::Compressor::kLz4:
+      return " hibernate.compressor=lz4";
+    case hibernate::Compressor::kLzo:
+      return " hibernate.compressor=lzo";
   }
   return "";
 }
@@ -153,7 +159,8 @@ Status ReadKernelImage(const std::string& disk, SideMetrics* k, KernelSideInfo* 
 
 }  // namespace
 
-Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile std::sig_atomic_t* interrupted) {
+Result<HibernateReport> RunHibernate(const HibernateOptions& o,
+                                     const volatile std::sig_atomic_t* interrupted) {
   HibernateReport rep;
   rep.options = o;
   if (o.swap_bytes % alloc::kPageSize || o.swap_bytes < (1u << 20))
@@ -173,7 +180,8 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile s
   }
   const std::string agent = AgentPath(o.vm);
   if (agent.empty() || access(agent.c_str(), R_OK) != 0)
-    return Status(-ENOENT, "no guest agent (build the swaplab_guest_agent target; needs a static libc)");
+    return Status(-ENOENT,
+                  "no guest agent (build the swaplab_guest_agent target; needs a static libc)");
   auto wd = WorkDir::Create();
   if (!wd.ok()) return wd.status();
   const std::string dir = wd->path();
@@ -205,9 +213,9 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile s
   b.append = "swaplab.mode=layout swaplab.layout=" + std::string(workload::Name(o.layout)) +
              " swaplab.swap_pages=" + std::to_string(rep.swap_pages) +
              " swaplab.image_pages=" + std::to_string(rep.image_pages_asked) +
-             " swaplab.seed=" + std::to_string(o.seed) + " swaplab.rotational=" + (o.vm.rotational ? "1" : "0") +
-             CompressArg(o.compress) + kGuestHangTimeoutArg +
-             (o.vm.append.empty() ? "" : " " + o.vm.append);
+             " swaplab.seed=" + std::to_string(o.seed) +
+             " swaplab.rotational=" + (o.vm.rotational ? "1" : "0") + CompressArg(o.compress) +
+             kGuestHangTimeoutArg + (o.vm.append.empty() ? "" : " " + o.vm.append);
   Result<BootResult> boot = Status(-EIO, "not booted");
   for (int attempt = 0; attempt < 2; ++attempt) {
     {
@@ -218,15 +226,18 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile s
       fo.label = "swaplab-vm";
       if (Status st = area::FormatArea(disk, fo); !st.ok()) return st;
     }
-    if (Status st = MakeZeroFile(trace_disk, (8ull << 20) + rep.swap_pages * 128); !st.ok()) return st;
+    if (Status st = MakeZeroFile(trace_disk, (8ull << 20) + rep.swap_pages * 128); !st.ok())
+      return st;
     boot = Boot(o.vm, b, dir, interrupted);
     if (!boot.ok()) return boot.status();
     rep.kinfo.boot_wall_s += boot->wall_s;
     if (!boot->stopped) break;
     rep.kinfo.hang_retries++;
     if (attempt == 1)
-      return Status(-EIO, "the guest's block I/O hung twice (hung-task report on its console); console tail:\n" +
-                              Tail(boot->console, 25));
+      return Status(
+          -EIO,
+          "the guest's block I/O hung twice (hung-task report on its console); console tail:\n" +
+              Tail(boot->console, 25));
   }
   auto keep = [&](const std::string& name, const std::string& text) {
     if (o.keep_dir.empty()) return;
@@ -244,16 +255,18 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile s
   rep.kernel.write_s = cf.wrote_s;
   rep.kernel.write_mbps = cf.wrote_mbps;
   if (!boot->powered_off || cf.wrote_s < 0)
-    return Status(-EIO, std::string(boot->timed_out ? "the guest timed out" : "the guest did not hibernate") +
-                            " (qemu exit " + std::to_string(boot->exit_status) + "); console tail:\n" +
-                            Tail(boot->console, 25) + Tail(boot->qemu_stderr, 5));
+    return Status(
+        -EIO, std::string(boot->timed_out ? "the guest timed out" : "the guest did not hibernate") +
+                  " (qemu exit " + std::to_string(boot->exit_status) + "); console tail:\n" +
+                  Tail(boot->console, 25) + Tail(boot->qemu_stderr, 5));
 
   // The trace: NUL-terminated text at the start of the second disk.
   {
     std::ifstream in(trace_disk, std::ios::binary);
     std::string t;
     std::getline(in, t, '\0');
-    if (t.rfind("swaplab-trace 1", 0) != 0) return Status(-EIO, "the guest wrote no trace on its second disk");
+    if (t.rfind("swaplab-trace 1", 0) != 0)
+      return Status(-EIO, "the guest wrote no trace on its second disk");
     rep.trace = std::move(t);
     std::ofstream(dir + "/trace.txt") << rep.trace;
     keep("layout.trace", rep.trace);
@@ -282,11 +295,12 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile s
     rep.kinfo.resumed_intact = rf.resumed_intact;
     for (const auto& l : rf.pm_lines) rep.kinfo.pm_lines.push_back(l);
     if (rf.read_s < 0 || !rf.resumed_intact)
-      return Status(-EIO, "the guest did not resume the image intact; console tail:\n" + Tail(rb->console, 25));
+      return Status(-EIO, "the guest did not resume the image intact; console tail:\n" +
+                              Tail(rb->console, 25));
   }
 
-  if (Status st = RunModelSide(dir + "/trace.txt", o.policy, o.vm.smp, rep.kernel.stream_pages, &rep.model,
-                               &rep.minfo);
+  if (Status st = RunModelSide(dir + "/trace.txt", o.policy, o.vm.smp, rep.kernel.stream_pages,
+                               &rep.model, &rep.minfo);
       !st.ok())
     return Status(st.code(), "model: " + st.message());
   return rep;

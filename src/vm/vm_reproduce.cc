@@ -1,29 +1,32 @@
 // seed 001's two layouts on a real kernel (include/swaplab/vm/vm_reproduce.h).
 #include "swaplab/vm/vm_reproduce.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/core.h>
 
 namespace swaplab::vm {
 
 Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, workload::RfcLayout layout) {
   if (!(o.scale >= kMinSeedScale && o.scale <= kMaxSeedScale))
-    return Status(-EINVAL, fmt::format("scale {:.6g} is outside {:.6g}..{:.6g} (an image of 40 MiB .. 1 GiB)", o.scale,
-                                       kMinSeedScale, kMaxSeedScale));
+    return Status(
+        -EINVAL, fmt::format("scale {:.6g} is outside {:.6g}..{:.6g} (an image of 40 MiB .. 1 GiB)",
+                             o.scale, kMinSeedScale, kMaxSeedScale));
   if (layout != workload::RfcLayout::kShuffled && layout != workload::RfcLayout::kHoles)
     return Status(-EINVAL, "seed 001's tables are the shuffled and holes layouts");
   constexpr uint64_t kMiB = 1ull << 20;
   auto mib = [&](uint64_t bytes) {
-    return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * o.scale / kMiB)));
+    return std::max<uint64_t>(
+        1, static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * o.scale / kMiB)));
   };
   HibernateOptions h;
   h.vm = o.vm;
   h.layout = layout;
   h.image_bytes = mib(kSeedImageBytes) * kMiB;
   h.swap_bytes = std::max(
-      mib(layout == workload::RfcLayout::kShuffled ? kSeedShuffledSwapBytes : kSeedHolesSwapBytes) * kMiB,
+      mib(layout == workload::RfcLayout::kShuffled ? kSeedShuffledSwapBytes : kSeedHolesSwapBytes) *
+          kMiB,
       h.image_bytes + kGuestOwnSwapBytes);
   h.compress = o.compress;
   h.resume = true;
@@ -31,11 +34,13 @@ Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, workload::
   h.policy = o.policy;
   // The snapshot needs as much free memory again as the image, and the
   // kernel and the agent their own: three times the image, at least 384.
-  if (h.vm.mem_mib <= 0) h.vm.mem_mib = static_cast<int>(std::max<uint64_t>(384, 3 * (h.image_bytes / kMiB)));
+  if (h.vm.mem_mib <= 0)
+    h.vm.mem_mib = static_cast<int>(std::max<uint64_t>(384, 3 * (h.image_bytes / kMiB)));
   return h;
 }
 
-Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o, const volatile std::sig_atomic_t* interrupted) {
+Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o,
+                                     const volatile std::sig_atomic_t* interrupted) {
   SeedTableReport rep;
   rep.options = o;
   for (workload::RfcLayout l : {workload::RfcLayout::kShuffled, workload::RfcLayout::kHoles}) {
@@ -43,7 +48,8 @@ Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o, const volatile s
     if (!h.ok()) return h.status();
     auto r = RunHibernate(*h, interrupted);
     if (!r.ok())
-      return Status(r.status().code(), std::string(workload::Name(l)) + " layout: " + r.status().message());
+      return Status(r.status().code(),
+                    std::string(workload::Name(l)) + " layout: " + r.status().message());
     rep.layouts.push_back(std::move(*r));
   }
   return rep;

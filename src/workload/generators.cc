@@ -109,14 +109,18 @@ Result<std::vector<uint64_t>> Fill(Workload& w, uint64_t pages, int order, int c
   return folios;
 }
 
-Status CheckCommon(const std::string& gen, uint64_t pages, int order, int cpus, const alloc::SwapSystem& sys) {
+Status CheckCommon(const std::string& gen, uint64_t pages, int order, int cpus,
+                   const alloc::SwapSystem& sys) {
   if (order < 0 || order > alloc::kMaxFolioOrder)
-    return Bad(gen, "folio order " + std::to_string(order) + " is outside 0.." + std::to_string(alloc::kMaxFolioOrder));
+    return Bad(gen, "folio order " + std::to_string(order) + " is outside 0.." +
+                        std::to_string(alloc::kMaxFolioOrder));
   if (pages == 0 || pages % (uint64_t{1} << order) != 0)
-    return Bad(gen, "region of " + std::to_string(pages) + " pages is not a positive multiple of the folio (" +
+    return Bad(gen, "region of " + std::to_string(pages) +
+                        " pages is not a positive multiple of the folio (" +
                         std::to_string(uint64_t{1} << order) + " pages)");
   if (cpus < 1 || cpus > sys.options().nr_cpus)
-    return Bad(gen, "cpus " + std::to_string(cpus) + " is outside 1.." + std::to_string(sys.options().nr_cpus));
+    return Bad(gen, "cpus " + std::to_string(cpus) + " is outside 1.." +
+                        std::to_string(sys.options().nr_cpus));
   return Status::Ok();
 }
 
@@ -125,7 +129,9 @@ Status CheckMix(const std::string& gen, const std::vector<SizeWeight>& mix) {
   double total = 0;
   for (const auto& s : mix) {
     const int o = OrderOfPages(s.pages);
-    if (o < 0 || o > alloc::kMaxFolioOrder) return Bad(gen, "size of " + std::to_string(s.pages) + " pages is not 4 KiB..2 MiB, a power of two");
+    if (o < 0 || o > alloc::kMaxFolioOrder)
+      return Bad(
+          gen, "size of " + std::to_string(s.pages) + " pages is not 4 KiB..2 MiB, a power of two");
     if (!(s.weight >= 0)) return Bad(gen, "a weight is negative");
     total += s.weight;
   }
@@ -147,7 +153,8 @@ uint64_t PickSize(const std::vector<SizeWeight>& mix, Rng& rng) {
 }
 
 Result<FillFreeResult> FillFree(Workload& w, const FillFreeSpec& s) {
-  if (Status st = CheckCommon("fill-free", s.region_pages, s.order, s.cpus, w.sys()); !st.ok()) return st;
+  if (Status st = CheckCommon("fill-free", s.region_pages, s.order, s.cpus, w.sys()); !st.ok())
+    return st;
   if (!(s.free_share >= 0 && s.free_share <= 1)) return Bad("fill-free", "free share outside 0..1");
   auto folios = Fill(w, s.region_pages, s.order, s.cpus);
   if (!folios.ok()) return folios.status();
@@ -166,11 +173,13 @@ Result<FillFreeResult> FillFree(Workload& w, const FillFreeSpec& s) {
 }
 
 Result<HolesResult> Holes(Workload& w, const HolesSpec& s) {
-  if (Status st = CheckCommon("holes", s.region_pages, s.order, s.cpus, w.sys()); !st.ok()) return st;
+  if (Status st = CheckCommon("holes", s.region_pages, s.order, s.cpus, w.sys()); !st.ok())
+    return st;
   const uint64_t fp = uint64_t{1} << s.order;
   if (s.hole_pages == 0 || s.hole_pages % fp != 0)
-    return Bad("holes", "hole of " + std::to_string(s.hole_pages) + " pages is not a multiple of the folio (" +
-                            std::to_string(fp) + " pages)");
+    return Bad("holes", "hole of " + std::to_string(s.hole_pages) +
+                            " pages is not a multiple of the folio (" + std::to_string(fp) +
+                            " pages)");
   auto folios = Fill(w, s.region_pages, s.order, s.cpus);
   if (!folios.ok()) return folios.status();
   HolesResult res;
@@ -193,7 +202,8 @@ Result<MthpResult> MthpMix(Workload& w, const MthpSpec& s) {
   for (uint64_t i = 0; done < s.total_pages; ++i) {
     const uint64_t pages = PickSize(s.mix, w.rng());
     const uint64_t f = w.NewFolio();
-    if (Status st = SwapOut(w, f, OrderOfPages(pages), static_cast<int>(i % s.cpus)); !st.ok()) return st;
+    if (Status st = SwapOut(w, f, OrderOfPages(pages), static_cast<int>(i % s.cpus)); !st.ok())
+      return st;
     res.folios.push_back(f);
     done += pages;
   }
@@ -207,14 +217,15 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
     return Bad("build-churn", "needs concurrent ≥ 1 and 1 ≤ min_pages ≤ max_pages");
   if (!(s.partial_free_share >= 0 && s.partial_free_share <= 1))
     return Bad("build-churn", "partial free share outside 0..1");
-  if (s.growing == 0 || s.batch_pages == 0) return Bad("build-churn", "needs growing ≥ 1 and batch ≥ 1 page");
+  if (s.growing == 0 || s.batch_pages == 0)
+    return Bad("build-churn", "needs growing ≥ 1 and batch ≥ 1 page");
   struct Proc {
     std::vector<std::pair<uint64_t, uint64_t>> folios;  // (id, pages)
     int cpu = 0;
     uint64_t serial = 0, target = 0, pages = 0;
   };
-  std::deque<Proc> live;       // done swapping out, alive until they exit
-  std::vector<Proc> growing;   // still swapping out (ChurnSpec::growing)
+  std::deque<Proc> live;      // done swapping out, alive until they exit
+  std::vector<Proc> growing;  // still swapping out (ChurnSpec::growing)
   uint64_t started = 0;
   ChurnResult res;
   auto exit_one = [&](bool random) -> Status {
@@ -234,7 +245,8 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
     Proc proc = std::move(growing[i]);
     growing.erase(growing.begin() + static_cast<std::ptrdiff_t>(i));
     res.pages_swapped += proc.pages;
-    const uint64_t zaps = static_cast<uint64_t>(static_cast<double>(proc.pages) * s.partial_free_share);
+    const uint64_t zaps =
+        static_cast<uint64_t>(static_cast<double>(proc.pages) * s.partial_free_share);
     for (uint64_t z = 0; z < zaps; ++z) {
       const auto& [f, n] = proc.folios[w.rng().Below(proc.folios.size())];
       const uint64_t page = w.rng().Below(n);
@@ -271,7 +283,8 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
       // The memcg limit (ChurnSpec::swapped_pages): other jobs finish
       // (exit) while more than the build's share is swapped out.
       while (s.swapped_pages > 0 && !live.empty() &&
-             static_cast<uint64_t>(w.sys().total_swap_pages() - w.sys().nr_swap_pages()) > s.swapped_pages) {
+             static_cast<uint64_t>(w.sys().total_swap_pages() - w.sys().nr_swap_pages()) >
+                 s.swapped_pages) {
         if (Status st = exit_one(s.random_exit); !st.ok()) return st;
       }
       const uint64_t n = PickSize(s.mix, w.rng());
@@ -292,12 +305,14 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
 }
 
 Result<UsememResult> Usemem(Workload& w, const UsememSpec& s) {
-  if (Status st = CheckCommon("usemem", s.pages_per_process, s.order, 1, w.sys()); !st.ok()) return st;
+  if (Status st = CheckCommon("usemem", s.pages_per_process, s.order, 1, w.sys()); !st.ok())
+    return st;
   if (s.cpu < 0 || s.cpu >= w.sys().options().nr_cpus) return Bad("usemem", "cpu out of range");
   const uint64_t fp = uint64_t{1} << s.order;
   const uint64_t units = s.processes * (s.pages_per_process / fp);
   const uint64_t limit = s.limit_pages / fp;
-  if (s.processes == 0 || limit == 0) return Bad("usemem", "needs ≥ 1 process and a limit of ≥ 1 folio");
+  if (s.processes == 0 || limit == 0)
+    return Bad("usemem", "needs ≥ 1 process and a limit of ≥ 1 folio");
   // Per unit (folio-sized piece of a process): its current folio id while
   // swapped out (0: resident or never touched).
   std::vector<uint64_t> swapped(units, 0);

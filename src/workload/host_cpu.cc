@@ -11,9 +11,10 @@ constexpr std::array kProfiles{
     // Fitted, not measured: the differences between the columns of seed
     // 001's shuffled table, less our device model's own differences
     // (docs/results.md, "Seed 001's seconds: pricing the VM's CPU").
-    HostCpuProfile{"seed-001",
-                   "seed 001's VM (qemu without KVM), fitted to seed 001's shuffled table; docs/results.md", 1.10,
-                   0.63, 0.94},
+    HostCpuProfile{
+        "seed-001",
+        "seed 001's VM (qemu without KVM), fitted to seed 001's shuffled table; docs/results.md",
+        1.10, 0.63, 0.94},
     // Measured: Debian's 6.12 hibernating in this machine's qemu under
     // TCG, 16 runs (bench/vm_price_fit.sh, docs/results.md "Measured
     // prices: Debian 6.12 under TCG"): the guest kernel's seconds over the
@@ -22,7 +23,8 @@ constexpr std::array kProfiles{
     // (not separable). Write came out at -0.35 us (not above the model's
     // device: 0), read at 4.44 us.
     HostCpuProfile{"tcg-6.12",
-                   "Debian 6.12 in this machine's qemu (TCG), measured over the model's device: bench/vm_price_fit.sh, "
+                   "Debian 6.12 in this machine's qemu (TCG), measured over the model's device: "
+                   "bench/vm_price_fit.sh, "
                    "docs/results.md",
                    0.0, 4.44, 0.0},
 };

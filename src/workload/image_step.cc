@@ -80,13 +80,16 @@ class SnapshotBackedEngine final : public area::IoEngine {
       snap_->StreamPage(static_cast<uint64_t>(it->second), p.data());
     } else {  // map page j: 511 stream dblocks, then the next map page
       const uint64_t j = static_cast<uint64_t>(-it->second - 1);
-      for (uint64_t k = 0; k < hibernate::kMapEntries && j * hibernate::kMapEntries + k < stream_.size(); ++k)
+      for (uint64_t k = 0;
+           k < hibernate::kMapEntries && j * hibernate::kMapEntries + k < stream_.size(); ++k)
         hibernate::StoreU64(p.data() + 8 * k, stream_[j * hibernate::kMapEntries + k]);
-      hibernate::StoreU64(p.data() + 8 * hibernate::kMapEntries, j + 1 < map_.size() ? map_[j + 1] : 0);
+      hibernate::StoreU64(p.data() + 8 * hibernate::kMapEntries,
+                          j + 1 < map_.size() ? map_[j + 1] : 0);
     }
     // The device returned {magic, page, checksum of what was written}.
-    if (structural_ || (hibernate::LoadU64(buf) == area::kSimChecksumPageMagic && hibernate::LoadU64(buf + 8) == page &&
-        hibernate::LoadU64(buf + 16) == area::SimPageChecksum(p.data())))
+    if (structural_ || (hibernate::LoadU64(buf) == area::kSimChecksumPageMagic &&
+                        hibernate::LoadU64(buf + 8) == page &&
+                        hibernate::LoadU64(buf + 16) == area::SimPageChecksum(p.data())))
       std::memcpy(buf, p.data(), p.size());
   }
   std::unique_ptr<area::IoEngine> inner_;
@@ -100,14 +103,16 @@ class SnapshotBackedEngine final : public area::IoEngine {
 
 }  // namespace
 
-uint64_t RunsInAllocationOrder(const std::vector<uint64_t>& stream, const std::vector<uint64_t>& map) {
+uint64_t RunsInAllocationOrder(const std::vector<uint64_t>& stream,
+                               const std::vector<uint64_t>& map) {
   // The writer's slot requests (§10.2): map page j, then the stream pages
   // it lists, then map page j + 1.
   std::vector<uint64_t> order;
   order.reserve(stream.size() + map.size());
   for (size_t j = 0; j < map.size(); ++j) {
     order.push_back(map[j]);
-    for (size_t k = j * hibernate::kMapEntries; k < std::min(stream.size(), (j + 1) * hibernate::kMapEntries); ++k)
+    for (size_t k = j * hibernate::kMapEntries;
+         k < std::min(stream.size(), (j + 1) * hibernate::kMapEntries); ++k)
       order.push_back(stream[k]);
   }
   uint64_t runs = order.empty() ? 0 : 1;
@@ -140,11 +145,14 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
   auto snap = hibernate::SyntheticSnapshot::Make(so);
   if (!snap.ok()) return snap.status();
   ImageResult res;
-  const bool modelled = engine.stats().modelled_ns != 0 || engine.name().find("simulated") != std::string::npos;
+  const bool modelled =
+      engine.stats().modelled_ns != 0 || engine.name().find("simulated") != std::string::npos;
   res.modelled = modelled;
   auto clock = [&] {
-    return modelled ? static_cast<double>(engine.stats().modelled_ns) / 1e9
-                    : std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return modelled
+               ? static_cast<double>(engine.stats().modelled_ns) / 1e9
+               : std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+                     .count();
   };
   hibernate::WriteReport w;
   {

@@ -119,7 +119,8 @@ Result<ImageWriteResult> Write(const ImageWriteOptions& o, area::SwapArea& area,
   auto arena = hibernate::CopyArena::Make(std::min(wo.memory_budget_pages, image_copies));
   if (!arena.ok()) return arena.status();
   wo.batch.arena = arena.value().get();
-  res.fixed_buffers = engine.RegisterBuffer(wo.batch.arena->base(), wo.batch.arena->pages() * alloc::kPageSize);
+  res.fixed_buffers =
+      engine.RegisterBuffer(wo.batch.arena->base(), wo.batch.arena->pages() * alloc::kPageSize);
   t0 = std::chrono::steady_clock::now();  // the write alone, not the layout
   const double cpu0 = ProcessCpuSeconds();
   auto rep = hibernate::WriteImage(session, engine, *snap, wo);

@@ -23,7 +23,9 @@ void ScaleScenario(Scenario& sc, double f) {
   auto scale = [&](Step& s) {
     std::visit(
         Overloaded{
-            [&](FillFreeSpec& x) { x.region_pages = Scaled(x.region_pages, f, uint64_t{1} << x.order); },
+            [&](FillFreeSpec& x) {
+              x.region_pages = Scaled(x.region_pages, f, uint64_t{1} << x.order);
+            },
             [&](HolesSpec& h) { h.region_pages = Scaled(h.region_pages, f, 2 * h.hole_pages); },
             [&](MthpSpec& m) { m.total_pages = Scaled(m.total_pages, f, 1); },
             [&](ChurnSpec& c) {
@@ -37,7 +39,8 @@ void ScaleScenario(Scenario& sc, double f) {
               if (c.growing > 1) c.growing = std::max<uint64_t>(2, Scaled(c.growing, f, 1));
             },
             [&](UsememStepSpec& u) {
-              u.spec.pages_per_process = Scaled(u.spec.pages_per_process, f, uint64_t{1} << u.spec.order);
+              u.spec.pages_per_process =
+                  Scaled(u.spec.pages_per_process, f, uint64_t{1} << u.spec.order);
               u.spec.limit_pages = Scaled(u.spec.limit_pages, f, uint64_t{1} << u.spec.order);
             },
             [&](RotationStepSpec& r) { r.allocations = Scaled(r.allocations, f, 1); },

@@ -29,7 +29,8 @@ std::string PathKey(const std::string& key) { return Printable(key, kMaxTokenInM
 std::string WithToken(std::string msg, const std::string& v) {
   const std::string t = Printable(v, kMaxTokenInMessage);
   if (t == v) return msg;
-  for (size_t at = msg.find(v); at != std::string::npos; at = msg.find(v, at + t.size())) msg.replace(at, v.size(), t);
+  for (size_t at = msg.find(v); at != std::string::npos; at = msg.find(v, at + t.size()))
+    msg.replace(at, v.size(), t);
   return msg;
 }
 
@@ -40,11 +41,16 @@ class DuplicateKeyFinder {
  public:
   bool operator()(int /*depth*/, json::parse_event_t ev, json& parsed) {
     using E = json::parse_event_t;
-    if ((ev == E::object_start || ev == E::array_start || ev == E::value) && !open_.empty() && !open_.back().object)
+    if ((ev == E::object_start || ev == E::array_start || ev == E::value) && !open_.empty() &&
+        !open_.back().object)
       ++open_.back().n;  // an element of the enclosing array
     switch (ev) {
-      case E::object_start: open_.push_back({true}); break;
-      case E::array_start: open_.push_back({false}); break;
+      case E::object_start:
+        open_.push_back({true});
+        break;
+      case E::array_start:
+        open_.push_back({false});
+        break;
       case E::object_end:
       case E::array_end:
         if (!open_.empty()) open_.pop_back();
@@ -56,7 +62,8 @@ class DuplicateKeyFinder {
         if (!o.keys.insert(o.key).second && first_.empty()) first_ = Path();
         break;
       }
-      case E::value: break;
+      case E::value:
+        break;
     }
     return true;
   }
@@ -72,7 +79,8 @@ class DuplicateKeyFinder {
   };
   std::string Path() const {
     std::string p = "$";
-    for (const Open& o : open_) p += o.object ? "." + PathKey(o.key) : "[" + std::to_string(o.n - 1) + "]";
+    for (const Open& o : open_)
+      p += o.object ? "." + PathKey(o.key) : "[" + std::to_string(o.n - 1) + "]";
     return p;
   }
   std::vector<Open> open_;
@@ -88,10 +96,12 @@ class Reader {
     return Status(-EINVAL, file_ + ": " + path + ": " + what);
   }
   // Refuses keys outside `known`.
-  Status Keys(const json& j, const std::string& path, std::initializer_list<const char*> known) const {
+  Status Keys(const json& j, const std::string& path,
+              std::initializer_list<const char*> known) const {
     return Keys(j, path, std::vector<std::string_view>(known.begin(), known.end()));
   }
-  Status Keys(const json& j, const std::string& path, const std::vector<std::string_view>& known) const {
+  Status Keys(const json& j, const std::string& path,
+              const std::vector<std::string_view>& known) const {
     if (!j.is_object()) return Error(path, "expected an object, got " + std::string(j.type_name()));
     for (auto it = j.begin(); it != j.end(); ++it) {
       bool ok = false;
@@ -100,40 +110,51 @@ class Reader {
         ok |= it.key() == k;
         list += (list.empty() ? "" : ", ") + std::string(k);
       }
-      if (!ok) return Error(path + "." + PathKey(it.key()), "unknown key (known here: " + list + ")");
+      if (!ok)
+        return Error(path + "." + PathKey(it.key()), "unknown key (known here: " + list + ")");
     }
     return Status::Ok();
   }
-  Status Str(const json& j, const std::string& path, const char* key, std::string* out, bool required = false) const {
+  Status Str(const json& j, const std::string& path, const char* key, std::string* out,
+             bool required = false) const {
     if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
-    if (!j[key].is_string()) return Error(path + "." + key, "expected a string, got " + std::string(j[key].type_name()));
+    if (!j[key].is_string())
+      return Error(path + "." + key, "expected a string, got " + std::string(j[key].type_name()));
     *out = j[key].get<std::string>();
     return Status::Ok();
   }
   Status Bool(const json& j, const std::string& path, const char* key, bool* out) const {
     if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_boolean()) return Error(path + "." + key, "expected true or false, got " + std::string(j[key].type_name()));
+    if (!j[key].is_boolean())
+      return Error(path + "." + key,
+                   "expected true or false, got " + std::string(j[key].type_name()));
     *out = j[key].get<bool>();
     return Status::Ok();
   }
   template <class T>
-  Status Int(const json& j, const std::string& path, const char* key, T* out, int64_t lo, int64_t hi,
-             bool required = false) const {
+  Status Int(const json& j, const std::string& path, const char* key, T* out, int64_t lo,
+             int64_t hi, bool required = false) const {
     if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
     const json& v = j[key];
-    if (!v.is_number_integer()) return Error(path + "." + key, "expected an integer, got " + std::string(v.type_name()));
+    if (!v.is_number_integer())
+      return Error(path + "." + key, "expected an integer, got " + std::string(v.type_name()));
     const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
-                          ? INT64_MAX : v.get<int64_t>();
+                          ? INT64_MAX
+                          : v.get<int64_t>();
     if (x < lo || x > hi)
-      return Error(path + "." + key, std::to_string(x) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+      return Error(path + "." + key, std::to_string(x) + " is outside " + std::to_string(lo) +
+                                         ".." + std::to_string(hi));
     *out = static_cast<T>(x);
     return Status::Ok();
   }
-  Status Num(const json& j, const std::string& path, const char* key, double* out, double lo, double hi) const {
+  Status Num(const json& j, const std::string& path, const char* key, double* out, double lo,
+             double hi) const {
     if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_number()) return Error(path + "." + key, "expected a number, got " + std::string(j[key].type_name()));
+    if (!j[key].is_number())
+      return Error(path + "." + key, "expected a number, got " + std::string(j[key].type_name()));
     const double x = j[key].get<double>();
-    if (!(x >= lo && x <= hi)) return Error(path + "." + key, "outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    if (!(x >= lo && x <= hi))
+      return Error(path + "." + key, "outside " + std::to_string(lo) + ".." + std::to_string(hi));
     *out = x;
     return Status::Ok();
   }
@@ -150,26 +171,36 @@ class Reader {
     return Status::Ok();
   }
   // A size ("64K", "6G", or bytes as an integer), a whole number of pages.
-  Status Pages(const json& j, const std::string& path, const char* key, uint64_t* out, bool required = false) const {
+  Status Pages(const json& j, const std::string& path, const char* key, uint64_t* out,
+               bool required = false) const {
     if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
     const json& v = j[key];
     Result<uint64_t> b = Status(-EINVAL, "");
-    if (v.is_string()) b = ParseSize(v.get<std::string>());
-    else if (v.is_number_unsigned()) b = v.get<uint64_t>();
-    else return Error(path + "." + key, "expected a size such as \"64K\" or \"6G\", got " + std::string(v.type_name()));
+    if (v.is_string())
+      b = ParseSize(v.get<std::string>());
+    else if (v.is_number_unsigned())
+      b = v.get<uint64_t>();
+    else
+      return Error(path + "." + key,
+                   "expected a size such as \"64K\" or \"6G\", got " + std::string(v.type_name()));
     if (!b.ok()) return Error(path + "." + key, b.status().message());
-    if (*b == 0 || *b % kPageSize != 0) return Error(path + "." + key, "size " + std::to_string(*b) + " is not a positive multiple of 4 KiB");
+    if (*b == 0 || *b % kPageSize != 0)
+      return Error(path + "." + key,
+                   "size " + std::to_string(*b) + " is not a positive multiple of 4 KiB");
     if (*b / kPageSize > kMaxPages)
-      return Error(path + "." + key, "size " + std::to_string(*b / kPageSize) +
-                                         " pages is above the limit of 2^32 pages (16 TiB, the largest swap area)");
+      return Error(path + "." + key,
+                   "size " + std::to_string(*b / kPageSize) +
+                       " pages is above the limit of 2^32 pages (16 TiB, the largest swap area)");
     *out = *b / kPageSize;
     return Status::Ok();
   }
-  Status StrList(const json& j, const std::string& path, const char* key, std::vector<std::string>* out) const {
+  Status StrList(const json& j, const std::string& path, const char* key,
+                 std::vector<std::string>* out) const {
     if (!j.contains(key)) return Status::Ok();
     if (!j[key].is_array()) return Error(path + "." + key, "expected an array of strings");
     for (size_t i = 0; i < j[key].size(); ++i) {
-      if (!j[key][i].is_string()) return Error(path + "." + key + "[" + std::to_string(i) + "]", "expected a string");
+      if (!j[key][i].is_string())
+        return Error(path + "." + key + "[" + std::to_string(i) + "]", "expected a string");
       out->push_back(j[key][i].get<std::string>());
     }
     return Status::Ok();
@@ -179,23 +210,25 @@ class Reader {
   std::string file_;
 };
 
-#define SL_TRY(expr)              \
-  do {                            \
-    Status st_ = (expr);          \
-    if (!st_.ok()) return st_;    \
+#define SL_TRY(expr)           \
+  do {                         \
+    Status st_ = (expr);       \
+    if (!st_.ok()) return st_; \
   } while (0)
 
 Status FolioOrder(const Reader& r, const json& j, const std::string& path, int* order) {
   uint64_t pages = 1;
   SL_TRY(r.Pages(j, path, "folio", &pages));
   *order = OrderOfPages(pages);
-  if (*order < 0 || *order > alloc::kMaxFolioOrder) return r.Error(path + ".folio", "a folio is 4K..2M, a power of two");
+  if (*order < 0 || *order > alloc::kMaxFolioOrder)
+    return r.Error(path + ".folio", "a folio is 4K..2M, a power of two");
   return Status::Ok();
 }
 
 Status Mix(const Reader& r, const json& j, const std::string& path, std::vector<SizeWeight>* mix) {
   if (!j.contains("sizes")) return r.Error(path + ".sizes", "required");
-  if (!j["sizes"].is_array() || j["sizes"].empty()) return r.Error(path + ".sizes", "expected a non-empty array");
+  if (!j["sizes"].is_array() || j["sizes"].empty())
+    return r.Error(path + ".sizes", "expected a non-empty array");
   for (size_t i = 0; i < j["sizes"].size(); ++i) {
     const std::string p = path + ".sizes[" + std::to_string(i) + "]";
     const json& e = j["sizes"][i];
@@ -203,7 +236,8 @@ Status Mix(const Reader& r, const json& j, const std::string& path, std::vector<
     SizeWeight sw;
     SL_TRY(r.Pages(e, p, "size", &sw.pages, true));
     const int o = OrderOfPages(sw.pages);
-    if (o < 0 || o > alloc::kMaxFolioOrder) return r.Error(p + ".size", "an mTHP size is 4K..2M, a power of two");
+    if (o < 0 || o > alloc::kMaxFolioOrder)
+      return r.Error(p + ".size", "an mTHP size is 4K..2M, a power of two");
     SL_TRY(r.Num(e, p, "weight", &sw.weight, 0, 1e9));
     mix->push_back(sw);
   }
@@ -240,12 +274,15 @@ Status PolicyOf(const Reader& r, const json& j, const std::string& path, alloc::
       if (!v.is_number_integer()) return r.Error(at, "expected an integer");
       text = std::to_string(v.get<int64_t>());
     } else {
-      if (!v.is_array() || v.empty()) return r.Error(at, "expected a non-empty array of search steps");
+      if (!v.is_array() || v.empty())
+        return r.Error(at, "expected a non-empty array of search steps");
       for (size_t i = 0; i < v.size(); ++i) {
-        if (!v[i].is_string()) return r.Error(at + "[" + std::to_string(i) + "]", "expected a step name");
+        if (!v[i].is_string())
+          return r.Error(at + "[" + std::to_string(i) + "]", "expected a step name");
         const std::string step = v[i].get<std::string>();
         if (!alloc::ParseSearchStep(step))
-          return r.Error(at + "[" + std::to_string(i) + "]", "unknown search step '" + Printable(step, kMaxTokenInMessage) + "'");
+          return r.Error(at + "[" + std::to_string(i) + "]",
+                         "unknown search step '" + Printable(step, kMaxTokenInMessage) + "'");
         text += (i ? "," : "") + step;
       }
     }
@@ -267,7 +304,8 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     SL_TRY(r.Num(j, path, "free_share", &s.free_share, 0, 1));
     SL_TRY(r.Bool(j, path, "shuffled", &s.shuffled));
     SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
-    if (s.region_pages % (uint64_t{1} << s.order)) return r.Error(path + ".region", "not a multiple of the folio");
+    if (s.region_pages % (uint64_t{1} << s.order))
+      return r.Error(path + ".region", "not a multiple of the folio");
     return Step(s);
   }
   if (gen == "holes") {
@@ -277,8 +315,10 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     SL_TRY(FolioOrder(r, j, path, &s.order));
     SL_TRY(r.Pages(j, path, "hole", &s.hole_pages, true));
     SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
-    if (s.hole_pages % (uint64_t{1} << s.order)) return r.Error(path + ".hole", "not a multiple of the folio");
-    if (s.region_pages % (uint64_t{1} << s.order)) return r.Error(path + ".region", "not a multiple of the folio");
+    if (s.hole_pages % (uint64_t{1} << s.order))
+      return r.Error(path + ".hole", "not a multiple of the folio");
+    if (s.region_pages % (uint64_t{1} << s.order))
+      return r.Error(path + ".region", "not a multiple of the folio");
     return Step(s);
   }
   if (gen == "mthp-mix") {
@@ -291,7 +331,9 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
   }
   if (gen == "build-churn") {
     ChurnSpec s;
-    SL_TRY(r.Keys(j, path, {"generator", "processes", "concurrent", "min", "max", "sizes", "partial_free", "cpus", "exit", "exit_at_end", "swapped", "growing", "batch"}));
+    SL_TRY(r.Keys(j, path,
+                  {"generator", "processes", "concurrent", "min", "max", "sizes", "partial_free",
+                   "cpus", "exit", "exit_at_end", "swapped", "growing", "batch"}));
     SL_TRY(r.Int(j, path, "processes", &s.processes, 1, int64_t{1} << 32, true));
     SL_TRY(r.Int(j, path, "concurrent", &s.concurrent, 1, int64_t{1} << 20, true));
     SL_TRY(r.Pages(j, path, "min", &s.min_pages, true));
@@ -302,7 +344,9 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
     std::string exit = "oldest";
     SL_TRY(r.Str(j, path, "exit", &exit));
-    if (exit != "oldest" && exit != "random") return r.Error(path + ".exit", "'" + Printable(exit, kMaxTokenInMessage) + "' is neither \"oldest\" nor \"random\"");
+    if (exit != "oldest" && exit != "random")
+      return r.Error(path + ".exit", "'" + Printable(exit, kMaxTokenInMessage) +
+                                         "' is neither \"oldest\" nor \"random\"");
     s.random_exit = exit == "random";
     SL_TRY(r.Bool(j, path, "exit_at_end", &s.exit_at_end));
     SL_TRY(r.Pages(j, path, "swapped", &s.swapped_pages, false));
@@ -313,14 +357,16 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
   }
   if (gen == "usemem") {
     UsememStepSpec s;
-    SL_TRY(r.Keys(j, path, {"generator", "processes", "size", "folio", "random", "passes", "limit"}));
+    SL_TRY(
+        r.Keys(j, path, {"generator", "processes", "size", "folio", "random", "passes", "limit"}));
     SL_TRY(r.Int(j, path, "processes", &s.spec.processes, 1, 1 << 16, true));
     SL_TRY(r.Pages(j, path, "size", &s.spec.pages_per_process, true));
     SL_TRY(FolioOrder(r, j, path, &s.spec.order));
     SL_TRY(r.Bool(j, path, "random", &s.spec.random));
     SL_TRY(r.Int(j, path, "passes", &s.spec.passes, 1, 1 << 20));
     SL_TRY(r.Pages(j, path, "limit", &s.spec.limit_pages, true));
-    if (s.spec.pages_per_process % (uint64_t{1} << s.spec.order)) return r.Error(path + ".size", "not a multiple of the folio");
+    if (s.spec.pages_per_process % (uint64_t{1} << s.spec.order))
+      return r.Error(path + ".size", "not a multiple of the folio");
     return Step(s);
   }
   if (gen == "rotation") {
@@ -332,7 +378,8 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
   }
   if (gen == "image") {
     ImageStepSpec s;
-    SL_TRY(r.Keys(j, path, {"generator", "size", "source", "batch", "capacity", "max_pages", "read"}));
+    SL_TRY(
+        r.Keys(j, path, {"generator", "size", "source", "batch", "capacity", "max_pages", "read"}));
     SL_TRY(r.Pages(j, path, "size", &s.pages, true));
     SL_TRY(r.Named(j, path, "source", hibernate::ParseSlotSource, &s.source));
     SL_TRY(r.Named(j, path, "batch", hibernate::ParseBatchMode, &s.batch));
@@ -346,7 +393,8 @@ Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, 
     return Step(s);
   }
   return r.Error(path + ".generator",
-                 "unknown generator '" + Printable(gen, kMaxTokenInMessage) + "' (known: fill-free, holes, mthp-mix, build-churn, usemem, rotation, image)");
+                 "unknown generator '" + Printable(gen, kMaxTokenInMessage) +
+                     "' (known: fill-free, holes, mthp-mix, build-churn, usemem, rotation, image)");
 }
 
 // Pages a step leaves swapped out at most (for the size checks).
@@ -369,7 +417,8 @@ Status ParseSteps(const Reader& r, const json& j, const char* key, int cpus, uin
     const uint64_t need = PagesNeeded(*st);
     if (need > dev_pages - 1) {
       const char* what = std::holds_alternative<ImageStepSpec>(*st) ? ".size" : ".region";
-      return r.Error(p + what, "needs " + std::to_string(need) + " pages but the device ($.devices[0]) has " +
+      return r.Error(p + what, "needs " + std::to_string(need) +
+                                   " pages but the device ($.devices[0]) has " +
                                    std::to_string(dev_pages - 1) + " usable pages");
     }
     out->push_back(*st);
@@ -380,7 +429,8 @@ Status ParseSteps(const Reader& r, const json& j, const char* key, int cpus, uin
 }  // namespace
 
 const char* GeneratorName(const Step& s) {
-  static const char* const kNames[] = {"fill-free", "holes", "mthp-mix", "build-churn", "usemem", "rotation", "image"};
+  static const char* const kNames[] = {"fill-free", "holes",    "mthp-mix", "build-churn",
+                                       "usemem",    "rotation", "image"};
   static_assert(std::size(kNames) == std::variant_size_v<Step>, "a generator without a name");
   return kNames[s.index()];
 }
@@ -396,12 +446,14 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     return r.Error("$", "not JSON: " + Printable(e.what()));
   }
   if (!dups.first_duplicate().empty())
-    return r.Error(dups.first_duplicate(), "key given twice in one object (a JSON parser would keep only the last)");
+    return r.Error(dups.first_duplicate(),
+                   "key given twice in one object (a JSON parser would keep only the last)");
   Scenario sc;
   sc.file = file;
-  SL_TRY(r.Keys(j, "$", {"name", "group", "title", "setup", "seed", "repetitions", "cpus", "parallel", "policy",
-                         "devices", "aging", "measured", "variants", "rows", "pct_rows", "seed_reported", "answers",
-                         "reproduce_scale", "host_cpu", "$comment"}));
+  SL_TRY(r.Keys(j, "$", {"name",          "group",    "title",           "setup",    "seed",
+                         "repetitions",   "cpus",     "parallel",        "policy",   "devices",
+                         "aging",         "measured", "variants",        "rows",     "pct_rows",
+                         "seed_reported", "answers",  "reproduce_scale", "host_cpu", "$comment"}));
   SL_TRY(r.Str(j, "$", "name", &sc.name, true));
   sc.group = sc.name;
   SL_TRY(r.Str(j, "$", "group", &sc.group));
@@ -427,7 +479,8 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     SL_TRY(r.Str(d, p, "name", &ds.name));
     SL_TRY(r.Pages(d, p, "size", &ds.pages, true));
     if (ds.pages < 10) return r.Error(p + ".size", "a swap area needs at least 10 pages (mkswap)");
-    if (ds.pages > (uint64_t{1} << 32)) return r.Error(p + ".size", "larger than the largest swap area (2^32 pages)");
+    if (ds.pages > (uint64_t{1} << 32))
+      return r.Error(p + ".size", "larger than the largest swap area (2^32 pages)");
     SL_TRY(r.Bool(d, p, "ssd", &ds.ssd));
     SL_TRY(r.Bool(d, p, "blkdev", &ds.blkdev));
     SL_TRY(r.Bool(d, p, "discard", &ds.discard));
@@ -439,19 +492,24 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     std::string backing = "simulated";
     SL_TRY(r.Str(d, p, "backing", &backing));
     if (backing != "simulated" && backing != "file")
-      return r.Error(p + ".backing", "'" + Printable(backing, kMaxTokenInMessage) + "' is neither \"simulated\" nor \"file\"");
+      return r.Error(p + ".backing", "'" + Printable(backing, kMaxTokenInMessage) +
+                                         "' is neither \"simulated\" nor \"file\"");
     ds.real_file = backing == "file";
     SL_TRY(r.Str(d, p, "dir", &ds.dir));
-    if (!names.insert(ds.name).second) return r.Error(p + ".name", "device name '" + Printable(ds.name, kMaxTokenInMessage) + "' used twice");
+    if (!names.insert(ds.name).second)
+      return r.Error(p + ".name",
+                     "device name '" + Printable(ds.name, kMaxTokenInMessage) + "' used twice");
     sc.devices.push_back(ds);
   }
   SL_TRY(ParseSteps(r, j, "aging", sc.cpus, sc.devices[0].pages, &sc.aging));
   SL_TRY(ParseSteps(r, j, "measured", sc.cpus, sc.devices[0].pages, &sc.measured));
-  if (sc.measured.empty()) return r.Error("$.measured", "required: at least one generator step to measure");
+  if (sc.measured.empty())
+    return r.Error("$.measured", "required: at least one generator step to measure");
   if (!j.contains("variants")) {
     sc.variants.push_back(VariantSpec{"result", base});
   } else {
-    if (!j["variants"].is_array() || j["variants"].empty()) return r.Error("$.variants", "expected a non-empty array");
+    if (!j["variants"].is_array() || j["variants"].empty())
+      return r.Error("$.variants", "expected a non-empty array");
     for (size_t i = 0; i < j["variants"].size(); ++i) {
       const std::string p = "$.variants[" + std::to_string(i) + "]";
       const json& v = j["variants"][i];
@@ -484,9 +542,10 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     }
     for (size_t i = 0; i < sc.devices.size(); ++i) {
       if (sc.devices[i].real_file)
-        return r.Error(p, "device " + Printable(sc.devices[i].name, kMaxTokenInMessage) +
-                              " is a real file: its measured seconds already include this machine's CPU; "
-                              "host_cpu prices CPU work for simulated devices only");
+        return r.Error(
+            p, "device " + Printable(sc.devices[i].name, kMaxTokenInMessage) +
+                   " is a real file: its measured seconds already include this machine's CPU; "
+                   "host_cpu prices CPU work for simulated devices only");
     }
     sc.host_cpu = c;
   }
@@ -498,12 +557,15 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     SL_TRY(r.Str(s, "$.seed_reported", "source", &sc.seed_reported.source));
     SL_TRY(r.StrList(s, "$.seed_reported", "setup", &sc.seed_reported.setup));
     if (s.contains("cells")) {
-      if (!s["cells"].is_object()) return r.Error("$.seed_reported.cells", "expected an object row -> column -> text");
+      if (!s["cells"].is_object())
+        return r.Error("$.seed_reported.cells", "expected an object row -> column -> text");
       for (auto row = s["cells"].begin(); row != s["cells"].end(); ++row) {
         const std::string p = "$.seed_reported.cells." + PathKey(row.key());
         if (!row->is_object()) return r.Error(p, "expected an object column -> text");
         for (auto col = row->begin(); col != row->end(); ++col) {
-          if (!col->is_string()) return r.Error(p + "." + PathKey(col.key()), "expected a string (as the seed printed it)");
+          if (!col->is_string())
+            return r.Error(p + "." + PathKey(col.key()),
+                           "expected a string (as the seed printed it)");
           sc.seed_reported.cells[row.key()][col.key()] = col->get<std::string>();
         }
       }
@@ -514,11 +576,13 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
 
 Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s) {
   if (s == "none") return std::optional<HostCpuCost>{};
-  if (const HostCpuProfile* prof = FindHostCpuProfile(s)) return std::optional<HostCpuCost>{prof->Cost()};
+  if (const HostCpuProfile* prof = FindHostCpuProfile(s))
+    return std::optional<HostCpuCost>{prof->Cost()};
   auto bad = [&](const std::string& why) {
-    return Status(-EINVAL, "--host-cpu '" + Printable(s, kMaxTokenInMessage) + "': " + why + " (expected none, " +
-                               HostCpuProfileNames() +
-                               ", or W,R,A: microseconds per write bio, per read bio, per allocator call)");
+    return Status(-EINVAL,
+                  "--host-cpu '" + Printable(s, kMaxTokenInMessage) + "': " + why +
+                      " (expected none, " + HostCpuProfileNames() +
+                      ", or W,R,A: microseconds per write bio, per read bio, per allocator call)");
   };
   double v[3];
   size_t pos = 0;
@@ -532,8 +596,10 @@ Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (part.empty() || used != part.size()) return bad("'" + Printable(part, kMaxTokenInMessage) + "' is not a number");
-    if (!(v[i] >= 0 && v[i] <= 1e6)) return bad("'" + Printable(part, kMaxTokenInMessage) + "' is outside 0..1000000");
+    if (part.empty() || used != part.size())
+      return bad("'" + Printable(part, kMaxTokenInMessage) + "' is not a number");
+    if (!(v[i] >= 0 && v[i] <= 1e6))
+      return bad("'" + Printable(part, kMaxTokenInMessage) + "' is outside 0..1000000");
     pos = end + 1;
   }
   HostCpuCost c;
@@ -568,7 +634,8 @@ bool SetHostCpu(Scenario& sc, const std::optional<HostCpuCost>& c) {
     return true;
   }
   if (!sc.rows.empty()) add(sc.rows);
-  if (std::find(sc.pct_rows.begin(), sc.pct_rows.end(), "write, s") != sc.pct_rows.end()) add(sc.pct_rows);
+  if (std::find(sc.pct_rows.begin(), sc.pct_rows.end(), "write, s") != sc.pct_rows.end())
+    add(sc.pct_rows);
   return true;
 }
 

@@ -1,6 +1,5 @@
 // Runs scenarios (scenario_runner.h).
 #include "swaplab/workload/scenario_runner.h"
-#include "swaplab/workload/temp_files.h"
 
 #include <unistd.h>
 
@@ -17,16 +16,22 @@
 #include "swaplab/area/io_engine.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/workload/image_step.h"
+#include "swaplab/workload/temp_files.h"
 
 namespace swaplab::workload {
 
 const char* Name(MetricKind k) {
   switch (k) {
-    case MetricKind::kCount: return "count";
-    case MetricKind::kModelledSeconds: return "modelled";
-    case MetricKind::kMeasuredSeconds: return "measured";
-    case MetricKind::kMeasuredRate: return "measured";
-    case MetricKind::kPercent: return "percent";
+    case MetricKind::kCount:
+      return "count";
+    case MetricKind::kModelledSeconds:
+      return "modelled";
+    case MetricKind::kMeasuredSeconds:
+      return "measured";
+    case MetricKind::kMeasuredRate:
+      return "measured";
+    case MetricKind::kPercent:
+      return "percent";
   }
   return "?";
 }
@@ -62,7 +67,11 @@ class Job {
   // `file`: the scenario's real swap file for device 0 (formatted once by
   // RunScenario; the reader restores its signature after every image).
   Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file, bool structural)
-      : sc_(sc), v_(v), rep_(rep), file_(file), structural_(structural && !sc.devices[0].real_file) {}
+      : sc_(sc),
+        v_(v),
+        rep_(rep),
+        file_(file),
+        structural_(structural && !sc.devices[0].real_file) {}
 
   Result<Sample> Run() {
     alloc::SystemOptions so;
@@ -75,11 +84,14 @@ class Job {
     Workload w(*sys_, sc_.seed + static_cast<uint64_t>(rep_));
     Sample unused;
     for (size_t i = 0; i < sc_.aging.size(); ++i) {
-      if (Status st = RunStep(w, sc_.aging[i], "$.aging[" + std::to_string(i) + "]", &unused); !st.ok()) return st;
+      if (Status st = RunStep(w, sc_.aging[i], "$.aging[" + std::to_string(i) + "]", &unused);
+          !st.ok())
+        return st;
     }
     Sample out;
     for (size_t i = 0; i < sc_.measured.size(); ++i) {
-      if (Status st = RunStep(w, sc_.measured[i], "$.measured[" + std::to_string(i) + "]", &out); !st.ok())
+      if (Status st = RunStep(w, sc_.measured[i], "$.measured[" + std::to_string(i) + "]", &out);
+          !st.ok())
         return st;
     }
     return out;
@@ -101,7 +113,8 @@ class Job {
     o.bdev = 0x800 + i;
     if (i == 0 && v_.source == hibernate::SlotSourceKind::kReserve) {
       for (const Step& s : sc_.measured) {
-        if (auto* im = std::get_if<ImageStepSpec>(&s)) o.hibernation_reserve_pages = ImageStepSlots(*im);
+        if (auto* im = std::get_if<ImageStepSpec>(&s))
+          o.hibernation_reserve_pages = ImageStepSlots(*im);
       }
     }
     if (i == 0) {
@@ -128,7 +141,8 @@ class Job {
 
   // Swap-out counts per mTHP size over one step (sysfs stats/swpout and
   // swpout_fallback of each hugepages-<size> directory).
-  void MthpCounters(const alloc::SwapCounters& before, const std::vector<SizeWeight>& mix, Sample* out) {
+  void MthpCounters(const alloc::SwapCounters& before, const std::vector<SizeWeight>& mix,
+                    Sample* out) {
     const alloc::SwapCounters after = sys_->counters();
     std::vector<int> orders;
     for (const auto& s : mix) orders.push_back(OrderOfPages(s.pages));
@@ -140,7 +154,8 @@ class Job {
       out->Add(SizeName(o) + " swpout", sw, MetricKind::kCount);
       if (o == 0) continue;
       out->Add(SizeName(o) + " swpout_fallback", fb, MetricKind::kCount);
-      out->Add(SizeName(o) + " failure rate %", sw + fb > 0 ? 100.0 * fb / (sw + fb) : 0, MetricKind::kPercent);
+      out->Add(SizeName(o) + " failure rate %", sw + fb > 0 ? 100.0 * fb / (sw + fb) : 0,
+               MetricKind::kPercent);
     }
   }
 
@@ -148,7 +163,8 @@ class Job {
     const int threads = v_.threads;
     std::vector<std::unique_ptr<Workload>> ws;
     for (int t = 0; t < threads; ++t)
-      ws.push_back(std::make_unique<Workload>(*sys_, sc_.seed * 1000 + static_cast<uint64_t>(rep_ * 16 + t)));
+      ws.push_back(std::make_unique<Workload>(
+          *sys_, sc_.seed * 1000 + static_cast<uint64_t>(rep_ * 16 + t)));
     std::vector<Result<UsememResult>> res(threads, Status(-EINTR, "not run"));
     const auto t0 = Clock::now();
     std::vector<std::thread> th;
@@ -167,7 +183,8 @@ class Job {
       ops += r->swapouts + r->swapins;
       outs += r->swapouts;
     }
-    out->Add("throughput, allocator ops/s", secs > 0 ? static_cast<double>(ops) / secs : 0, MetricKind::kMeasuredRate);
+    out->Add("throughput, allocator ops/s", secs > 0 ? static_cast<double>(ops) / secs : 0,
+             MetricKind::kMeasuredRate);
     out->Add("swap-outs", static_cast<double>(outs), MetricKind::kCount);
     return Status::Ok();
   }
@@ -179,8 +196,10 @@ class Job {
       out->Add("allocations per device switch", rot->mean_stretch, MetricKind::kCount);
       uint64_t total = 0;
       for (uint64_t d : rot->per_device) total += d;
-      out->Add("share on device 0 %", total ? 100.0 * static_cast<double>(rot->per_device[0]) / static_cast<double>(total) : 0,
-               MetricKind::kPercent);
+      out->Add(
+          "share on device 0 %",
+          total ? 100.0 * static_cast<double>(rot->per_device[0]) / static_cast<double>(total) : 0,
+          MetricKind::kPercent);
     }
     return rot.status();
   }
@@ -199,7 +218,8 @@ class Job {
     is.structural = structural_;
     auto r = WriteReadImage(*sys_, type0_, *engine_, is);
     if (r.ok()) {
-      const MetricKind sec = r->modelled ? MetricKind::kModelledSeconds : MetricKind::kMeasuredSeconds;
+      const MetricKind sec =
+          r->modelled ? MetricKind::kModelledSeconds : MetricKind::kMeasuredSeconds;
       out->Add("write, s", r->write_s, sec);
       if (im.read) out->Add("read, s", r->read_s, sec);
       out->Add("runs", static_cast<double>(r->runs), MetricKind::kCount);
@@ -209,8 +229,11 @@ class Job {
       out->Add("single-slot fallbacks", static_cast<double>(r->fallback_slots), MetricKind::kCount);
       out->Add("allocator calls", static_cast<double>(r->alloc_calls), MetricKind::kCount);
       if (sc_.host_cpu && r->modelled) {
-        out->Add("write + host CPU, s", r->WriteWithHostCpu(*sc_.host_cpu), MetricKind::kModelledSeconds);
-        if (im.read) out->Add("read + host CPU, s", r->ReadWithHostCpu(*sc_.host_cpu), MetricKind::kModelledSeconds);
+        out->Add("write + host CPU, s", r->WriteWithHostCpu(*sc_.host_cpu),
+                 MetricKind::kModelledSeconds);
+        if (im.read)
+          out->Add("read + host CPU, s", r->ReadWithHostCpu(*sc_.host_cpu),
+                   MetricKind::kModelledSeconds);
       }
     }
     return r.status();
@@ -218,26 +241,28 @@ class Job {
 
   Status RunStep(Workload& w, const Step& step, const std::string& path, Sample* out) {
     const alloc::SwapCounters before = sys_->counters();
-    const Status st = std::visit(
-        Overloaded{
-            [&](const FillFreeSpec& f) { return FillFree(w, f).status(); },
-            [&](const HolesSpec& h) { return Holes(w, h).status(); },
-            [&](const MthpSpec& m) {
-              Status s = MthpMix(w, m).status();
-              if (s.ok()) MthpCounters(before, m.mix, out);
-              return s;
-            },
-            [&](const ChurnSpec& c) {
-              Status s = BuildChurn(w, c).status();
-              if (s.ok()) MthpCounters(before, c.mix, out);
-              return s;
-            },
-            [&](const UsememStepSpec& u) { return RunUsemem(u, out); },
-            [&](const RotationStepSpec& r) { return RunRotation(w, r, out); },
-            [&](const ImageStepSpec& im) { return RunImage(im, out); },
-        },
-        step);
-    if (!st.ok()) return Status(st.code(), v_.label + " rep " + std::to_string(rep_) + ": " + Where(path, step, st));
+    const Status st =
+        std::visit(Overloaded{
+                       [&](const FillFreeSpec& f) { return FillFree(w, f).status(); },
+                       [&](const HolesSpec& h) { return Holes(w, h).status(); },
+                       [&](const MthpSpec& m) {
+                         Status s = MthpMix(w, m).status();
+                         if (s.ok()) MthpCounters(before, m.mix, out);
+                         return s;
+                       },
+                       [&](const ChurnSpec& c) {
+                         Status s = BuildChurn(w, c).status();
+                         if (s.ok()) MthpCounters(before, c.mix, out);
+                         return s;
+                       },
+                       [&](const UsememStepSpec& u) { return RunUsemem(u, out); },
+                       [&](const RotationStepSpec& r) { return RunRotation(w, r, out); },
+                       [&](const ImageStepSpec& im) { return RunImage(im, out); },
+                   },
+                   step);
+    if (!st.ok())
+      return Status(st.code(),
+                    v_.label + " rep " + std::to_string(rep_) + ": " + Where(path, step, st));
     return Status::Ok();
   }
 
@@ -263,7 +288,8 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
   };
   std::vector<Slot> jobs;
   for (int r = 0; r < sc.repetitions; ++r)  // interleaved: rep-major
-    for (size_t v = 0; v < sc.variants.size(); ++v) jobs.push_back(Slot{v, r, Status(-EINTR, "not run"), Sample{}});
+    for (size_t v = 0; v < sc.variants.size(); ++v)
+      jobs.push_back(Slot{v, r, Status(-EINTR, "not run"), Sample{}});
   // A real swap file for the jobs: labelled, and removed on every exit
   // path but SIGKILL (then `swaplab kernel cleanup` finds it).
   std::optional<TempFile> temp;
@@ -283,8 +309,8 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
       Slot& s = jobs[i];
       if (o.progress) {
         std::lock_guard<std::mutex> g(mu);
-        o.progress(sc.name + ": " + sc.variants[s.variant].label + " rep " + std::to_string(s.rep + 1) + "/" +
-                   std::to_string(sc.repetitions));
+        o.progress(sc.name + ": " + sc.variants[s.variant].label + " rep " +
+                   std::to_string(s.rep + 1) + "/" + std::to_string(sc.repetitions));
       }
       auto r = Job(sc, sc.variants[s.variant], s.rep, file_path, o.structural).Run();
       s.status = r.status();
@@ -292,7 +318,9 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
     }
   };
   // One real swap file is shared by the jobs: never two at once.
-  const int n = sc.parallel && !sc.devices[0].real_file ? std::max(1, std::min<int>(o.jobs, static_cast<int>(jobs.size()))) : 1;
+  const int n = sc.parallel && !sc.devices[0].real_file
+                    ? std::max(1, std::min<int>(o.jobs, static_cast<int>(jobs.size())))
+                    : 1;
   std::vector<std::thread> th;
   for (int t = 1; t < n; ++t) th.emplace_back(worker);
   worker();

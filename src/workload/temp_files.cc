@@ -1,4 +1,4 @@
-// Temporary areas removed on every exit path but SIGKILL (issue 11).
+// Temporary areas removed on every exit path but SIGKILL.
 #include "swaplab/workload/temp_files.h"
 
 #include <signal.h>
@@ -28,7 +28,8 @@ void OnSignal(int sig) {
 std::string Clean(const std::string& s) {
   std::string out;
   for (char c : s.substr(0, 64)) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
     out += ok ? c : '_';
   }
   return out;

@@ -13,16 +13,26 @@ namespace swaplab::workload {
 
 const char* Name(TraceOp op) {
   switch (op) {
-    case TraceOp::kSwapon: return "swapon";
-    case TraceOp::kSwapoff: return "swapoff";
-    case TraceOp::kAlloc: return "alloc";
-    case TraceOp::kFree: return "free";
-    case TraceOp::kCache: return "cache";
-    case TraceOp::kDropCache: return "drop-cache";
-    case TraceOp::kDup: return "dup";
-    case TraceOp::kSuspendStorage: return "suspend-storage";
-    case TraceOp::kResumeStorage: return "resume-storage";
-    case TraceOp::kExpect: return "expect";
+    case TraceOp::kSwapon:
+      return "swapon";
+    case TraceOp::kSwapoff:
+      return "swapoff";
+    case TraceOp::kAlloc:
+      return "alloc";
+    case TraceOp::kFree:
+      return "free";
+    case TraceOp::kCache:
+      return "cache";
+    case TraceOp::kDropCache:
+      return "drop-cache";
+    case TraceOp::kDup:
+      return "dup";
+    case TraceOp::kSuspendStorage:
+      return "suspend-storage";
+    case TraceOp::kResumeStorage:
+      return "resume-storage";
+    case TraceOp::kExpect:
+      return "expect";
   }
   return "?";
 }
@@ -78,8 +88,10 @@ bool ReadLine(std::istream& in, std::string* out, size_t max, bool* too_long) {
     }
     any = true;
     if (c == '\n') return true;
-    if (out->size() < max) out->push_back(static_cast<char>(c));
-    else *too_long = true;
+    if (out->size() < max)
+      out->push_back(static_cast<char>(c));
+    else
+      *too_long = true;
   }
 }
 
@@ -122,8 +134,8 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
     // Untrusted text in a message: cut and escaped.
     auto q = [](std::string_view t) { return "'" + Printable(t, kMaxTokenInMessage) + "'"; };
     if (too_long)
-      return where("line longer than the limit of " + std::to_string(kMaxTraceLineBytes) + " bytes, starting " +
-                   q(raw));
+      return where("line longer than the limit of " + std::to_string(kMaxTraceLineBytes) +
+                   " bytes, starting " + q(raw));
     std::string_view text(raw);
     if (auto hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
     Split(text, &words);
@@ -165,47 +177,60 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
       int64_t v = 0;
       const auto [p, ec] = std::from_chars(val.data(), val.data() + val.size(), v);
       if (ec == std::errc::result_out_of_range && !val.empty() && val[0] != '-')
-        return where("field '" + std::string(key) + "' " + q(val) + " is above the limit of 2^63-1");
+        return where("field '" + std::string(key) + "' " + q(val) +
+                     " is above the limit of 2^63-1");
       if (ec != std::errc() || p != val.data() + val.size() || v < 0)
-        return where("field '" + std::string(key) + "' needs a non-negative integer, got " + q(val));
+        return where("field '" + std::string(key) + "' needs a non-negative integer, got " +
+                     q(val));
       const auto u = static_cast<uint64_t>(v);
       auto flag = [&](bool* b) -> Status {
-        if (u > 1) return where("field '" + std::string(key) + "' is 0 or 1, got " + std::to_string(u));
+        if (u > 1)
+          return where("field '" + std::string(key) + "' is 0 or 1, got " + std::to_string(u));
         *b = u == 1;
         return Status::Ok();
       };
       Status st;
-      if (key == "dev") r.dev = u;
+      if (key == "dev")
+        r.dev = u;
       else if (key == "pages") {
         if (u > kMaxTracePages)
-          return where("pages " + std::to_string(u) + " is above the limit of 2^32 (" + std::to_string(kMaxTracePages) +
-                       ") pages, the largest swap area");
+          return where("pages " + std::to_string(u) + " is above the limit of 2^32 (" +
+                       std::to_string(kMaxTracePages) + ") pages, the largest swap area");
         r.pages = u;
-      } else if (key == "ssd") st = flag(&r.ssd);
-      else if (key == "blkdev") st = flag(&r.blkdev);
-      else if (key == "discard") st = flag(&r.discard);
+      } else if (key == "ssd")
+        st = flag(&r.ssd);
+      else if (key == "blkdev")
+        st = flag(&r.blkdev);
+      else if (key == "discard")
+        st = flag(&r.discard);
       else if (key == "prio") {
         if (u > 32767) return where("prio " + std::to_string(u) + " is outside 0..32767");
         r.prio = static_cast<int>(u);
-      } else if (key == "folio") r.folio = u;
+      } else if (key == "folio")
+        r.folio = u;
       else if (key == "order") {
         if (u > 15) return where("order " + std::to_string(u) + " is outside 0..15");
         r.order = static_cast<int>(u);
       } else if (key == "cpu") {
         if (u > 1023) return where("cpu " + std::to_string(u) + " is outside 0..1023");
         r.cpu = static_cast<int>(u);
-      } else if (key == "page") r.page = u;
+      } else if (key == "page")
+        r.page = u;
       else if (key == "n") {
         if (u == 0) return where("n must be at least 1");
         r.n = u;
-      } else if (key == "offset") r.offset = u;
+      } else if (key == "offset")
+        r.offset = u;
       if (!st.ok()) return st;
     }
     std::string_view missing;
     ForEachKey(spec->required, [&](std::string_view k) {
-      if (missing.empty() && std::find(seen.begin(), seen.begin() + nr_seen, k) == seen.begin() + nr_seen) missing = k;
+      if (missing.empty() &&
+          std::find(seen.begin(), seen.begin() + nr_seen, k) == seen.begin() + nr_seen)
+        missing = k;
     });
-    if (!missing.empty()) return where("'" + std::string(words[0]) + "' needs field '" + std::string(missing) + "'");
+    if (!missing.empty())
+      return where("'" + std::string(words[0]) + "' needs field '" + std::string(missing) + "'");
     *rec = r;
     return true;
   }
@@ -236,7 +261,9 @@ std::string FormatRecord(const TraceRecord& r) {
       field("discard", int{r.discard});
       if (r.prio) field("prio", *r.prio);
       break;
-    case TraceOp::kSwapoff: field("dev", r.dev); break;
+    case TraceOp::kSwapoff:
+      field("dev", r.dev);
+      break;
     case TraceOp::kAlloc:
       field("folio", *r.folio);
       field("order", r.order);
@@ -251,9 +278,12 @@ std::string FormatRecord(const TraceRecord& r) {
     case TraceOp::kDropCache:
       if (r.folio) field("folio", *r.folio);
       break;
-    case TraceOp::kDup: field("folio", *r.folio); break;
+    case TraceOp::kDup:
+      field("folio", *r.folio);
+      break;
     case TraceOp::kSuspendStorage:
-    case TraceOp::kResumeStorage: break;
+    case TraceOp::kResumeStorage:
+      break;
     case TraceOp::kExpect:
       field("folio", *r.folio);
       if (r.page != 0) field("page", r.page);

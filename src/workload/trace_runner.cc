@@ -96,10 +96,16 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       devs_[r.dev] = *t;
       return Status::Ok();
     }
-    case TraceOp::kSwapoff: return DoSwapoff(r, where);
-    case TraceOp::kAlloc: return DoAlloc(r, where);
-    case TraceOp::kSuspendStorage: sys_.SetStorageSuspended(true); return Status::Ok();
-    case TraceOp::kResumeStorage: sys_.SetStorageSuspended(false); return Status::Ok();
+    case TraceOp::kSwapoff:
+      return DoSwapoff(r, where);
+    case TraceOp::kAlloc:
+      return DoAlloc(r, where);
+    case TraceOp::kSuspendStorage:
+      sys_.SetStorageSuspended(true);
+      return Status::Ok();
+    case TraceOp::kResumeStorage:
+      sys_.SetStorageSuspended(false);
+      return Status::Ok();
     case TraceOp::kDropCache: {
       if (r.folio) {
         auto it = folios_.find(*r.folio);
@@ -116,7 +122,8 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       for (uint64_t id : ids) ForgetIfDone(id);
       return Status::Ok();
     }
-    default: break;
+    default:
+      break;
   }
   auto it = folios_.find(*r.folio);
   if (it == folios_.end()) {
@@ -135,17 +142,20 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       ForgetIfDone(it);
       return st;
     }
-    case TraceOp::kCache: return DoCache(r, f, where);
+    case TraceOp::kCache:
+      return DoCache(r, f, where);
     case TraceOp::kDup:
       for (Page& p : f.pages) {
         if (p.refs == 0 || p.in_memory) continue;  // only swapped-out pages
-        if (Status st = sys_.SwapDupEntryDirect(p.slot); !st.ok()) return At(where, st.ToString(), st.code());
+        if (Status st = sys_.SwapDupEntryDirect(p.slot); !st.ok())
+          return At(where, st.ToString(), st.code());
         ++p.refs;
       }
       return Status::Ok();
     case TraceOp::kExpect: {
       if (r.page >= f.pages.size())
-        return At(where, "page " + std::to_string(r.page) + " is outside folio " + std::to_string(*r.folio));
+        return At(where, "page " + std::to_string(r.page) + " is outside folio " +
+                             std::to_string(*r.folio));
       ++sum_.expected;
       const Page& p = f.pages[r.page];
       auto dev = devs_.find(r.dev);
@@ -156,16 +166,19 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       } else if (sum_.disagreements.size() < keep_) {
         std::string got = "not in swap";
         if (p.slot.valid()) {
-          got = "offset " + std::to_string(p.slot.offset) + " on device type " + std::to_string(p.slot.type);
+          got = "offset " + std::to_string(p.slot.offset) + " on device type " +
+                std::to_string(p.slot.type);
           for (auto& [id, t] : devs_) {
-            if (t == p.slot.type) got = "dev " + std::to_string(id) + " offset " + std::to_string(p.slot.offset);
+            if (t == p.slot.type)
+              got = "dev " + std::to_string(id) + " offset " + std::to_string(p.slot.offset);
           }
         }
         sum_.disagreements.push_back({r.line, *r.folio, r.page, r.dev, r.offset, got});
       }
       return Status::Ok();
     }
-    default: return Status::Ok();
+    default:
+      return Status::Ok();
   }
 }
 
@@ -174,7 +187,8 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
 // the folio stays in the swap cache, clean and unmapped.
 Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   if (folios_.count(*r.folio))
-    return At(where, "folio " + std::to_string(*r.folio) + " is still live (allocated at an earlier line)");
+    return At(where, "folio " + std::to_string(*r.folio) +
+                         " is still live (allocated at an earlier line)");
   if (r.cpu >= sys_.options().nr_cpus)
     return At(where, "cpu " + std::to_string(r.cpu) + " but the model has " +
                          std::to_string(sys_.options().nr_cpus) + " CPUs (--cpus)");
@@ -256,7 +270,8 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
     if (p.in_memory) {  // a present page: unmapped; its swap cache may go
       p.in_memory = false;
       if (p.cache && p.cache->in_swap_cache() &&
-          std::find(touched_in_memory.begin(), touched_in_memory.end(), p.cache) == touched_in_memory.end())
+          std::find(touched_in_memory.begin(), touched_in_memory.end(), p.cache) ==
+              touched_in_memory.end())
         touched_in_memory.push_back(p.cache);
       ++i;
       continue;
@@ -270,9 +285,11 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
     while (j < first + count && !f.pages[j].in_memory && f.pages[j].refs > 0 &&
            f.pages[j].slot.type == p.slot.type &&
            f.pages[j].slot.offset == f.pages[j - 1].slot.offset + 1 &&
-           (f.pages[j].slot.offset >> sys_.options().cluster_shift) == (p.slot.offset >> sys_.options().cluster_shift))
+           (f.pages[j].slot.offset >> sys_.options().cluster_shift) ==
+               (p.slot.offset >> sys_.options().cluster_shift))
       ++j;
-    if (Status st = sys_.SwapPutEntriesDirect(p.slot, j - i); !st.ok()) return At(where, st.ToString(), st.code());
+    if (Status st = sys_.SwapPutEntriesDirect(p.slot, j - i); !st.ok())
+      return At(where, st.ToString(), st.code());
     for (uint64_t k = i; k < j; ++k) --f.pages[k].refs;
     i = j;
   }
@@ -299,12 +316,14 @@ Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where)
     if (cf == nullptr || !cf->in_swap_cache()) {
       cf = NewFolio(0);
       FolioLockGuard g(*cf);
-      if (Status st = sys_.SwapCacheAddFolio(*cf, p.slot); !st.ok()) return At(where, st.ToString(), st.code());
+      if (Status st = sys_.SwapCacheAddFolio(*cf, p.slot); !st.ok())
+        return At(where, st.ToString(), st.code());
       p.cache = cf;
     }
     FolioLockGuard g(*cf);
     const int page_in_folio = static_cast<int>(p.slot.offset - cf->swap().offset);
-    if (Status st = sys_.FolioPutSwap(*cf, page_in_folio); !st.ok()) return At(where, st.ToString(), st.code());
+    if (Status st = sys_.FolioPutSwap(*cf, page_in_folio); !st.ok())
+      return At(where, st.ToString(), st.code());
     cf->mapped = true;
     --p.refs;
     p.in_memory = true;
@@ -358,10 +377,12 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
       // try_to_unuse: every reference (this mapping's and forked ones) is
       // turned into a present page.
       while (p.refs > 0) {
-        if (Status st = sys_.SwapPutEntriesDirect(p.slot, 1); !st.ok()) return At(where, st.ToString(), st.code());
+        if (Status st = sys_.SwapPutEntriesDirect(p.slot, 1); !st.ok())
+          return At(where, st.ToString(), st.code());
         --p.refs;
       }
-      if (p.cache && std::find(caches.begin(), caches.end(), p.cache) == caches.end()) caches.push_back(p.cache);
+      if (p.cache && std::find(caches.begin(), caches.end(), p.cache) == caches.end())
+        caches.push_back(p.cache);
     }
     for (Folio* cf : caches) {
       FolioLockGuard g(*cf);

@@ -159,16 +159,16 @@ TEST(Alloc_2_4, PmdOrderOnlyFromFreeList) {
 TEST(Alloc_2_4, Order0StealsFromHigherOrders) {
   Harness h(Options(4, 4));
   const int t = h.On(Dev("a", 48));
-  for (int i = 0; i < 15; ++i) h.SwapOut(0, 0);  // cluster 0 full
-  for (int i = 0; i < 4; ++i) h.SwapOut(1, 2);   // cluster 1: 16..31, order 2
-  EXPECT_EQ(h.SwapOut(2, 1).offset, 32u);         // cluster 2, order 1
+  for (int i = 0; i < 15; ++i) h.SwapOut(0, 0);        // cluster 0 full
+  for (int i = 0; i < 4; ++i) h.SwapOut(1, 2);         // cluster 1: 16..31, order 2
+  EXPECT_EQ(h.SwapOut(2, 1).offset, 32u);              // cluster 2, order 1
   EXPECT_TRUE(h.PutDirect(SwapEntry{t, 20}, 4).ok());  // cluster 1 → nonfull[2]
   EXPECT_EQ(h.L(t, ListId::kNonfull, 2), (Offs{1}));
   EXPECT_EQ(h.L(t, ListId::kFrag, 1), (Offs{2}));
   ASSERT_TRUE(h.sys.vm_swap_full());
   // frag[1] is tried before nonfull[2].
   EXPECT_EQ(h.Off(3, 0), 34u);
-  EXPECT_EQ(h.Cl(t, 2).order, 1);  // order-0 use does not change the order
+  EXPECT_EQ(h.Cl(t, 2).order, 1);               // order-0 use does not change the order
   EXPECT_EQ(h.L(t, ListId::kFull), (Offs{0}));  // reclaim freed nothing, relocated
   for (uint64_t want = 35; want < 48; ++want) ASSERT_EQ(h.Off(3, 0), want);
   EXPECT_EQ(h.Cl(t, 2).flag, ClusterFlag::kFull);

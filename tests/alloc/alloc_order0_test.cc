@@ -112,7 +112,7 @@ TEST(Alloc_2_6, ScanIsForwardOnly) {
   EXPECT_EQ(h.Cl(t, 0).flag, ClusterFlag::kNonfull);
   EXPECT_EQ(h.L(t, ListId::kNonfull, 0), (Offs{0}));
   EXPECT_EQ(h.sys.Hint(0, 0).offset, 6u);
-  EXPECT_EQ(h.Off(0), 6u);  // forward from the hint, not 3
+  EXPECT_EQ(h.Off(0), 6u);                         // forward from the hint, not 3
   EXPECT_EQ(h.Cl(t, 0).flag, ClusterFlag::kFrag);  // partial after commit → frag[0]
   EXPECT_EQ(h.sys.Hint(0, 0).offset, 7u);
   // CPU 1: slow path; nonfull[0] and free are empty; frag[0] one cluster,
@@ -180,7 +180,7 @@ TEST(Alloc_1_6, HintNotResetByNonSsdAllocation) {
   h.FreeCacheOnly(*f[3]);  // H:4 free again
   EXPECT_EQ(h.Ent(1), (SwapEntry{H, 4}));
   EXPECT_EQ(h.sys.Hint(0, 0).type, Lo);  // CPU 1's non-SSD allocation left CPU 0 alone
-  h.FreeCacheOnly(*f[4]);  // H:5
+  h.FreeCacheOnly(*f[4]);                // H:5
   EXPECT_EQ(h.Ent(0), (SwapEntry{Lo, 2}));
   EXPECT_EQ(h.Ent(0), (SwapEntry{Lo, 3}));
   EXPECT_EQ(h.Dv(H).inuse, 14u);

@@ -12,11 +12,11 @@
 namespace swaplab::alloc::test {
 namespace {
 
-#define EXPECT_ERRNO_IN(status_expr, e1, e2)                                 \
-  do {                                                                       \
-    const ::swaplab::Status st2_ = (status_expr);                            \
+#define EXPECT_ERRNO_IN(status_expr, e1, e2)                                              \
+  do {                                                                                    \
+    const ::swaplab::Status st2_ = (status_expr);                                         \
     EXPECT_TRUE(st2_.code() == (e1) || st2_.code() == (e2)) << "got " << st2_.ToString(); \
-    EXPECT_FALSE(st2_.message().empty());                                    \
+    EXPECT_FALSE(st2_.message().empty());                                                 \
   } while (0)
 
 // A device of 64 pages with bad page 5, a cached order-1 folio with count

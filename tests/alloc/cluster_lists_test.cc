@@ -27,9 +27,9 @@ TEST(Lists_1_7, NoIsolatedClusterAtQuiescence) {
   for (size_t i = 0; i < e.size(); i += 3) ASSERT_TRUE(h.PutDirect(e[i]).ok());
   const DeviceInfo d = h.Dv(t);
   EXPECT_EQ(d.isolated_clusters, 0u);
-  EXPECT_EQ(d.free_clusters + d.nonfull_clusters + d.frag_clusters + d.full_clusters +
-                d.discard_clusters,
-            d.nr_clusters);
+  EXPECT_EQ(
+      d.free_clusters + d.nonfull_clusters + d.frag_clusters + d.full_clusters + d.discard_clusters,
+      d.nr_clusters);
   for (uint64_t c = 0; c < d.nr_clusters; ++c) EXPECT_NE(h.Cl(t, c).flag, ClusterFlag::kNone);
 }
 

@@ -121,7 +121,7 @@ TEST(Counters_7, ProcSwapsUsedIncludesCacheOnlyAndHibernation) {
   ASSERT_NE(h.AllocNew(0, 1), nullptr);                   // 2 cache-only
   ASSERT_TRUE(h.sys.AllocHibernationSlot(0, t).valid());  // 1
   ASSERT_INVARIANTS(h.sys);
-  ASSERT_TRUE(h.SwapOut(0).valid());                      // 1
+  ASSERT_TRUE(h.SwapOut(0).valid());  // 1
   const std::string ps = h.sys.ProcSwaps();
   std::istringstream in(ps);
   std::string line;

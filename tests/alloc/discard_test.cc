@@ -191,7 +191,7 @@ TEST(Discard_10_2, OldPresetRestartsSearchAfterDiscard) {
 namespace swaplab::alloc::test {
 namespace {
 
-// A device whose discard fails at call `fail_at` (issue 11's fault sweep:
+// A device whose discard fails at call `fail_at` (the fault sweep:
 // every discard request failing in turn). The kernel ignores discard errors
 // (discard_swap_cluster()): whichever call fails, every slot comes back,
 // every emptied cluster ends FREE, the invariants hold.

@@ -92,7 +92,7 @@ TEST(Put_3_3, RangeSplitAtClusterBoundaries) {
   Harness h(Options(4, 1));
   const int t = h.On(Dev("a", 64));
   for (int i = 0; i < 40; ++i) ASSERT_TRUE(h.SwapOut(0).valid());  // 1..40
-  ASSERT_TRUE(h.PutDirect(SwapEntry{t, 28}, 8).ok());  // 28..31 | 32..35
+  ASSERT_TRUE(h.PutDirect(SwapEntry{t, 28}, 8).ok());              // 28..31 | 32..35
   for (uint64_t o = 28; o < 36; ++o) EXPECT_EQ(h.Sl(t, o).kind, SlotKind::kEmpty) << o;
   EXPECT_EQ(h.Cl(t, 1).count, 12u);
   EXPECT_EQ(h.Cl(t, 2).count, 5u);  // 36..40

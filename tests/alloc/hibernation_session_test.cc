@@ -150,7 +150,7 @@ TEST(HibSession_9_7, ReservationAtSwaponIsTheFirstRunAndIsNotAdvertised) {
   auto r = h.sys.AllocHibernationRun(0);
   EXPECT_EQ(r.first.offset, kCs);
   EXPECT_EQ(r.nr, 3 * kCs);
-  EXPECT_EQ(h.Dv(t).inuse, 0u);  // no accounting for the reserve
+  EXPECT_EQ(h.Dv(t).inuse, 0u);            // no accounting for the reserve
   auto r2 = h.sys.AllocHibernationRun(0);  // not suspended: a single slot
   EXPECT_EQ(r2.nr, 1u);
   ASSERT_TRUE(h.sys.FreeHibernationRun(r.first, r.nr).ok());  // left alone

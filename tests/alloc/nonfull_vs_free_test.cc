@@ -89,7 +89,7 @@ ChurnResult Churn(const Policy& policy, uint64_t seed, int steps) {
   };
   for (int step = 0; step < steps && !::testing::Test::HasFailure(); ++step) {
     const uint64_t used = h.Dv(t).inuse;
-    const bool below = used < pages * 60 / 100, above = used > pages * 95 / 100;
+    const bool below = used<pages * 60 / 100, above = used> pages * 95 / 100;
     const uint64_t dice = rng() % 100;
     if (!above && (below || dice < 50)) {
       const bool large = rng() % 100 < 50;

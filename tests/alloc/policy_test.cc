@@ -44,9 +44,11 @@ TEST(Policy_10, KnobsByName) {
   }
   std::vector<std::string> sorted = names;
   std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "a knob listed twice";
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end())
+      << "a knob listed twice";
   // The knobs the issue found unreachable from scenarios are in the table.
-  for (const char* n : {"split_tails_last_first", "default_prio_round_robin", "count_max", "slot_cache_batch"})
+  for (const char* n :
+       {"split_tails_last_first", "default_prio_round_robin", "count_max", "slot_cache_batch"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 
   Policy p = MustPreset("linux-6.18");
@@ -56,7 +58,8 @@ TEST(Policy_10, KnobsByName) {
   // Each knob set to another value shows it; set back, the policy is as before.
   for (const auto& k : knobs) {
     std::string other;
-    if (k.type == "bool") other = p.KnobValues()[&k - &knobs[0]].second == "true" ? "false" : "true";
+    if (k.type == "bool")
+      other = p.KnobValues()[&k - &knobs[0]].second == "true" ? "false" : "true";
     if (k.type == "int") other = std::to_string(k.min);
     if (k.type == "steps") other = "free,nonfull";
     const std::string was = p.KnobValues()[&k - &knobs[0]].second;
@@ -72,7 +75,8 @@ TEST(Policy_10, KnobsByName) {
   ASSERT_TRUE(p.Set("search", "nonfull,free,steal-higher").ok());
   EXPECT_EQ(p.search, (std::vector<S>{S::kNonfull, S::kFree, S::kStealHigher}));
   EXPECT_NE(p.Describe().find("count_max=63"), std::string::npos) << p.Describe();
-  EXPECT_NE(p.Describe().find("search=nonfull,free,steal-higher"), std::string::npos) << p.Describe();
+  EXPECT_NE(p.Describe().find("search=nonfull,free,steal-higher"), std::string::npos)
+      << p.Describe();
 
   const auto after = p.KnobValues();
   struct Bad {
@@ -80,10 +84,11 @@ TEST(Policy_10, KnobsByName) {
     const char* value;
     const char* says;
   };
-  for (const Bad& b : {Bad{"count_max", "256", "2..255"}, Bad{"count_max", "1", "2..255"},
-                       Bad{"count_max", "15x", "integer"}, Bad{"slot_cache", "yes", "true or false"},
-                       Bad{"search", "free,,nonfull", "unknown search step"}, Bad{"search", "", "unknown"},
-                       Bad{"no_such_knob", "1", "unknown knob 'no_such_knob'"}}) {
+  for (const Bad& b :
+       {Bad{"count_max", "256", "2..255"}, Bad{"count_max", "1", "2..255"},
+        Bad{"count_max", "15x", "integer"}, Bad{"slot_cache", "yes", "true or false"},
+        Bad{"search", "free,,nonfull", "unknown search step"}, Bad{"search", "", "unknown"},
+        Bad{"no_such_knob", "1", "unknown knob 'no_such_knob'"}}) {
     const Status st = p.Set(b.knob, b.value);
     ASSERT_FALSE(st.ok()) << b.knob << "=" << b.value;
     EXPECT_EQ(st.code(), -EINVAL);
@@ -101,7 +106,7 @@ TEST(Policy_10, KnobsByName) {
 // every device, frag clusters rotated (kFragAll), and discard devices
 // restarted the search after a synchronous discard.
 TEST(Policy_10_2, OldSearchOrder) {
-  const std::vector<S> old = {S::kFree, S::kReclaimFull, S::kNonfull,
+  const std::vector<S> old = {S::kFree,    S::kReclaimFull,        S::kNonfull,
                               S::kFragAll, S::kSyncDiscardRestart, S::kStealHigher};
   EXPECT_EQ(MustPreset("linux-6.14").search, old);
   EXPECT_EQ(MustPreset("linux-6.15").search, old);
@@ -111,7 +116,7 @@ TEST(Policy_10_2, OldSearchOrder) {
 // §2.4: the current search order (v6.18 and the mm tree).
 TEST(Policy_2_4, CurrentSearchOrder) {
   const std::vector<S> now = {S::kFreeIfDiscard, S::kNonfull, S::kFreeIfNotDiscard,
-                              S::kReclaimFull, S::kFragOne, S::kStealHigher};
+                              S::kReclaimFull,   S::kFragOne, S::kStealHigher};
   EXPECT_EQ(MustPreset("linux-6.18").search, now);
   EXPECT_EQ(MustPreset("mm-new").search, now);
   EXPECT_TRUE(MustPreset("linux-6.18").sync_discard_retry);

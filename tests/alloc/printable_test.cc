@@ -30,8 +30,10 @@ TEST(Printable, BackslashIsDoubled) { EXPECT_EQ(Printable("\\x1b"), "\\\\x1b"); 
 TEST(Printable, LongTextIsCutSayingHowMuchWasLeftOut) {
   const std::string big(10000, 'x');
   EXPECT_EQ(Printable(big, 64), std::string(64, 'x') + "… (9936 more bytes)");
-  EXPECT_EQ(Printable(big).size(), 256 + std::string("… (9744 more bytes)").size());  // default: 256 bytes
-  EXPECT_EQ(Printable(std::string(64, 'y'), 64), std::string(64, 'y'));  // exactly the limit: not cut
+  EXPECT_EQ(Printable(big).size(),
+            256 + std::string("… (9744 more bytes)").size());  // default: 256 bytes
+  EXPECT_EQ(Printable(std::string(64, 'y'), 64),
+            std::string(64, 'y'));  // exactly the limit: not cut
   // The limit counts input bytes; escapes may make the output longer.
   EXPECT_EQ(Printable(std::string(4, '\x01'), 2), "\\x01\\x01… (2 more bytes)");
 }

@@ -25,29 +25,29 @@ TEST(Reclaim_4_1, VmSwapFullPredicate) {
   EXPECT_EQ(h.sys.nr_swap_pages(), 16);
   EXPECT_FALSE(h.sys.vm_swap_full());  // 32 < 31 is false
   ASSERT_TRUE(h.SwapOut(0).valid());
-  EXPECT_TRUE(h.sys.vm_swap_full());   // 30 < 31
+  EXPECT_TRUE(h.sys.vm_swap_full());  // 30 < 31
 }
 
 // §4.2: +n reclaimed, −n kept, 0 no folio; each flag's condition.
 TEST(Reclaim_4_2, TryToReclaimSwapResults) {
   Harness h(Options(4, 1));
   const int t = h.On(Dev("a", 64));
-  Folio* f = h.AllocNew(0, 0);  // offset 1
+  Folio* f = h.AllocNew(0, 0);                               // offset 1
   EXPECT_EQ(h.Reclaim(SwapEntry{t, 9}, kReclaimAnyway), 0);  // EMPTY
   EXPECT_EQ(h.Reclaim(f->swap(), kReclaimUnmapped), -1);     // mapped
   EXPECT_EQ(h.Reclaim(f->swap(), kReclaimFull), -1);         // swap not full
   Set(*f, true, true);
-  EXPECT_EQ(h.Reclaim(f->swap(), kReclaimAnyway), -1);       // writeback
+  EXPECT_EQ(h.Reclaim(f->swap(), kReclaimAnyway), -1);  // writeback
   Set(*f, true, false);
   f->Lock();
   EXPECT_EQ(h.sys.TryToReclaimSwap(f->swap(), kReclaimAnyway), -1);  // locked
   f->Unlock();
   ASSERT_INVARIANTS(h.sys);
   h.sys.SetStorageSuspended(true);
-  EXPECT_EQ(h.Reclaim(f->swap(), kReclaimAnyway), -1);       // §4.6
+  EXPECT_EQ(h.Reclaim(f->swap(), kReclaimAnyway), -1);  // §4.6
   h.sys.SetStorageSuspended(false);
   ASSERT_TRUE(h.Dup(*f).ok());
-  EXPECT_EQ(h.Reclaim(f->swap(), kReclaimAnyway), -1);       // count > 0
+  EXPECT_EQ(h.Reclaim(f->swap(), kReclaimAnyway), -1);  // count > 0
   ASSERT_TRUE(h.Put(*f).ok());
   EXPECT_EQ(h.sys.counters().folios_reclaimed, 0u);
   EXPECT_EQ(h.Sl(t, 1).kind, SlotKind::kCached);
@@ -75,9 +75,7 @@ TEST(Reclaim_4_2, OffsetInsideLargeFolio) {
 // A 3-cluster device (47 slots) filled with cache-only folios, with the
 // deferred work held back (so the reclaim work of §4.4 does not run).
 struct CacheFilled {
-  explicit CacheFilled(uint64_t pages = 48) : h(Held()) {
-    t = h.On(Dev("a", pages));
-  }
+  explicit CacheFilled(uint64_t pages = 48) : h(Held()) { t = h.On(Dev("a", pages)); }
   static SystemOptions Held() {
     SystemOptions o = Options(4, 2);
     o.run_deferred_work_inline = false;

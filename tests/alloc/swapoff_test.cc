@@ -19,7 +19,7 @@ namespace {
 // while a reference was held, and it freed the clusters under it.)
 TEST(Swapoff_5_2, ReferenceCountSurvivesAFailedGetAcrossSwapon) {
   SwapDevice d;
-  EXPECT_FALSE(d.TryGet());  // dead until swapon
+  EXPECT_FALSE(d.TryGet());                         // dead until swapon
   d.users.fetch_add(1, std::memory_order_acquire);  // first half of a failing TryGet
   d.Revive();                                       // swapon's enable between the halves
   d.users.fetch_sub(1, std::memory_order_release);  // the second half
@@ -31,7 +31,7 @@ TEST(Swapoff_5_2, ReferenceCountSurvivesAFailedGetAcrossSwapon) {
     killed.store(true);
   });
   while (d.users.load() < kDeadRef) std::this_thread::yield();  // killed
-  EXPECT_FALSE(d.TryGet());  // no new reference once killed
+  EXPECT_FALSE(d.TryGet());                                     // no new reference once killed
   for (int i = 0; i < 100; ++i) std::this_thread::yield();
   EXPECT_FALSE(killed.load());  // the kill waits for the held reference
   d.Put();
@@ -96,7 +96,7 @@ TEST(Swapoff_5_2, UnuseBringsEverythingBack) {
       EXPECT_EQ(h.sys.avail_devices(), (std::vector<int>{other}));
       EXPECT_EQ(h.sys.active_devices(), (std::vector<int>{other}));
       EXPECT_NE(h.sys.ProcSwaps().find("/dev/swapA"), std::string::npos);  // §5.2 last para
-      EXPECT_EQ(h.sys.CountSwapPages(t, false), 0u);  // not WRITEOK
+      EXPECT_EQ(h.sys.CountSwapPages(t, false), 0u);                       // not WRITEOK
       EXPECT_EQ(h.sys.SwapdevBlock(t, 1), 0u);
     }
     drop(e);

@@ -15,9 +15,9 @@ TEST(Swapon_5_1, ClusterSetupSmallClusters) {
   ASSERT_INVARIANTS(h.sys);
   const DeviceInfo d = h.Dv(t);
   EXPECT_EQ(d.max, 100u);
-  EXPECT_EQ(d.pages, 99u);        // max − header
+  EXPECT_EQ(d.pages, 99u);  // max − header
   EXPECT_EQ(d.inuse, 0u);
-  EXPECT_EQ(d.nr_clusters, 7u);   // ceil(100 / 16)
+  EXPECT_EQ(d.nr_clusters, 7u);  // ceil(100 / 16)
   EXPECT_TRUE(d.writeok);
   EXPECT_TRUE(d.on_avail_list);
   EXPECT_EQ(d.free_clusters, 5u);
@@ -33,7 +33,7 @@ TEST(Swapon_5_1, ClusterSetupSmallClusters) {
   EXPECT_TRUE(c0.has_table);  // §1.5: clusters with bad slots get a table at swapon
   EXPECT_EQ(c0.order, 0);
   EXPECT_EQ(c6.flag, ClusterFlag::kNonfull);
-  EXPECT_EQ(c6.count, 12u);   // [100, 112) are BAD
+  EXPECT_EQ(c6.count, 12u);  // [100, 112) are BAD
   EXPECT_TRUE(c6.has_table);
   EXPECT_EQ(c1.flag, ClusterFlag::kFree);
   EXPECT_EQ(c1.count, 0u);
@@ -154,8 +154,8 @@ TEST(Swapon_5_1, DiscardFlags) {
     bool supported, page, area;
   };
   const Case cases[] = {
-      {DiscardMode::kNone, true, false, false}, {DiscardMode::kOnce, true, false, true},
-      {DiscardMode::kPages, true, true, false}, {DiscardMode::kBoth, true, true, true},
+      {DiscardMode::kNone, true, false, false},  {DiscardMode::kOnce, true, false, true},
+      {DiscardMode::kPages, true, true, false},  {DiscardMode::kBoth, true, true, true},
       {DiscardMode::kBoth, false, false, false},
   };
   Harness h(Options(4));

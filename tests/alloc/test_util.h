@@ -25,25 +25,25 @@
 #include "swaplab/alloc/types.h"
 
 // Fatal check of every §8 invariant; prints the broken one.
-#define ASSERT_INVARIANTS(sys)                                               \
-  do {                                                                       \
-    const ::swaplab::alloc::InvariantReport inv_report_ = (sys).CheckInvariants(); \
+#define ASSERT_INVARIANTS(sys)                                                       \
+  do {                                                                               \
+    const ::swaplab::alloc::InvariantReport inv_report_ = (sys).CheckInvariants();   \
     ASSERT_TRUE(inv_report_.ok()) << "invariant broken: " << inv_report_.ToString(); \
   } while (0)
 
 // Non-fatal variant (for helpers returning values).
-#define EXPECT_INVARIANTS(sys)                                               \
-  do {                                                                       \
-    const ::swaplab::alloc::InvariantReport inv_report_ = (sys).CheckInvariants(); \
+#define EXPECT_INVARIANTS(sys)                                                       \
+  do {                                                                               \
+    const ::swaplab::alloc::InvariantReport inv_report_ = (sys).CheckInvariants();   \
     EXPECT_TRUE(inv_report_.ok()) << "invariant broken: " << inv_report_.ToString(); \
   } while (0)
 
 // `status` is an error with exactly `code` and a non-empty message.
-#define EXPECT_ERRNO(status_expr, want_errno)                                      \
-  do {                                                                       \
-    const ::swaplab::Status st_ = (status_expr);                             \
-    EXPECT_EQ(st_.code(), (want_errno)) << "got " << st_.ToString();               \
-    EXPECT_FALSE(st_.message().empty()) << "error without a message";        \
+#define EXPECT_ERRNO(status_expr, want_errno)                         \
+  do {                                                                \
+    const ::swaplab::Status st_ = (status_expr);                      \
+    EXPECT_EQ(st_.code(), (want_errno)) << "got " << st_.ToString();  \
+    EXPECT_FALSE(st_.message().empty()) << "error without a message"; \
   } while (0)
 
 namespace swaplab::alloc::test {
@@ -59,9 +59,8 @@ using ::swaplab::Status;
 inline Policy PrimaryPolicy() {
   Policy p;
   p.name = "primary-tree";
-  p.search = {SearchStep::kFreeIfDiscard, SearchStep::kNonfull,
-              SearchStep::kFreeIfNotDiscard, SearchStep::kReclaimFull,
-              SearchStep::kFragOne, SearchStep::kStealHigher};
+  p.search = {SearchStep::kFreeIfDiscard, SearchStep::kNonfull, SearchStep::kFreeIfNotDiscard,
+              SearchStep::kReclaimFull,   SearchStep::kFragOne, SearchStep::kStealHigher};
   p.sync_discard_retry = true;
   p.slot_cache = false;
   p.percpu_hint_per_device = false;
@@ -130,7 +129,8 @@ inline std::string Snapshot(const SwapSystem& sys) {
   for (int cpu = 0; cpu < sys.options().nr_cpus; ++cpu)
     for (int k = 0; k < nr_orders; ++k) {
       const PerCpuHint h = sys.Hint(cpu, k);
-      if (h.type >= 0 || h.offset) os << "hint[" << cpu << "][" << k << "]=" << h.type << ":" << h.offset << "\n";
+      if (h.type >= 0 || h.offset)
+        os << "hint[" << cpu << "][" << k << "]=" << h.type << ":" << h.offset << "\n";
     }
   for (int t = 0; t < kMaxSwapfiles; ++t) {
     auto d = sys.Device(t);
@@ -139,16 +139,20 @@ inline std::string Snapshot(const SwapSystem& sys) {
     os << "dev " << i.type << " " << i.name << " max=" << i.max << " pages=" << i.pages
        << " inuse=" << i.inuse << " prio=" << i.prio << " ssd=" << i.ssd << " blk=" << i.blkdev
        << " wok=" << i.writeok << " avail=" << i.on_avail_list << " pd=" << i.page_discard
-       << " ad=" << i.area_discard << " pin=" << i.hibernation_pinned << " lists=" << i.free_clusters
-       << "/" << i.nonfull_clusters << "/" << i.frag_clusters << "/" << i.full_clusters << "/"
-       << i.discard_clusters << "/" << i.isolated_clusters << "\n";
+       << " ad=" << i.area_discard << " pin=" << i.hibernation_pinned
+       << " lists=" << i.free_clusters << "/" << i.nonfull_clusters << "/" << i.frag_clusters << "/"
+       << i.full_clusters << "/" << i.discard_clusters << "/" << i.isolated_clusters << "\n";
     for (uint64_t ci = 0; ci < i.nr_clusters; ++ci) {
       auto cl = sys.Cluster(t, ci);
-      if (!cl.ok()) { os << " cluster " << ci << " ERR\n"; continue; }
-      os << " c" << ci << " " << Name(cl->flag) << " o" << cl->order << " n" << cl->count
-         << " t" << cl->has_table << cl->has_extend_table << "\n";
+      if (!cl.ok()) {
+        os << " cluster " << ci << " ERR\n";
+        continue;
+      }
+      os << " c" << ci << " " << Name(cl->flag) << " o" << cl->order << " n" << cl->count << " t"
+         << cl->has_table << cl->has_extend_table << "\n";
     }
-    for (ListId l : {ListId::kFree, ListId::kNonfull, ListId::kFrag, ListId::kFull, ListId::kDiscard}) {
+    for (ListId l :
+         {ListId::kFree, ListId::kNonfull, ListId::kFrag, ListId::kFull, ListId::kDiscard}) {
       const bool per_order = l == ListId::kNonfull || l == ListId::kFrag;
       for (int k = 0; k < (per_order ? nr_orders : 1); ++k) {
         auto v = sys.List(t, l, k);
@@ -160,7 +164,10 @@ inline std::string Snapshot(const SwapSystem& sys) {
     }
     for (uint64_t off = 0; off < i.max; ++off) {
       auto s = sys.Slot(SwapEntry{t, off});
-      if (!s.ok()) { os << " slot " << off << " ERR\n"; continue; }
+      if (!s.ok()) {
+        os << " slot " << off << " ERR\n";
+        continue;
+      }
       if (s->kind == SlotKind::kEmpty) continue;
       os << " s" << off << " " << Name(s->kind) << " " << s->count << " " << s->folio << "\n";
     }

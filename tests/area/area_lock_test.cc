@@ -54,7 +54,8 @@ TEST(LockArea, ASecondLockIsRefusedUntilTheFirstIsReleased) {
   auto second = LockArea(p.str());
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), -EBUSY);
-  EXPECT_THAT(second.status().message(), HasSubstr(p.str() + ": in use by another swaplab (locked)"));
+  EXPECT_THAT(second.status().message(),
+              HasSubstr(p.str() + ": in use by another swaplab (locked)"));
   FormatOptions o;
   o.force = true;
   const auto before = ReadBytes(p.str(), 0, 16 * kPageSize);
@@ -84,7 +85,8 @@ TEST(FormatProbe, RefusesDataWithoutASignatureAndForceKeepsTheBootArea) {
   TempPath p("text");
   std::vector<char> text(64 * kPageSize, 'a');
   WriteAt(p.str(), 0, text.data(), text.size());
-  ExpectFormatRefused(p.str(), "data with no signature libblkid knows (a non-zero byte at offset 0");
+  ExpectFormatRefused(p.str(),
+                      "data with no signature libblkid knows (a non-zero byte at offset 0");
   FormatOptions o;
   o.force = true;
   ASSERT_TRUE(FormatArea(p.str(), o).ok());

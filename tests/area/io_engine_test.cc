@@ -223,10 +223,12 @@ TEST_P(RealEngineTest, WaitAnyReportsEveryRequestOnceInPieces) {
     done.clear();
     Status s = (*e)->WaitAny(&done);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    ASSERT_FALSE(done.empty()) << "WaitAny returned nothing with " << r.size() - all.size() << " requests in flight";
+    ASSERT_FALSE(done.empty()) << "WaitAny returned nothing with " << r.size() - all.size()
+                               << " requests in flight";
     for (const IoCompletion& c : done)
       for (size_t i = 0; i < r[c.tag].bufs.size(); ++i)
-        ASSERT_TRUE(src.PageEquals(c.tag * 64 + i, dst, c.tag * 64 + i)) << "request " << c.tag << " page " << i;
+        ASSERT_TRUE(src.PageEquals(c.tag * 64 + i, dst, c.tag * 64 + i))
+            << "request " << c.tag << " page " << i;
     all.insert(all.end(), done.begin(), done.end());
     ++calls;
   }

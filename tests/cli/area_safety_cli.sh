@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11, areas and locking: what `area inspect|format` and `image
+# Areas and locking: what `area inspect|format` and `image
 # write|read|inspect` do with paths that are not areas, areas in use, areas
 # that hold something else, sizes that cannot fit, and the exit-code rule
 # (0 ok, 1 the run or the checked object failed, 2 bad usage or unusable

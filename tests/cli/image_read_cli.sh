@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# swaplab image read / inspect from the command line (issue 10; issue 11
-# cases 1 and 7): read-only by default, --consume as resume, exit codes,
+# swaplab image read / inspect from the command line: read-only by default,
+# --consume as resume, exit codes,
 # a count field that would size a 16 GiB allocation refused within 256 MiB
 # of address space, strings from input escaped.
 # usage: image_read_cli.sh SWAPLAB

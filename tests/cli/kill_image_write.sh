@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SIGKILL `swaplab image write` at many points of a write on a real file
-# (issue 11): afterwards the area is either a valid swap area without an
+#: afterwards the area is either a valid swap area without an
 # image, or holds a complete image that reads back with every page equal to
 # the snapshot — never a half image accepted. (Every request boundary,
 # including the window where the header is on disk before the last map

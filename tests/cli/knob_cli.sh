@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --knob NAME=VALUE (issue 13): any knob of the policy table from the
+# --knob NAME=VALUE: any knob of the policy table from the
 # command line of replay, kernel run, image write, run and demo; the
 # effective policy in every header (Describe) and every knob by name in
 # every --json; a knob that changes behaviour changes the result; an

@@ -1,7 +1,7 @@
 # Helpers of the command-line tests (sourced; bash). The caller sets S (the
 # swaplab binary) and W (its work directory) first.
 #
-# Issue 11's bound: every bad input is refused cleanly within 256 MiB of
+# The bound: every bad input is refused cleanly within 256 MiB of
 # address space and about a second. `run` checks each case in a child with
 # RLIMIT_AS at 256 MiB (`ulimit -v 262144`: an allocation sized from a bad
 # field fails there instead of taking gigabytes, and must not abort), kills

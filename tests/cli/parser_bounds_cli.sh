@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 case 8 from the command line: traces and scenario files that
+# Bad input from the command line: traces and scenario files that
 # once gave a whole 10 MB token back in the message, a line read whole, a
 # swap area cut to 2^32 pages without a word, a key given twice accepted —
 # each refused with exit 2 and a short message naming FILE:LINE or the JSON

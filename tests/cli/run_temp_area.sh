@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `swaplab run` with a real-file device (issue 11, case 6): its temporary
+# `swaplab run` with a real-file device: its temporary
 # area is named and labelled swaplab-r<pid>, removed on SIGINT and SIGTERM
 # (the run gone within 5 s of the signal), removed too when the run fails
 # for want of memory (256 MiB of address space: the run needs ~480 MB),

@@ -43,7 +43,8 @@ class ShuffledEngine : public area::IoEngine {
     const size_t i = rng_() % pending_.size();
     const area::IoRequest r = pending_[i];
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
-    for (size_t k = 0; k < r.bufs.size(); ++k) std::memset(r.bufs[k], static_cast<int>((r.page + k) & 0xff), kPageSize);
+    for (size_t k = 0; k < r.bufs.size(); ++k)
+      std::memset(r.bufs[k], static_cast<int>((r.page + k) & 0xff), kPageSize);
     done->push_back({r.tag, 0, 0, static_cast<uint32_t>(r.bufs.size())});
   }
   std::deque<area::IoRequest> pending_;
@@ -70,7 +71,8 @@ TEST(Batcher, WaitSomeReportsOnlyACompletePrefixOfTheQueue) {
     ASSERT_TRUE(b.WaitSome().ok());
     ASSERT_GE(b.pages_done(), last);
     for (uint64_t k = last; k < b.pages_done(); ++k)
-      ASSERT_EQ(static_cast<uint8_t>(dest[k].data()[100]), dblock[k] & 0xff) << "page " << k << " counted before it was read";
+      ASSERT_EQ(static_cast<uint8_t>(dest[k].data()[100]), dblock[k] & 0xff)
+          << "page " << k << " counted before it was read";
     for (uint64_t k = b.pages_done(); k < kPages && !held_back; ++k)
       held_back = static_cast<uint8_t>(dest[k].data()[0]) != 0xee;
     last = b.pages_done();
@@ -100,7 +102,8 @@ TEST(Batcher, WaitSomeAfterASyncReadTookTheCompletions) {
   ASSERT_TRUE(b.SyncRead(7, one.data()).ok());
   ASSERT_TRUE(b.WaitSome().ok());
   EXPECT_EQ(b.pages_done(), 8u);
-  for (uint64_t k = 0; k < 8; ++k) EXPECT_EQ(static_cast<uint8_t>(dest[k].data()[0]), (100 + k) & 0xff);
+  for (uint64_t k = 0; k < 8; ++k)
+    EXPECT_EQ(static_cast<uint8_t>(dest[k].data()[0]), (100 + k) & 0xff);
 }
 
 }  // namespace

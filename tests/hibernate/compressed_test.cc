@@ -46,7 +46,8 @@ TEST(Crc32, MatchesBitwiseKernelDefinitionAndChains) {
   for (auto& b : buf) b = std::byte(rng() & 0xff);
   for (size_t split : {0u, 1u, 4096u, 9999u}) {
     const uint32_t whole = Crc32Le(0, buf.data(), buf.size());
-    const uint32_t chained = Crc32Le(Crc32Le(0, buf.data(), split), buf.data() + split, buf.size() - split);
+    const uint32_t chained =
+        Crc32Le(Crc32Le(0, buf.data(), split), buf.data() + split, buf.size() - split);
     EXPECT_EQ(whole, BitwiseCrc(0, buf.data(), buf.size()));
     EXPECT_EQ(chained, whole) << split;
   }
@@ -55,7 +56,8 @@ TEST(Crc32, MatchesBitwiseKernelDefinitionAndChains) {
   for (size_t off = 0; off < 16; ++off) {
     for (size_t n = 0; n <= 300 && off + n <= buf.size(); ++n) {
       const auto r = static_cast<uint32_t>(rng());
-      ASSERT_EQ(Crc32Le(r, buf.data() + off, n), BitwiseCrc(r, buf.data() + off, n)) << "offset " << off << " length " << n;
+      ASSERT_EQ(Crc32Le(r, buf.data() + off, n), BitwiseCrc(r, buf.data() + off, n))
+          << "offset " << off << " length " << n;
     }
   }
   const char* check = "123456789";  // standard CRC-32 is 0xCBF43926 with inversions
@@ -67,7 +69,8 @@ TEST(Crc32, MatchesBitwiseKernelDefinitionAndChains) {
 TEST(Compressors, RoundTripAndMalformedBlock) {
   std::vector<std::byte> in(kUncSize), out(kCmpSize), back(kUncSize);
   std::mt19937_64 rng(9);
-  for (size_t i = 0; i < in.size(); ++i) in[i] = std::byte(i < in.size() / 2 ? (i % 7) : (rng() & 0xff));
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = std::byte(i < in.size() / 2 ? (i % 7) : (rng() & 0xff));
   for (Compressor c : {Compressor::kLzo, Compressor::kLz4}) {
     SCOPED_TRACE(Name(c));
     auto l = CompressBlock(c, in, out);
@@ -104,7 +107,10 @@ WriterOptions Wopts(Compressor c, BatchMode m = BatchMode::kPerRun, unsigned thr
 }
 
 struct RtCase {  // compressor, batch mode, threads, saveable pages, read ring
-  Compressor c; BatchMode mode; unsigned threads; uint64_t saveable, ring;
+  Compressor c;
+  BatchMode mode;
+  unsigned threads;
+  uint64_t saveable, ring;
 };
 
 class CompressedRoundTrip : public ::testing::TestWithParam<RtCase> {};
@@ -162,7 +168,7 @@ TEST_P(CompressedRoundTrip, EveryPageBackAndCrcMatches) {
   EXPECT_EQ(rd->crc32, w->crc32);
   EXPECT_EQ(rd->stream_pages, w->stream_pages);
   EXPECT_TRUE(HasSignature(r.engine->data_[0], kSwapSpace2Sig));  // restored
-  EXPECT_FALSE(ReadImage(*r.engine, 0, ro).ok());  // no second resume
+  EXPECT_FALSE(ReadImage(*r.engine, 0, ro).ok());                 // no second resume
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -170,14 +176,17 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(RtCase{Compressor::kLzo, BatchMode::kPerRun, 3, 3000, 0},
                       RtCase{Compressor::kLz4, BatchMode::kPerRun, 3, 3000, 0},
                       RtCase{Compressor::kLzo, BatchMode::kPerPage, 1, 2000, 35},
-                      RtCase{Compressor::kLz4, BatchMode::kPerPage, 2, 1, 0},      // one short unit
-                      RtCase{Compressor::kLz4, BatchMode::kPerRun, 1, 4000, 40},   // ring wraps often
+                      RtCase{Compressor::kLz4, BatchMode::kPerPage, 2, 1, 0},  // one short unit
+                      RtCase{Compressor::kLz4, BatchMode::kPerRun, 1, 4000,
+                             40},  // ring wraps often
                       RtCase{Compressor::kLzo, BatchMode::kPerRun, 3, 1100, 1024}),
     [](const auto& info) {
       const RtCase& k = info.param;
-      std::string n = std::string(Name(k.c)) + "_" + Name(k.mode) + "_t" + std::to_string(k.threads) + "_p" +
-                      std::to_string(k.saveable) + "_ring" + std::to_string(k.ring);
-      for (auto& ch : n) if (ch == '-') ch = '_';
+      std::string n = std::string(Name(k.c)) + "_" + Name(k.mode) + "_t" +
+                      std::to_string(k.threads) + "_p" + std::to_string(k.saveable) + "_ring" +
+                      std::to_string(k.ring);
+      for (auto& ch : n)
+        if (ch == '-') ch = '_';
       return n;
     });
 
@@ -188,7 +197,8 @@ TEST(RoundBoundaries, OneBioPerRoundPlusTheProbe) {
     Rig r = MakeRig(16384);
     const auto s = Snap(1500, 0.8);
     ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClustersSorted);
-    auto w = WriteImage(session, *r.engine, s, Wopts(Compressor::kLz4, BatchMode::kPerRun, threads));
+    auto w =
+        WriteImage(session, *r.engine, s, Wopts(Compressor::kLz4, BatchMode::kPerRun, threads));
     ASSERT_TRUE(w.ok()) << w.status().ToString();
     ASSERT_LT(w->stream_pages, kMapEntries);
     const uint64_t rounds = (w->units + threads - 1) / threads;
@@ -239,8 +249,10 @@ TEST_P(Corruption, FlippedByteIsDetectedAndNamed) {
       EXPECT_NE(msg.find("image corrupted"), std::string::npos) << msg;
       if (msg.find("CRC32") == std::string::npos) {  // located: the unit that holds the byte
         EXPECT_NE(msg.find("compressed unit"), std::string::npos) << msg;
-        const std::string range = "stream pages " + std::to_string(e) + "-" + std::to_string(unit_last) + " on disk";
-        EXPECT_NE(msg.find(range), std::string::npos) << msg << " (flipped dblock " << dblock << ", " << range << ")";
+        const std::string range =
+            "stream pages " + std::to_string(e) + "-" + std::to_string(unit_last) + " on disk";
+        EXPECT_NE(msg.find(range), std::string::npos)
+            << msg << " (flipped dblock " << dblock << ", " << range << ")";
       } else {
         EXPECT_FALSE(verify) << "with verification the page is named: " << msg;
       }
@@ -262,7 +274,8 @@ TEST_P(Corruption, HeaderCrcMismatchIsEnodata) {
   EXPECT_NE(rd.status().message().find("CRC32"), std::string::npos) << rd.status().ToString();
 }
 
-INSTANTIATE_TEST_SUITE_P(Compressors, Corruption, ::testing::Values(Compressor::kLzo, Compressor::kLz4),
+INSTANTIATE_TEST_SUITE_P(Compressors, Corruption,
+                         ::testing::Values(Compressor::kLzo, Compressor::kLz4),
                          [](const auto& info) { return std::string(Name(info.param)); });
 
 // §4.6 in compressed mode: every I/O failure and every slot-allocation
@@ -272,7 +285,8 @@ TEST(CompressedFailurePoints, EveryFailureLeavesNoSlot) {
   auto rig = [] {
     Rig r = MakeRig(4096);
     for (int i = 0; i < 700; ++i) (void)r.sys->AllocHibernationSlot(i % 4, r.type);  // scatter base
-    for (uint64_t sl = 1; sl < 4000; sl += 3) (void)r.sys->FreeHibernationSlot(alloc::SwapEntry{r.type, sl});
+    for (uint64_t sl = 1; sl < 4000; sl += 3)
+      (void)r.sys->FreeHibernationSlot(alloc::SwapEntry{r.type, sl});
     return r;
   };
   for (SlotSourceKind kind : {SlotSourceKind::kBase, SlotSourceKind::kFreeClustersSorted}) {
@@ -378,7 +392,7 @@ TEST(RealFile, RoundTripEveryCompressor) {
     // wrote the stream, the chain and page 0.
     EXPECT_EQ((*engine)->stats().pages_read - read, w->stream_pages + (w->Q + 1) + 1);
     EXPECT_EQ(written, w->stream_pages + (w->Q + 1) + 1);
-    EXPECT_TRUE(area::SwapArea::Open(path).ok());          // a valid swap area again
+    EXPECT_TRUE(area::SwapArea::Open(path).ok());  // a valid swap area again
   }
 }
 

@@ -103,10 +103,11 @@ INSTANTIATE_TEST_SUITE_P(Compressors, CompressedThreads,
                          ::testing::Values(Case{Compressor::kLzo, 2}, Case{Compressor::kLzo, 3},
                                            Case{Compressor::kLz4, 2}, Case{Compressor::kLz4, 3}),
                          [](const auto& info) {
-                           return std::string(Name(info.param.c)) + "_t" + std::to_string(info.param.threads);
+                           return std::string(Name(info.param.c)) + "_t" +
+                                  std::to_string(info.param.threads);
                          });
 
-// Issue 4 / seed 001: other users keep allocating while the image is
+// Seed 001: other users keep allocating while the image is
 // written (the RFC names DAMON pageout and memcg high work). A
 // free-clusters-sorted session takes whole free clusters while another CPU
 // keeps swapping order-0 folios out and in; those are served from nonfull /
@@ -138,7 +139,8 @@ TEST(ImageSessionConcurrency, AnotherCpuAllocatesDuringTheWrite) {
   std::thread other([&] {
     for (size_t i = 0; !stop.load(std::memory_order_relaxed); i = (i + 1) % ring.size()) {
       alloc::FolioLockGuard g(ring[i]);
-      if (ring[i].in_swap_cache()) (void)r.sys->SwapCacheDelFolio(ring[i]);  // refused while suspended
+      if (ring[i].in_swap_cache())
+        (void)r.sys->SwapCacheDelFolio(ring[i]);  // refused while suspended
       if (!ring[i].in_swap_cache() && r.sys->FolioAllocSwap(kOther, ring[i]).ok())
         placed.fetch_add(1, std::memory_order_relaxed);
     }

@@ -1,5 +1,5 @@
 // Faults and crashes at every request of a small image write and read
-// (issue 11): each single request failing with EIO, ENOSPC or a short
+//: each single request failing with EIO, ENOSPC or a short
 // completion leaves no slot allocated, inuse as before, the area a plain
 // swap area and the invariants clean; a read never writes (read-only) and
 // never accepts a page it did not get; a crash after any number of requests
@@ -57,7 +57,8 @@ class Borrowed : public area::IoEngine {
 };
 
 std::unique_ptr<area::IoEngine> Faulty(MemEngine& m, uint64_t i, const Fault& f) {
-  return area::MakeFaultInjectingEngine(std::make_unique<Borrowed>(m), {i, f.error, f.short_completion});
+  return area::MakeFaultInjectingEngine(std::make_unique<Borrowed>(m),
+                                        {i, f.error, f.short_completion});
 }
 
 void ExpectClean(Rig& r, uint64_t inuse_before, const std::string& where) {
@@ -83,8 +84,8 @@ TEST(FaultSweep, EveryWriteRequestFailingLeavesNoSlot) {
     ASSERT_GT(total, 4u);
     for (const Fault& f : kFaults) {
       for (uint64_t i = 0; i < total; ++i) {
-        const std::string where = std::string(Name(c)) + " " + f.name + " at request " + std::to_string(i) + " of " +
-                                  std::to_string(total);
+        const std::string where = std::string(Name(c)) + " " + f.name + " at request " +
+                                  std::to_string(i) + " of " + std::to_string(total);
         Rig r = MakeRig(8192);
         const uint64_t before = Inuse(r);
         auto engine = Faulty(*r.engine, i, f);
@@ -129,8 +130,8 @@ TEST(FaultSweep, EveryReadRequestFailingIsReportedAndWritesNothing) {
       uint64_t failed = 0, tried = 0;
       for (const Fault& f : kFaults) {
         for (uint64_t i = 0; i < total; ++i, ++tried) {
-          const std::string where = std::string(Name(c)) + (pipelined ? " pipelined " : " ") + f.name +
-                                    " at read request " + std::to_string(i);
+          const std::string where = std::string(Name(c)) + (pipelined ? " pipelined " : " ") +
+                                    f.name + " at read request " + std::to_string(i);
           const size_t logged = r.engine->log_.size();
           auto engine = Faulty(*r.engine, i, f);
           auto rd = ReadImage(*engine, 0, ro);
@@ -143,7 +144,8 @@ TEST(FaultSweep, EveryReadRequestFailingIsReportedAndWritesNothing) {
             EXPECT_EQ(rd->crc32, clean->crc32) << where;
             EXPECT_EQ(rd->pfns, clean->pfns) << where;
           }
-          for (size_t k = logged; k < r.engine->log_.size(); ++k) ASSERT_FALSE(r.engine->log_[k].write) << where;
+          for (size_t k = logged; k < r.engine->log_.size(); ++k)
+            ASSERT_FALSE(r.engine->log_[k].write) << where;
           ASSERT_EQ(r.engine->data_, image) << where;
         }
       }
@@ -181,7 +183,8 @@ TEST(CrashSweep, AfterEveryRequestThereIsNoImageOrAWholeOne) {
       ro.device_pages = r.pages;
       ro.expect = &s;
       auto rd = ReadImage(*r.engine, 0, ro);
-      const std::string where = std::string(Name(c)) + ": crash after " + std::to_string(n) + " of " + std::to_string(total);
+      const std::string where = std::string(Name(c)) + ": crash after " + std::to_string(n) +
+                                " of " + std::to_string(total);
       if (rd.ok()) {
         ++whole;
         EXPECT_EQ(rd->pages_verified, s.image_pages()) << where;  // every page there

@@ -22,9 +22,9 @@ struct LoggedRequest {
   uint32_t pages;
 };
 
-// A map page -> bytes (or a caller's buffer read in place). Requests run at Wait, in submission order; the
-// request with index fail_request (over all submitted) fails with `error`
-// and is not performed.
+// A map page -> bytes (or a caller's buffer read in place). Requests run at Wait, in submission
+// order; the request with index fail_request (over all submitted) fails with `error` and is not
+// performed.
 class MemEngine : public area::IoEngine {
  public:
   explicit MemEngine(uint64_t pages, area::DeviceLimits l = {}) : pages_(pages), limits_(l) {}
@@ -32,7 +32,8 @@ class MemEngine : public area::IoEngine {
   Status Submit(std::span<area::IoRequest> batch) override {
     for (const auto& r : batch)
       if (r.bufs.empty() || r.page + r.bufs.size() > pages_)
-        return Status(-EINVAL, "mem engine: request at page " + std::to_string(r.page) + " out of range");
+        return Status(-EINVAL,
+                      "mem engine: request at page " + std::to_string(r.page) + " out of range");
     for (const auto& r : batch) {
       pending_.push_back(r);
       log_.push_back({r.write, r.page, static_cast<uint32_t>(r.bufs.size())});
@@ -43,7 +44,8 @@ class MemEngine : public area::IoEngine {
   Status Wait(std::vector<area::IoCompletion>* done) override {
     Status first;
     // plug merging: adjacent, same direction, up to the device limit
-    const uint32_t maxp = std::max<uint32_t>(1, std::min(limits_.max_sectors_kb / 4, limits_.max_segments));
+    const uint32_t maxp =
+        std::max<uint32_t>(1, std::min(limits_.max_sectors_kb / 4, limits_.max_segments));
     uint64_t end = 0;
     uint32_t run = 0;
     bool dir = false;
@@ -67,7 +69,8 @@ class MemEngine : public area::IoEngine {
         c.error = error;
         c.failed_page = r.page;
         ++stats_.errors;
-        if (first.ok()) first = Status(error, "mem engine: injected failure at page " + std::to_string(r.page));
+        if (first.ok())
+          first = Status(error, "mem engine: injected failure at page " + std::to_string(r.page));
       } else {
         for (uint32_t k = 0; k < n; ++k) {
           if (r.write && r.page + k >= keep_pages) {
@@ -77,8 +80,10 @@ class MemEngine : public area::IoEngine {
             ++stats_.pages_written;
           } else {
             auto it = data_.find(r.page + k);
-            if (it == data_.end()) ReadBacking(r.page + k, r.bufs[k]);
-            else std::memcpy(r.bufs[k], it->second.data(), kPageSize);
+            if (it == data_.end())
+              ReadBacking(r.page + k, r.bufs[k]);
+            else
+              std::memcpy(r.bufs[k], it->second.data(), kPageSize);
             ++stats_.pages_read;
           }
         }

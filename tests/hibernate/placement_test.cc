@@ -21,7 +21,8 @@ SyntheticSnapshot Snap(uint64_t saveable, double zero = 0, uint64_t seed = 7) {
   return *SyntheticSnapshot::Make(o);
 }
 
-Result<WriteReport> Write(Rig& r, SlotSourceKind k, const SyntheticSnapshot& s, BatchOptions b = {}) {
+Result<WriteReport> Write(Rig& r, SlotSourceKind k, const SyntheticSnapshot& s,
+                          BatchOptions b = {}) {
   ImageSession session(*r.sys, r.type, k);
   WriterOptions o;
   o.batch = b;
@@ -47,9 +48,11 @@ TEST_P(PlacementBySource, FreshAreaMatchesWorkedExample) {
     SCOPED_TRACE("T=" + std::to_string(T));
     EXPECT_EQ(S, base ? 1u : 512u);  // cluster 0 holds the header
     ASSERT_EQ(rep->stream_dblocks.size(), T);
-    for (uint64_t p = 0; p < T; ++p) ASSERT_EQ(rep->stream_dblocks[p], StreamSlot(S, p)) << "p=" << p;
+    for (uint64_t p = 0; p < T; ++p)
+      ASSERT_EQ(rep->stream_dblocks[p], StreamSlot(S, p)) << "p=" << p;
     ASSERT_EQ(rep->map_dblocks.size(), T / kMapEntries + 1);
-    for (uint64_t j = 0; j < rep->map_dblocks.size(); ++j) EXPECT_EQ(rep->map_dblocks[j], MapSlot(S, j));
+    for (uint64_t j = 0; j < rep->map_dblocks.size(); ++j)
+      EXPECT_EQ(rep->map_dblocks[j], MapSlot(S, j));
     EXPECT_EQ(rep->slots, SlotsUsed(T));
     EXPECT_EQ(rep->device_runs, 1u);
     EXPECT_EQ(rep->batch.bios, BiosPerRunFormula(T, 254));
@@ -59,36 +62,39 @@ TEST_P(PlacementBySource, FreshAreaMatchesWorkedExample) {
 
 INSTANTIATE_TEST_SUITE_P(AllSources, PlacementBySource,
                          ::testing::Values(SlotSourceKind::kBase, SlotSourceKind::kFreeClusters,
-                                           SlotSourceKind::kFreeClustersSorted, SlotSourceKind::kReserve,
-                                           SlotSourceKind::kPmd),
+                                           SlotSourceKind::kFreeClustersSorted,
+                                           SlotSourceKind::kReserve, SlotSourceKind::kPmd),
                          [](const auto& info) {
                            std::string n = Name(info.param);
-                           for (auto& c : n) if (c == '-') c = '_';
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
                            return n;
                          });
 
 TEST(Placement, ImageLargerThanReserveContinuesIntoClaimedClusters) {
   Rig r = MakeRig(16384, 1024);  // 2 clusters reserved
-  const auto s = Snap(1530);      // U = 1538 slots > 1024
+  const auto s = Snap(1530);     // U = 1538 slots > 1024
   auto rep = Write(r, SlotSourceKind::kReserve, s);
   ASSERT_TRUE(rep.ok()) << rep.status().ToString();
   EXPECT_EQ(rep->image, 512u);
   EXPECT_EQ(rep->device_runs, 1u);
-  for (uint64_t p = 0; p < s.image_pages(); ++p) ASSERT_EQ(rep->stream_dblocks[p], StreamSlot(512, p));
+  for (uint64_t p = 0; p < s.image_pages(); ++p)
+    ASSERT_EQ(rep->stream_dblocks[p], StreamSlot(512, p));
 }
 
 TEST(SubmissionOrder, KernelOrderPerPage) {
   Rig r = MakeRig(16384);
   const auto s = Snap(1200);  // T = 1204, Q = 2, r = 182
   ASSERT_EQ(s.image_pages(), 1204u);
-  auto rep = Write(r, SlotSourceKind::kFreeClustersSorted, s, {BatchMode::kPerPage, CapacityMode::kExact, 0});
+  auto rep = Write(r, SlotSourceKind::kFreeClustersSorted, s,
+                   {BatchMode::kPerPage, CapacityMode::kExact, 0});
   ASSERT_TRUE(rep.ok()) << rep.status().ToString();
   const uint64_t S = 512;
   std::vector<testing::LoggedRequest> want;
   auto w = [&](uint64_t b) { want.push_back({true, b, 1}); };
-  w(S + 1);                                              // swsusp_info, sync
-  for (uint64_t b = S + 2; b <= S + 511; ++b) w(b);      // stream pages 1..510
-  w(S);                                                  // map 0
+  w(S + 1);                                          // swsusp_info, sync
+  for (uint64_t b = S + 2; b <= S + 511; ++b) w(b);  // stream pages 1..510
+  w(S);                                              // map 0
   for (uint64_t b = S + 513; b <= S + 1023; ++b) w(b);
   w(S + 512);                                            // map 1
   for (uint64_t b = S + 1025; b <= S + 1206; ++b) w(b);  // last partial chunk
@@ -116,17 +122,19 @@ struct BioCase {
 };
 
 TEST(BioCount, PerRunMatchesFormulaForEveryCapacity) {
-  for (BioCase c : {BioCase{126, CapacityMode::kExact, 126}, BioCase{128, CapacityMode::kExact, 128},
-                    BioCase{254, CapacityMode::kExact, 254}, BioCase{256, CapacityMode::kExact, 256},
-                    BioCase{126, CapacityMode::kSlab, 128}, BioCase{254, CapacityMode::kSlab, 256},
-                    BioCase{3, CapacityMode::kExact, 3}, BioCase{1, CapacityMode::kExact, 1}}) {
+  for (BioCase c :
+       {BioCase{126, CapacityMode::kExact, 126}, BioCase{128, CapacityMode::kExact, 128},
+        BioCase{254, CapacityMode::kExact, 254}, BioCase{256, CapacityMode::kExact, 256},
+        BioCase{126, CapacityMode::kSlab, 128}, BioCase{254, CapacityMode::kSlab, 256},
+        BioCase{3, CapacityMode::kExact, 3}, BioCase{1, CapacityMode::kExact, 1}}) {
     for (uint64_t saveable : {1u, 2u, 300u, 509u, 510u, 1019u, 1200u, 1530u, 4000u}) {
       Rig r = MakeRig(16384);
       const auto s = Snap(saveable);
       auto rep = Write(r, SlotSourceKind::kFreeClustersSorted, s, {BatchMode::kPerRun, c.cap, c.P});
       ASSERT_TRUE(rep.ok()) << rep.status().ToString();
       const uint64_t T = s.image_pages();
-      EXPECT_EQ(rep->batch.bios, BiosPerRunFormula(T, c.C)) << "T=" << T << " P=" << c.P << " " << Name(c.cap);
+      EXPECT_EQ(rep->batch.bios, BiosPerRunFormula(T, c.C))
+          << "T=" << T << " P=" << c.P << " " << Name(c.cap);
       EXPECT_EQ(rep->batch.pages, BiosPerPageFormula(T)) << "T=" << T;
       uint64_t n = 0;
       for (auto [size, count] : rep->batch.bio_sizes) {
@@ -141,7 +149,8 @@ TEST(BioCount, PerRunMatchesFormulaForEveryCapacity) {
 TEST(BioCount, MiddleChunkSizesForP254) {
   Rig r = MakeRig(16384);
   const auto s = Snap(1200);  // T = 1204
-  auto rep = Write(r, SlotSourceKind::kFreeClustersSorted, s, {BatchMode::kPerRun, CapacityMode::kExact, 254});
+  auto rep = Write(r, SlotSourceKind::kFreeClustersSorted, s,
+                   {BatchMode::kPerRun, CapacityMode::kExact, 254});
   ASSERT_TRUE(rep.ok());
   EXPECT_EQ(rep->batch.bios, 12u);  // §10.5 small instance
   // chunk 0: 1,254,254,1 + map 1; chunk 1: 1,254,254,2 + map 1; tail: 1,181
@@ -180,7 +189,8 @@ TEST(MemoryBudget, DrainsOncePerMapPageWhenCopiesPileUp) {
   const uint64_t Q = s.image_pages() / kMapEntries;
   EXPECT_EQ(rep->batch.drains, (Q - 1) + 1);
   // placement is unchanged; only bios are cut at the drains
-  for (uint64_t p = 0; p < s.image_pages(); ++p) ASSERT_EQ(rep->stream_dblocks[p], StreamSlot(512, p));
+  for (uint64_t p = 0; p < s.image_pages(); ++p)
+    ASSERT_EQ(rep->stream_dblocks[p], StreamSlot(512, p));
   auto rd = ReadImage(*r.engine, 0, {});
   EXPECT_TRUE(rd.ok()) << rd.status().ToString();
 }

@@ -40,8 +40,8 @@ ReaderOptions Opts(Rig& r, BatchOptions b = {}) {
 }
 
 TEST(RoundTrip, ByteIdenticalForEverySourceAndMode) {
-  for (auto k : {SlotSourceKind::kBase, SlotSourceKind::kFreeClusters, SlotSourceKind::kFreeClustersSorted,
-                 SlotSourceKind::kPmd}) {
+  for (auto k : {SlotSourceKind::kBase, SlotSourceKind::kFreeClusters,
+                 SlotSourceKind::kFreeClustersSorted, SlotSourceKind::kPmd}) {
     for (auto m : {BatchMode::kPerPage, BatchMode::kPerRun}) {
       Rig r = MakeRig(16384);
       for (int i = 0; i < 900; ++i) (void)r.sys->AllocHibernationSlot(i % 4, r.type);  // scatter
@@ -124,7 +124,8 @@ TEST(Reader, TornImageWithoutSignatureIsNeverAccepted) {
     auto rd = ReadImage(*r.engine, 0, Opts(r));
     EXPECT_EQ(rd.status().code(), -EINVAL);
     // nothing is written when there is no image
-    for (size_t i = writes_before; i < r.engine->log_.size(); ++i) EXPECT_FALSE(r.engine->log_[i].write);
+    for (size_t i = writes_before; i < r.engine->log_.size(); ++i)
+      EXPECT_FALSE(r.engine->log_[i].write);
     EXPECT_EQ(r.engine->data_, copy);
   }
   // "S1SUSPEND" without its NUL byte is not the signature either
@@ -217,7 +218,8 @@ TEST(ReaderScratch, ReadsSharingOneReportWhatReadsWithoutOneReport) {
         o.scratch = &scratch;
         auto shared = ReadImage(*r.engine, 0, o);
         ASSERT_TRUE(alone.ok()) << alone.status().ToString();
-        ASSERT_TRUE(shared.ok()) << Name(c) << " seed " << seed << ": " << shared.status().ToString();
+        ASSERT_TRUE(shared.ok()) << Name(c) << " seed " << seed << ": "
+                                 << shared.status().ToString();
         EXPECT_EQ(shared->pages_verified, s.image_pages());
         EXPECT_EQ(shared->pages_verified, alone->pages_verified);
         EXPECT_EQ(shared->units, alone->units);

@@ -47,11 +47,11 @@ KernelLike MakeKernelLike(Compressor c, uint64_t saveable = 1600, uint64_t devic
   k.w = *w;
   std::byte* info = k.r.engine->data_[k.w.stream_dblocks[0]].data();
   std::memset(info, 0, kArchHeaderBytes);
-  StoreU64(info, 0xffffffff81000000ULL);       // jump_address
-  StoreU64(info + 8, 0x1000000);               // jump_address_phys
-  StoreU64(info + 16, 0x2a00000);              // cr3
-  StoreU64(info + 24, kX86RestoreMagic);       // magic
-  StoreU64(info + 32, 0x12345678);             // e820_checksum
+  StoreU64(info, 0xffffffff81000000ULL);  // jump_address
+  StoreU64(info + 8, 0x1000000);          // jump_address_phys
+  StoreU64(info + 16, 0x2a00000);         // cr3
+  StoreU64(info + 24, kX86RestoreMagic);  // magic
+  StoreU64(info + 32, 0x12345678);        // e820_checksum
   return k;
 }
 
@@ -67,44 +67,45 @@ std::string ReadError(Rig& r) {
   return rd.ok() ? "" : rd.status().message();
 }
 
-#define EXPECT_READ_FAILS_WITH(rig, text)                                          \
-  do {                                                                             \
-    const std::string msg_ = ReadError(rig);                                       \
+#define EXPECT_READ_FAILS_WITH(rig, text)                                           \
+  do {                                                                              \
+    const std::string msg_ = ReadError(rig);                                        \
     EXPECT_NE(msg_.find(text), std::string::npos) << "message: \"" << msg_ << "\""; \
   } while (0)
 
 TEST(KernelImage, EveryCompressorReadsWithoutChangingAByte) {
   for (Compressor c : {Compressor::kNone, Compressor::kLzo, Compressor::kLz4})
-  for (bool pipelined : {false, true}) {
-    SCOPED_TRACE(std::string(Name(c)) + (pipelined ? " pipelined" : " kernel I/O"));
-    KernelLike k = MakeKernelLike(c);
-    const auto before = k.r.engine->data_;
-    const size_t requests = k.r.engine->log_.size();
-    uint64_t seen = 0;
-    ReaderOptions o = Ro(k.r);
-    o.pipelined = pipelined;
-    o.on_page = [&](uint64_t p, const std::byte*) {
-      EXPECT_EQ(p, seen);  // every stream page, in order
-      ++seen;
-      return Status::Ok();
-    };
-    auto rd = ReadImage(*k.r.engine, 0, o);
-    ASSERT_TRUE(rd.ok()) << Name(c) << ": " << rd.status().ToString();
-    EXPECT_EQ(rd->info.origin, ImageOrigin::kKernelX86_64);
-    EXPECT_EQ(rd->info.x86.magic, kX86RestoreMagic);
-    EXPECT_EQ(rd->T, k.w.T);
-    EXPECT_EQ(rd->N, k.w.N);
-    EXPECT_EQ(rd->M, k.w.M);
-    EXPECT_EQ(seen, k.w.T);
-    EXPECT_EQ(rd->pages_verified, 0u);  // no snapshot to compare with: never assumed
-    EXPECT_EQ(rd->pfns - rd->zero_pages, k.w.N);
-    EXPECT_EQ(rd->crc_checked, c != Compressor::kNone);
-    EXPECT_FALSE(rd->consumed);
-    EXPECT_EQ(k.r.engine->data_, before);
-    for (size_t i = requests; i < k.r.engine->log_.size(); ++i) EXPECT_FALSE(k.r.engine->log_[i].write);
-    seen = 0;
-    ASSERT_TRUE(ReadImage(*k.r.engine, 0, o).ok());  // and again: nothing was consumed
-  }
+    for (bool pipelined : {false, true}) {
+      SCOPED_TRACE(std::string(Name(c)) + (pipelined ? " pipelined" : " kernel I/O"));
+      KernelLike k = MakeKernelLike(c);
+      const auto before = k.r.engine->data_;
+      const size_t requests = k.r.engine->log_.size();
+      uint64_t seen = 0;
+      ReaderOptions o = Ro(k.r);
+      o.pipelined = pipelined;
+      o.on_page = [&](uint64_t p, const std::byte*) {
+        EXPECT_EQ(p, seen);  // every stream page, in order
+        ++seen;
+        return Status::Ok();
+      };
+      auto rd = ReadImage(*k.r.engine, 0, o);
+      ASSERT_TRUE(rd.ok()) << Name(c) << ": " << rd.status().ToString();
+      EXPECT_EQ(rd->info.origin, ImageOrigin::kKernelX86_64);
+      EXPECT_EQ(rd->info.x86.magic, kX86RestoreMagic);
+      EXPECT_EQ(rd->T, k.w.T);
+      EXPECT_EQ(rd->N, k.w.N);
+      EXPECT_EQ(rd->M, k.w.M);
+      EXPECT_EQ(seen, k.w.T);
+      EXPECT_EQ(rd->pages_verified, 0u);  // no snapshot to compare with: never assumed
+      EXPECT_EQ(rd->pfns - rd->zero_pages, k.w.N);
+      EXPECT_EQ(rd->crc_checked, c != Compressor::kNone);
+      EXPECT_FALSE(rd->consumed);
+      EXPECT_EQ(k.r.engine->data_, before);
+      for (size_t i = requests; i < k.r.engine->log_.size(); ++i)
+        EXPECT_FALSE(k.r.engine->log_[i].write);
+      seen = 0;
+      ASSERT_TRUE(ReadImage(*k.r.engine, 0, o).ok());  // and again: nothing was consumed
+    }
 }
 
 // The pipelined reader reads the same pages and reports the same image as
@@ -134,7 +135,8 @@ TEST(KernelImage, PipelinedReadAgreesWithTheKernelOrderInFewerRoundTrips) {
     // doubling to kChainLookahead
     EXPECT_GE(kernel->batch.sync_ios, kernel->map_pages);
     EXPECT_LE(fast->batch.sync_ios, 4u);
-    EXPECT_LT(fast->batch.sync_ios + fast->batch.drains, (kernel->batch.sync_ios + kernel->batch.drains) / 2);
+    EXPECT_LT(fast->batch.sync_ios + fast->batch.drains,
+              (kernel->batch.sync_ios + kernel->batch.drains) / 2);
   }
 }
 
@@ -246,17 +248,20 @@ TEST(ImageChecks, MapChainLoop) {
   KernelLike k = MakeKernelLike(Compressor::kNone, 2000);  // T > 511: two map pages
   ASSERT_GE(k.w.map_dblocks.size(), 2u);
   StoreU64(k.r.engine->data_[k.w.map_dblocks[0]].data() + 8 * kMapEntries, k.w.map_dblocks[0]);
-  EXPECT_READ_FAILS_WITH(k.r, "the chain loops back to dblock " + std::to_string(k.w.map_dblocks[0]));
+  EXPECT_READ_FAILS_WITH(k.r,
+                         "the chain loops back to dblock " + std::to_string(k.w.map_dblocks[0]));
 }
 
 TEST(ImageChecks, DblockPastTheEnd) {
   KernelLike k = MakeKernelLike(Compressor::kNone, 2000);
   StoreU64(k.r.engine->data_[k.w.map_dblocks[0]].data() + 8 * 7, k.r.pages + 3);
-  EXPECT_READ_FAILS_WITH(k.r, "entry 7 of map page 0 (dblock " + std::to_string(k.w.map_dblocks[0]) + ") is dblock " +
+  EXPECT_READ_FAILS_WITH(k.r, "entry 7 of map page 0 (dblock " +
+                                  std::to_string(k.w.map_dblocks[0]) + ") is dblock " +
                                   std::to_string(k.r.pages + 3) + ", past the device end");
   KernelLike k2 = MakeKernelLike(Compressor::kNone, 2000);
   StoreU64(k2.r.engine->data_[k2.w.map_dblocks[0]].data() + 8 * kMapEntries, k2.r.pages);
-  EXPECT_READ_FAILS_WITH(k2.r, "map page 1 (dblock " + std::to_string(k2.r.pages) + ") is past the device end");
+  EXPECT_READ_FAILS_WITH(
+      k2.r, "map page 1 (dblock " + std::to_string(k2.r.pages) + ") is past the device end");
 }
 
 TEST(ImageChecks, EntryAfterTheEnd) {
@@ -310,7 +315,8 @@ TEST(ImageChecks, CompressedImageClaimingMorePagesThanItsUnitsCanHold) {
   const uint64_t T = 32 * k.w.stream_pages + 10;
   StoreU64(info + kInfoPages, T);
   StoreU64(info + kInfoSize, T * kPageSize);
-  EXPECT_READ_FAILS_WITH(k.r, "cannot come from " + std::to_string(k.w.stream_pages - 1) + " compressed stream pages");
+  EXPECT_READ_FAILS_WITH(
+      k.r, "cannot come from " + std::to_string(k.w.stream_pages - 1) + " compressed stream pages");
 }
 
 // --- the PFN list (metadata pages) ---------------------------------------------
@@ -334,7 +340,7 @@ TEST(ImageChecks, DataPfnCountDisagreesWithImagePages) {
   KernelLike k = MakeKernelLike(Compressor::kNone);
   std::byte* meta = k.r.engine->data_[k.w.stream_dblocks[1]].data();
   size_t j = 0;
-  while (LoadU64(meta + 8 * j) & (uint64_t{1} << 63)) ++j;  // a PFN with data
+  while (LoadU64(meta + 8 * j) & (uint64_t{1} << 63)) ++j;              // a PFN with data
   StoreU64(meta + 8 * j, LoadU64(meta + 8 * j) | (uint64_t{1} << 63));  // now a zero page
   EXPECT_READ_FAILS_WITH(k.r, std::to_string(k.w.N - 1) + " PFNs with data");
   EXPECT_READ_FAILS_WITH(k.r, "swsusp_info says image_pages " + std::to_string(k.w.N));
@@ -351,7 +357,8 @@ TEST(ImageChecks, FlippedByteInACompressedUnitIsNamed) {
   const std::string m = rd.status().message();
   // either the block no longer decompresses (unit and dblocks named) or
   // the CRC32 catches it
-  EXPECT_TRUE(m.find("compressed unit ") != std::string::npos || m.find("CRC32 of the decompressed stream") != std::string::npos)
+  EXPECT_TRUE(m.find("compressed unit ") != std::string::npos ||
+              m.find("CRC32 of the decompressed stream") != std::string::npos)
       << m;
 }
 
@@ -380,7 +387,8 @@ TEST(ImageChecks, SwaplabTagWithAHugePageCountIsRefusedBeforeAllocating) {
   auto w = WriteImage(session, *r.engine, Snap(600), wo);
   ASSERT_TRUE(w.ok());
   for (uint64_t huge : {uint64_t{1} << 28, uint64_t{1} << 31, uint64_t{1} << 32, ~uint64_t{0}}) {
-    StoreU64(r.engine->data_[w->stream_dblocks[0]].data() + 64 + 8, huge);  // the tag's saveable count
+    StoreU64(r.engine->data_[w->stream_dblocks[0]].data() + 64 + 8,
+             huge);  // the tag's saveable count
     EXPECT_READ_FAILS_WITH(r, "the swaplab tag's saveable page count " + std::to_string(huge));
   }
 }
@@ -390,7 +398,8 @@ TEST(ImageChecks, SwaplabTagWithAHugePageCountIsRefusedBeforeAllocating) {
 TEST(Inspect, LayoutAndBiosMatchWhatTheWriterDid) {
   for (BatchMode m : {BatchMode::kPerPage, BatchMode::kPerRun}) {
     Rig r = MakeRig(16384, 0, area::DeviceLimits{.max_segments = 254, .max_sectors_kb = 1016});
-    for (int i = 0; i < 700; ++i) (void)r.sys->AllocHibernationSlot(0, r.type);  // the image starts later
+    for (int i = 0; i < 700; ++i)
+      (void)r.sys->AllocHibernationSlot(0, r.type);  // the image starts later
     ImageSession session(*r.sys, r.type, SlotSourceKind::kBase);
     WriterOptions wo;
     wo.batch.mode = m;
@@ -402,9 +411,11 @@ TEST(Inspect, LayoutAndBiosMatchWhatTheWriterDid) {
     EXPECT_EQ(in->info.origin, ImageOrigin::kSwaplab);
     EXPECT_EQ(in->layout.slots, w->stream_pages + w->Q + 1);
     EXPECT_EQ(in->layout.runs_disk_order, w->device_runs);
-    EXPECT_EQ(in->layout.clusters_touched, (in->layout.last_dblock / 512) - (in->layout.first_dblock / 512) + 1);
+    EXPECT_EQ(in->layout.clusters_touched,
+              (in->layout.last_dblock / 512) - (in->layout.first_dblock / 512) + 1);
     // the replay of the write order gives the writer's own bio count
-    EXPECT_EQ(m == BatchMode::kPerPage ? in->layout.bios_per_page : in->layout.bios_per_run, w->batch.bios);
+    EXPECT_EQ(m == BatchMode::kPerPage ? in->layout.bios_per_page : in->layout.bios_per_run,
+              w->batch.bios);
     EXPECT_EQ(in->layout.bios_per_page, BiosPerPageFormula(w->T));
     EXPECT_EQ(r.engine->data_, before);
   }

@@ -49,7 +49,8 @@ struct Outcome {
   uint64_t inuse_before = 0, inuse_after = 0;
 };
 
-Outcome WriteOn(uint64_t device_pages, RfcLayout layout, SlotSourceKind kind, BatchMode mode, uint64_t T) {
+Outcome WriteOn(uint64_t device_pages, RfcLayout layout, SlotSourceKind kind, BatchMode mode,
+                uint64_t T) {
   alloc::SystemOptions sys_options;
   sys_options.policy = *alloc::Policy::Preset("mm-new");  // the RFC's base tree (per-CPU hint)
   testing::Rig r = testing::MakeRig(device_pages, 0, {}, sys_options);
@@ -94,7 +95,8 @@ TEST_P(RfcLayouts, BaseScattersSortedIsOneRunAndBiosFall) {
   const uint64_t T = 1310720 / kScale;  // 5.0 GiB at full scale
   const uint64_t Q = T / kMapEntries;
 
-  const Outcome base = WriteOn(c.device_pages / kScale, c.layout, SlotSourceKind::kBase, BatchMode::kPerPage, T);
+  const Outcome base =
+      WriteOn(c.device_pages / kScale, c.layout, SlotSourceKind::kBase, BatchMode::kPerPage, T);
   EXPECT_GE(base.rep.session.alloc_runs, c.base_runs_min / kScale);
   EXPECT_LE(base.rep.session.alloc_runs, c.base_runs_max / kScale);
   EXPECT_GT(base.rep.device_runs, 1u);
@@ -102,8 +104,8 @@ TEST_P(RfcLayouts, BaseScattersSortedIsOneRunAndBiosFall) {
   EXPECT_EQ(base.rep.batch.bios, T - 1 + Q);  // B_base: one bio per async page
   EXPECT_EQ(base.inuse_after, base.inuse_before);
 
-  const Outcome sorted =
-      WriteOn(c.device_pages / kScale, c.layout, SlotSourceKind::kFreeClustersSorted, BatchMode::kPerRun, T);
+  const Outcome sorted = WriteOn(c.device_pages / kScale, c.layout,
+                                 SlotSourceKind::kFreeClustersSorted, BatchMode::kPerRun, T);
   EXPECT_EQ(sorted.rep.device_runs, 1u);
   EXPECT_EQ(sorted.rep.session.alloc_runs, 1u);
   EXPECT_EQ(sorted.rep.batch.bios, BiosPerRunFormula(T, 254));
@@ -112,19 +114,23 @@ TEST_P(RfcLayouts, BaseScattersSortedIsOneRunAndBiosFall) {
   }
   EXPECT_EQ(sorted.inuse_after, sorted.inuse_before);
   RecordProperty("base_runs", std::to_string(base.rep.device_runs));
-  std::printf("%s: base runs %llu alloc_runs %llu extents %llu bios %llu; free-clusters-sorted runs %llu bios %llu\n",
-              workload::Name(c.layout), static_cast<unsigned long long>(base.rep.device_runs),
-              static_cast<unsigned long long>(base.rep.session.alloc_runs),
-              static_cast<unsigned long long>(base.rep.extents),
-              static_cast<unsigned long long>(base.rep.batch.bios),
-              static_cast<unsigned long long>(sorted.rep.device_runs),
-              static_cast<unsigned long long>(sorted.rep.batch.bios));
+  std::printf(
+      "%s: base runs %llu alloc_runs %llu extents %llu bios %llu; free-clusters-sorted runs %llu "
+      "bios %llu\n",
+      workload::Name(c.layout), static_cast<unsigned long long>(base.rep.device_runs),
+      static_cast<unsigned long long>(base.rep.session.alloc_runs),
+      static_cast<unsigned long long>(base.rep.extents),
+      static_cast<unsigned long long>(base.rep.batch.bios),
+      static_cast<unsigned long long>(sorted.rep.device_runs),
+      static_cast<unsigned long long>(sorted.rep.batch.bios));
 }
 
 INSTANTIATE_TEST_SUITE_P(Seed001, RfcLayouts,
                          ::testing::Values(LayoutCase{RfcLayout::kShuffled, 6 * kGiB, 1000, 4000},
                                            LayoutCase{RfcLayout::kHoles, 12 * kGiB, 25000, 40000}),
-                         [](const auto& info) { return std::string(workload::Name(info.param.layout)); });
+                         [](const auto& info) {
+                           return std::string(workload::Name(info.param.layout));
+                         });
 
 TEST(RfcLayoutsSmall, LayoutsLeaveWhatTheySay) {
   testing::Rig r = testing::MakeRig(8 * 4096);

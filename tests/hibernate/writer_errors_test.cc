@@ -25,7 +25,8 @@ SyntheticSnapshot Snap(uint64_t saveable) {
 // Some other swap user, so the base allocator's slots are scattered.
 void Age(Rig& r) {
   for (int i = 0; i < 700; ++i) (void)r.sys->AllocHibernationSlot(i % 4, r.type);
-  for (uint64_t s = 1; s < 4000; s += 3) (void)r.sys->FreeHibernationSlot(alloc::SwapEntry{r.type, s});
+  for (uint64_t s = 1; s < 4000; s += 3)
+    (void)r.sys->FreeHibernationSlot(alloc::SwapEntry{r.type, s});
 }
 
 void ExpectClean(Rig& r, uint64_t inuse_before) {
@@ -55,7 +56,8 @@ TEST_P(FailurePoints, EveryIoFailureLeavesNoSlot) {
   {
     Rig r = rig();
     ImageSession session(*r.sys, r.type, c.kind);
-    ASSERT_TRUE(WriteImage(session, *r.engine, s, WriterOptions{{c.mode, CapacityMode::kExact, 0}}).ok());
+    ASSERT_TRUE(
+        WriteImage(session, *r.engine, s, WriterOptions{{c.mode, CapacityMode::kExact, 0}}).ok());
     total = r.engine->submitted();
   }
   ASSERT_GT(total, 4u);
@@ -109,7 +111,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) {
       std::string n = std::string(Name(info.param.kind)) + "_" + Name(info.param.mode) +
                       (info.param.aged ? "_aged" : "");
-      for (auto& ch : n) if (ch == '-') ch = '_';
+      for (auto& ch : n)
+        if (ch == '-') ch = '_';
       return n;
     });
 
@@ -177,8 +180,9 @@ TEST(Session, ReserveNeedsAReservation) {
 }
 
 TEST(Session, ParseNames) {
-  for (auto k : {SlotSourceKind::kBase, SlotSourceKind::kFreeClusters, SlotSourceKind::kFreeClustersSorted,
-                 SlotSourceKind::kReserve, SlotSourceKind::kPmd})
+  for (auto k :
+       {SlotSourceKind::kBase, SlotSourceKind::kFreeClusters, SlotSourceKind::kFreeClustersSorted,
+        SlotSourceKind::kReserve, SlotSourceKind::kPmd})
     EXPECT_EQ(*ParseSlotSource(Name(k)), k);
   EXPECT_FALSE(ParseSlotSource("clusters").ok());
 }

@@ -1,4 +1,4 @@
-// Calibration against the running kernel (issue 6): each trace of
+// Calibration against the running kernel: each trace of
 // tests/kernel/traces runs on a private swap area of each device kind, the
 // kernel's placements (from pagemap) are replayed in the model with the
 // linux-6.18 preset, and the agreement must be ≥ 99% with per-order fallback
@@ -14,8 +14,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <iostream>
+#include <map>
 #include <string>
 
 #include "swaplab/kernel/host.h"
@@ -38,10 +38,12 @@ std::string SkipReason(DeviceKind kind) {
   if (!IsRoot()) return "not root: swapon, /proc/PID/pagemap and sysfs need root";
   if (access("/proc/swaps", R_OK) != 0) return "no /proc/swaps: this kernel has no swap support";
   // swapon(2) on a path that is not a swap area: ENOSYS means no swap.
-  if (swapon("/nonexistent-swaplab-probe", 0) != 0 && errno == ENOSYS) return "swapon(2) is not implemented";
+  if (swapon("/nonexistent-swaplab-probe", 0) != 0 && errno == ENOSYS)
+    return "swapon(2) is not implemented";
   if (kind == DeviceKind::kZram && access("/sys/class/zram-control/hot_add", R_OK) != 0)
     return "zram is not available (no /sys/class/zram-control)";
-  if ((kind == DeviceKind::kLoop || kind == DeviceKind::kLoopSsd) && access("/dev/loop-control", R_OK) != 0)
+  if ((kind == DeviceKind::kLoop || kind == DeviceKind::kLoopSsd) &&
+      access("/dev/loop-control", R_OK) != 0)
     return "no /dev/loop-control";
   // A probe: a small area of this kind swapped on and removed again (a swap
   // file needs a file system that supports it under /var/tmp; a container's
@@ -54,7 +56,8 @@ std::string SkipReason(DeviceKind kind) {
   spec.pages = 64;
   auto a = KernelArea::Create(spec);
   std::string why;
-  if (!a.ok()) why = std::string("cannot swap on a ") + Name(kind) + " area here: " + a.status().ToString();
+  if (!a.ok())
+    why = std::string("cannot swap on a ") + Name(kind) + " area here: " + a.status().ToString();
   if (a.ok()) (void)(*a)->Remove();
   (void)StateFile::Remove();  // the probe's records only: no run was active
   return probed[kind] = why;
@@ -80,7 +83,8 @@ bool OurAreaActive() {
   auto swaps = ReadProcSwaps();
   if (!swaps.ok()) return false;
   for (const auto& s : *swaps)
-    if (s.filename.find("swaplab-") != std::string::npos || s.filename.rfind("/dev/loop", 0) == 0) return true;
+    if (s.filename.find("swaplab-") != std::string::npos || s.filename.rfind("/dev/loop", 0) == 0)
+      return true;
   return false;
 }
 
@@ -105,9 +109,14 @@ TEST_P(Calibration, AgreesWithKernel) {
   // The kernel may act on its own (another process's reclaim holding a
   // folio lock, a late writeback): the run reports it, and the comparison is
   // only meaningful on a clean run, so such a run is repeated (at most twice).
-  for (int retry = 0; retry < 2 && rep.ok() && (rep->anomalies_total > (rep->worker_pages_swapped ? 1u : 0u) || rep->unexplained_slots > 0); ++retry) {
-    std::cerr << "kernel run of " << o.trace << " on " << Name(c.kind) << ": the kernel acted on its own ("
-              << (rep->anomalies.empty() ? "unexplained slots" : rep->anomalies[0].what) << "); running again\n";
+  for (int retry = 0;
+       retry < 2 && rep.ok() &&
+       (rep->anomalies_total > (rep->worker_pages_swapped ? 1u : 0u) || rep->unexplained_slots > 0);
+       ++retry) {
+    std::cerr << "kernel run of " << o.trace << " on " << Name(c.kind)
+              << ": the kernel acted on its own ("
+              << (rep->anomalies.empty() ? "unexplained slots" : rep->anomalies[0].what)
+              << "); running again\n";
     rep = RunTrace(o, nullptr);
   }
   ASSERT_TRUE(rep.ok()) << rep.status().ToString();
@@ -121,7 +130,8 @@ TEST_P(Calibration, AgreesWithKernel) {
   // pages around those slots and the comparison says nothing about the
   // model. The run above still went through the kernel layer under the
   // sanitizer and cleaned up; the agreement is checked by the release build.
-  if (kSanitized && (rep->anomalies_total > (rep->worker_pages_swapped ? 1u : 0u) || rep->unexplained_slots > 0))
+  if (kSanitized &&
+      (rep->anomalies_total > (rep->worker_pages_swapped ? 1u : 0u) || rep->unexplained_slots > 0))
     GTEST_SKIP() << "ASan build: the worker's own pages were swapped out during the run ("
                  << (rep->anomalies.empty() ? "unexplained slots" : rep->anomalies[0].what)
                  << "); placement agreement is checked by the release build";
@@ -144,20 +154,22 @@ TEST_P(Calibration, AgreesWithKernel) {
   std::string first;
   if (!s.disagreements.empty()) {
     const auto& d = s.disagreements.front();
-    first = "line " + std::to_string(d.line) + ": kernel dev " + std::to_string(d.expected_dev) + " offset " +
-            std::to_string(d.expected_offset) + ", model " + d.got;
+    first = "line " + std::to_string(d.line) + ": kernel dev " + std::to_string(d.expected_dev) +
+            " offset " + std::to_string(d.expected_offset) + ", model " + d.got;
   }
-  if (kSanitized && agreement < 0.99)  // see above: the sanitizer's own memory moves the kernel's placements
+  if (kSanitized &&
+      agreement < 0.99)  // see above: the sanitizer's own memory moves the kernel's placements
     GTEST_SKIP() << "ASan build: " << s.agree << "/" << s.expected
                  << " placements agree (the sanitized worker changes what the kernel does); "
                     "placement agreement is checked by the release build";
-  EXPECT_GE(agreement, 0.99) << s.agree << "/" << s.expected << " agree; first disagreement: " << first;
+  EXPECT_GE(agreement, 0.99) << s.agree << "/" << s.expected
+                             << " agree; first disagreement: " << first;
   for (const auto& [order, n] : rep->folios_by_order) {
     if (order == 0) continue;
     const double k = FallbackRate(rep->swpout, rep->swpout_fallback, order);
     const double md = FallbackRate(m->swpout, m->swpout_fallback, order);
-    EXPECT_LE(std::fabs(k - md), 0.01) << "order " << order << " (" << n << " folios): kernel fallback " << k
-                                       << ", model " << md;
+    EXPECT_LE(std::fabs(k - md), 0.01)
+        << "order " << order << " (" << n << " folios): kernel fallback " << k << ", model " << md;
   }
   std::remove(o.out.c_str());
 }
@@ -169,23 +181,24 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(Traces, Calibration,
-                         ::testing::ValuesIn([] {
-                           std::vector<Case> v;
-                           for (const char* t : {"seq", "holes", "shuffled", "mthp64", "twodev", "frag", "mixed"})
-                             for (DeviceKind k : {DeviceKind::kFile, DeviceKind::kLoop, DeviceKind::kLoopSsd,
-                                                  DeviceKind::kZram})
-                               v.push_back({t, k});
-                           return v;
-                         }()),
-                         CaseName);
+INSTANTIATE_TEST_SUITE_P(
+    Traces, Calibration, ::testing::ValuesIn([] {
+      std::vector<Case> v;
+      for (const char* t : {"seq", "holes", "shuffled", "mthp64", "twodev", "frag", "mixed"})
+        for (DeviceKind k :
+             {DeviceKind::kFile, DeviceKind::kLoop, DeviceKind::kLoopSsd, DeviceKind::kZram})
+          v.push_back({t, k});
+      return v;
+    }()),
+    CaseName);
 
 // A trace the kernel side cannot run is refused before anything is
 // created, with FILE:LINE.
 TEST(KernelRun, UnsupportedOpRefusedBeforeAnythingIsCreated) {
   if (auto why = SkipReason(DeviceKind::kFile); !why.empty()) GTEST_SKIP() << why;
   const std::string path = TempPath("dup.trace");
-  std::ofstream(path) << "swaplab-trace 1\nswapon dev=0 pages=1024\nalloc folio=1 order=0 cpu=0\ndup folio=1\n";
+  std::ofstream(path)
+      << "swaplab-trace 1\nswapon dev=0 pages=1024\nalloc folio=1 order=0 cpu=0\ndup folio=1\n";
   RunOptions o;
   o.trace = path;
   o.device = DeviceKind::kFile;
@@ -240,7 +253,8 @@ TEST(KernelRun, CrashedRunRefusedUntilCleanup) {
   auto rep = RunTrace(o, nullptr);
   ASSERT_FALSE(rep.ok());
   EXPECT_EQ(rep.status().code(), -EBUSY);
-  EXPECT_NE(rep.status().message().find("swaplab kernel cleanup"), std::string::npos) << rep.status().message();
+  EXPECT_NE(rep.status().message().find("swaplab kernel cleanup"), std::string::npos)
+      << rep.status().message();
   // The refused run left the crashed run's record alone.
   auto state = StateFile::Load();
   ASSERT_TRUE(state.ok());

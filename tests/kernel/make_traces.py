@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the calibration traces of tests/kernel/traces/ (issue 6).
+"""Writes the calibration traces of tests/kernel/traces/.
 
 Deterministic (fixed seeds); run it again after changing a generator:
     python3 tests/kernel/make_traces.py

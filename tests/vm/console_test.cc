@@ -31,7 +31,8 @@ TEST(ParseConsole, TheKernelsAndTheAgentsLines) {
 TEST(ParseConsole, GarbageAndHugeNumbersLeaveTheFactsUnset) {
   const ConsoleFacts f = ParseConsole(
       "PM: hibernation: Wrote lots of kbytes in no time\n"
-      "swaplab-agent: layout x: 99999999999999999999999999 pages swapped out, 1 not in swap, 2 freed\n"
+      "swaplab-agent: layout x: 99999999999999999999999999 pages swapped out, 1 not in swap, 2 "
+      "freed\n"
       "\x1b[2Jswaplab-init: start at uptime\n");
   EXPECT_EQ(f.wrote_kb, 0u);
   EXPECT_LT(f.wrote_s, 0);

@@ -29,7 +29,8 @@ std::string Slurp(const fs::path& p) {
 }
 
 TEST(Cpio, GnuCpioExtractsWhatWeWrote) {
-  if (system("command -v cpio >/dev/null 2>&1") != 0) GTEST_SKIP() << "cpio not installed (scripts/setup installs it)";
+  if (system("command -v cpio >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "cpio not installed (scripts/setup installs it)";
   char tmpl[] = "/var/tmp/swaplab-cpio-test.XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const fs::path dir(tmpl);
@@ -40,7 +41,8 @@ TEST(Cpio, GnuCpioExtractsWhatWeWrote) {
     for (size_t size = 0; size <= 5; ++size) {
       std::string name = "d/" + std::string(name_len, static_cast<char>('a' + size));
       std::string data;
-      for (size_t i = 0; i < size; ++i) data += static_cast<char>(0xf0 + i + name_len);  // binary, no NUL
+      for (size_t i = 0; i < size; ++i)
+        data += static_cast<char>(0xf0 + i + name_len);  // binary, no NUL
       files.emplace_back(name, data);
     }
   uint32_t ino = 2;
@@ -52,7 +54,8 @@ TEST(Cpio, GnuCpioExtractsWhatWeWrote) {
     out.write(a.data(), static_cast<std::streamsize>(a.size()));
   }
   fs::create_directory(dir / "x");
-  const std::string cmd = "cd '" + (dir / "x").string() + "' && cpio -id --quiet < ../a.cpio 2>../err";
+  const std::string cmd =
+      "cd '" + (dir / "x").string() + "' && cpio -id --quiet < ../a.cpio 2>../err";
   ASSERT_EQ(system(cmd.c_str()), 0) << Slurp(dir / "err");
   EXPECT_TRUE(fs::is_directory(dir / "x" / "d"));
   size_t regular = 0;

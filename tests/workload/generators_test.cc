@@ -182,8 +182,13 @@ TEST(BuildChurn, SwappedLimitBoundsUsage) {
   auto peak = [](uint64_t limit) {
     Dev d(512 * 16);
     Workload w(*d.sys, 4);
-    const ChurnSpec s{.processes = 40, .concurrent = 40, .min_pages = 200, .max_pages = 400,
-                      .mix = {{1, 4}, {16, 1}}, .partial_free_share = 0.1, .exit_at_end = false,
+    const ChurnSpec s{.processes = 40,
+                      .concurrent = 40,
+                      .min_pages = 200,
+                      .max_pages = 400,
+                      .mix = {{1, 4}, {16, 1}},
+                      .partial_free_share = 0.1,
+                      .exit_at_end = false,
                       .swapped_pages = limit};
     auto r = BuildChurn(w, s);
     EXPECT_TRUE(r.ok()) << r.status().ToString();

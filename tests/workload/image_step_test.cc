@@ -52,7 +52,8 @@ ImageResult RunImage(bool structural, hibernate::SlotSourceKind source, hibernat
 }
 
 class StructuralVsData
-    : public ::testing::TestWithParam<std::pair<hibernate::SlotSourceKind, hibernate::BatchMode>> {};
+    : public ::testing::TestWithParam<std::pair<hibernate::SlotSourceKind, hibernate::BatchMode>> {
+};
 
 TEST_P(StructuralVsData, SameRunsBiosAndModelledSeconds) {
   const auto [source, mode] = GetParam();
@@ -84,9 +85,11 @@ TEST_P(StructuralVsData, SameRunsBiosAndModelledSeconds) {
 
 INSTANTIATE_TEST_SUITE_P(
     Sources, StructuralVsData,
-    ::testing::Values(std::make_pair(hibernate::SlotSourceKind::kBase, hibernate::BatchMode::kPerPage),
-                      std::make_pair(hibernate::SlotSourceKind::kBase, hibernate::BatchMode::kPerRun),
-                      std::make_pair(hibernate::SlotSourceKind::kFreeClustersSorted, hibernate::BatchMode::kPerRun)));
+    ::testing::Values(
+        std::make_pair(hibernate::SlotSourceKind::kBase, hibernate::BatchMode::kPerPage),
+        std::make_pair(hibernate::SlotSourceKind::kBase, hibernate::BatchMode::kPerRun),
+        std::make_pair(hibernate::SlotSourceKind::kFreeClustersSorted,
+                       hibernate::BatchMode::kPerRun)));
 
 TEST(StructuralImage, NeedsAStructuralDevice) {
   Aged d(false);

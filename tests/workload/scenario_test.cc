@@ -31,7 +31,8 @@ void ExpectRefused(const json& j, const std::string& path, const std::string& wh
   auto r = ParseScenario(j.dump(), "bad.json");
   ASSERT_FALSE(r.ok()) << "accepted: " << j.dump();
   EXPECT_EQ(r.status().code(), -EINVAL);
-  EXPECT_NE(r.status().message().find("bad.json: " + path + ":"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("bad.json: " + path + ":"), std::string::npos)
+      << r.status().message();
   if (!what.empty()) {
     EXPECT_NE(r.status().message().find(what), std::string::npos) << r.status().message();
   }
@@ -164,9 +165,12 @@ TEST(Scenario, EveryKnobFromAScenario) {
     for (const auto& [n, val] : values)
       if (n == k.name) v = val;
     json jv;
-    if (k.type == "bool") jv = v == "true";
-    else if (k.type == "int") jv = std::stoi(v);
-    else jv = json::array({"free"});
+    if (k.type == "bool")
+      jv = v == "true";
+    else if (k.type == "int")
+      jv = std::stoi(v);
+    else
+      jv = json::array({"free"});
     one["policy"] = {{"knobs", {{std::string(k.name), jv}}}};
     EXPECT_TRUE(ParseScenario(one.dump(), "ok.json").ok()) << k.name;
   }
@@ -180,7 +184,7 @@ TEST(Scenario, NotJsonIsRefused) {
 
 // host_cpu: every field checked; only for simulated devices (a real
 // file's measured seconds already hold this machine's CPU).
-// Issue 11 item 8: a key given twice was accepted silently (the last
+// a key given twice was accepted silently (the last
 // won); it is refused naming the JSON path of the second one.
 TEST(Scenario, DuplicateKeysAreRefusedWithTheirPath) {
   const std::string base = Minimal().dump();
@@ -188,21 +192,30 @@ TEST(Scenario, DuplicateKeysAreRefusedWithTheirPath) {
     auto r = ParseScenario(text, "dup.json");
     ASSERT_FALSE(r.ok()) << "accepted: " << text;
     EXPECT_EQ(r.status().code(), -EINVAL);
-    EXPECT_NE(r.status().message().find("dup.json: " + path + ": key given twice"), std::string::npos)
+    EXPECT_NE(r.status().message().find("dup.json: " + path + ": key given twice"),
+              std::string::npos)
         << r.status().message();
   };
   refused(R"({"name": "a", "name": "b", "devices": [{"size": "64M"}],
-              "measured": [{"generator": "image", "size": "8M"}]})", "$.name");
+              "measured": [{"generator": "image", "size": "8M"}]})",
+          "$.name");
   refused(R"({"name": "a", "devices": [{"size": "64M"}, {"size": "64M", "ssd": true, "size": "1G"}],
-              "measured": [{"generator": "image", "size": "8M"}]})", "$.devices[1].size");
+              "measured": [{"generator": "image", "size": "8M"}]})",
+          "$.devices[1].size");
   refused(R"({"name": "a", "devices": [{"size": "64M"}],
               "measured": [{"generator": "image", "size": "8M"}, [1, 2, {"x": 1, "x": 2}]]})",
           "$.measured[1][2].x");
-  refused(R"({"name": "a", "devices": [{"size": "64M"}], "seed_reported": {"cells": {"r": {"c": "1", "c": "2"}}},
-              "measured": [{"generator": "image", "size": "8M"}]})", "$.seed_reported.cells.r.c");
+  refused(
+      R"({"name": "a", "devices": [{"size": "64M"}], "seed_reported": {"cells": {"r": {"c": "1", "c": "2"}}},
+              "measured": [{"generator": "image", "size": "8M"}]})",
+      "$.seed_reported.cells.r.c");
   // The same key in two objects is fine.
-  EXPECT_TRUE(ParseScenario(R"({"name": "a", "devices": [{"name": "x", "size": "64M"}, {"name": "y", "size": "64M"}],
-              "measured": [{"generator": "image", "size": "8M"}]})", "ok.json").ok());
+  EXPECT_TRUE(
+      ParseScenario(
+          R"({"name": "a", "devices": [{"name": "x", "size": "64M"}, {"name": "y", "size": "64M"}],
+              "measured": [{"generator": "image", "size": "8M"}]})",
+          "ok.json")
+          .ok());
 }
 
 // Every size is checked against the largest swap area before anything runs.
@@ -211,7 +224,8 @@ TEST(Scenario, SizesAboveTheLimitAreRefusedNamingIt) {
   j["aging"][0]["hole"] = "65536G";
   ExpectRefused(j, "$.aging[0].hole", "limit of 2^32 pages");
   j = Minimal();
-  j["measured"] = {{{"generator", "usemem"}, {"processes", 1}, {"size", "32768G"}, {"limit", "1G"}}};
+  j["measured"] = {
+      {{"generator", "usemem"}, {"processes", 1}, {"size", "32768G"}, {"limit", "1G"}}};
   ExpectRefused(j, "$.measured[0].size", "limit of 2^32 pages");
   j = Minimal();
   j["devices"][0]["size"] = "17408G";
@@ -232,7 +246,8 @@ TEST(Scenario, LongAndControlTextIsCutInMessages) {
   r = ParseScenario(j.dump(), "bad.json");
   ASSERT_FALSE(r.ok());
   EXPECT_LT(r.status().message().size(), 400u);
-  EXPECT_NE(r.status().message().find("'\\x1b]0;owned\\x07kkk"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("'\\x1b]0;owned\\x07kkk"), std::string::npos)
+      << r.status().message();
   j = Minimal();
   j["devices"][0]["size"] = big;
   r = ParseScenario(j.dump(), "bad.json");
@@ -250,7 +265,8 @@ TEST(Scenario, LongAndControlTextIsCutInMessages) {
 
 TEST(Scenario, HostCpuIsCheckedAndOnlyForSimulatedDevices) {
   json j = Minimal();
-  j["host_cpu"] = {{"label", "vm"}, {"write_bio_us", 1.5}, {"read_bio_us", 0.5}, {"alloc_call_us", 2}};
+  j["host_cpu"] = {
+      {"label", "vm"}, {"write_bio_us", 1.5}, {"read_bio_us", 0.5}, {"alloc_call_us", 2}};
   auto r = ParseScenario(j.dump(), "ok.json");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(r->host_cpu.has_value());
@@ -291,7 +307,8 @@ TEST(Scenario, HostCpuIsCheckedAndOnlyForSimulatedDevices) {
 // RFC source once per run.
 TEST(Scenario, HostCpuRowsAddBiosAndAllocatorCalls) {
   json j = Minimal();
-  j["variants"].push_back({{"label", "allocator + bio"}, {"source", "free-clusters-sorted"}, {"batch", "per-run"}});
+  j["variants"].push_back(
+      {{"label", "allocator + bio"}, {"source", "free-clusters-sorted"}, {"batch", "per-run"}});
   j["host_cpu"] = {{"label", "vm"}, {"write_bio_us", 3}, {"read_bio_us", 2}, {"alloc_call_us", 5}};
   static Scenario sc;  // RenderJson refers to it
   auto parsed = ParseScenario(j.dump(), "t.json");
@@ -305,8 +322,10 @@ TEST(Scenario, HostCpuRowsAddBiosAndAllocatorCalls) {
     const json& m = v["metrics"];
     auto val = [&](const char* k) { return m[k]["value"].get<double>(); };
     EXPECT_NEAR(val("write + host CPU, s"),
-                val("write, s") + 1e-6 * (3 * val("bios") + 5 * val("allocator calls")), 1e-9) << v["label"];
-    EXPECT_NEAR(val("read + host CPU, s"), val("read, s") + 1e-6 * 2 * val("read bios"), 1e-9) << v["label"];
+                val("write, s") + 1e-6 * (3 * val("bios") + 5 * val("allocator calls")), 1e-9)
+        << v["label"];
+    EXPECT_NEAR(val("read + host CPU, s"), val("read, s") + 1e-6 * 2 * val("read bios"), 1e-9)
+        << v["label"];
     EXPECT_EQ(m["write + host CPU, s"]["kind"], "modelled");
   }
   const json& base = out["variants"][0]["metrics"];
@@ -340,7 +359,8 @@ TEST(Scenario, HostCpuArgument) {
   }
   auto unknown = ParseHostCpuArg("tcg-9.9");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("seed-001"), std::string::npos) << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("seed-001"), std::string::npos)
+      << unknown.status().message();
   for (const char* bad : {"", "1,2", "1,2,3,4", "1,,3", "a,1,1", "1,1,-1", "1,1,1x", "1,1,1e9"}) {
     auto r = ParseHostCpuArg(bad);
     EXPECT_FALSE(r.ok()) << bad;
@@ -359,8 +379,10 @@ TEST(Scenario, SetHostCpuRowsAndRefusals) {
   HostCpuCost c;
   c.write_bio_us = 1;
   ASSERT_TRUE(SetHostCpu(sc, c));
-  EXPECT_EQ(sc.rows, (std::vector<std::string>{"write, s", "read, s", "write + host CPU, s", "read + host CPU, s", "bios"}));
-  EXPECT_EQ(sc.pct_rows, (std::vector<std::string>{"write, s", "write + host CPU, s", "read + host CPU, s"}));
+  EXPECT_EQ(sc.rows, (std::vector<std::string>{"write, s", "read, s", "write + host CPU, s",
+                                               "read + host CPU, s", "bios"}));
+  EXPECT_EQ(sc.pct_rows,
+            (std::vector<std::string>{"write, s", "write + host CPU, s", "read + host CPU, s"}));
   ASSERT_TRUE(SetHostCpu(sc, c));  // twice: the rows once
   EXPECT_EQ(sc.rows.size(), 5u);
   ASSERT_TRUE(SetHostCpu(sc, std::nullopt));
@@ -372,7 +394,8 @@ TEST(Scenario, SetHostCpuRowsAndRefusals) {
   EXPECT_FALSE(SetHostCpu(r, c));
   EXPECT_FALSE(r.host_cpu.has_value());
   json noimage = Minimal();
-  noimage["measured"] = {{{"generator", "holes"}, {"region", "16M"}, {"folio", "4K"}, {"hole", "64K"}}};
+  noimage["measured"] = {
+      {{"generator", "holes"}, {"region", "16M"}, {"folio", "4K"}, {"hole", "64K"}}};
   Scenario n = *ParseScenario(noimage.dump(), "n.json");
   EXPECT_FALSE(SetHostCpu(n, c));
 }
@@ -426,10 +449,12 @@ TEST(Reproduce, RfcStructureAtReducedScale) {
     EXPECT_EQ(Metric(j, "allocator", "runs, write order"), 1) << name;
     EXPECT_EQ(Metric(j, "allocator", "runs"), 1) << name;
     EXPECT_EQ(Metric(j, "allocator + bio", "runs"), 1) << name;
-    const double per_page = Metric(j, "allocator", "bios"), per_run = Metric(j, "allocator + bio", "bios");
+    const double per_page = Metric(j, "allocator", "bios"),
+                 per_run = Metric(j, "allocator + bio", "bios");
     EXPECT_EQ(Metric(j, "base", "bios"), per_page) << name;
     EXPECT_GT(per_page / per_run, 50) << name;  // §10.6: 1.31M vs 12.8K ≈ 100
-    EXPECT_EQ(j["seed_reported"]["cells"]["runs"]["base"], name == std::string("rfc-shuffled") ? "3560" : "31899");
+    EXPECT_EQ(j["seed_reported"]["cells"]["runs"]["base"],
+              name == std::string("rfc-shuffled") ? "3560" : "31899");
   }
 }
 
@@ -449,7 +474,8 @@ TEST(Reproduce, RfcShuffledHostCpuFitStillHolds) {
   EXPECT_NEAR(Metric(j, "base", "write + host CPU, s"), 10.60, 0.05);
   EXPECT_NEAR(Metric(j, "allocator", "write + host CPU, s"), 9.32, 0.05);
   EXPECT_NEAR(Metric(j, "allocator + bio", "write + host CPU, s"), 7.94, 0.05);
-  EXPECT_NEAR(Metric(j, "allocator", "read + host CPU, s") - Metric(j, "allocator + bio", "read + host CPU, s"),
+  EXPECT_NEAR(Metric(j, "allocator", "read + host CPU, s") -
+                  Metric(j, "allocator + bio", "read + host CPU, s"),
               8.92 - 8.10, 0.03);
 }
 
@@ -468,7 +494,8 @@ TEST(Reproduce, NonfullFirstFallsBackLessOn8G) {
   EXPECT_LT(after, before);
   const json k = ReproduceJson("nonfull-vs-free-10g", 0.05);
   ASSERT_FALSE(k.is_null());
-  EXPECT_LE(Metric(k, "After", "64kB swpout_fallback"), Metric(k, "Before", "64kB swpout_fallback"));
+  EXPECT_LE(Metric(k, "After", "64kB swpout_fallback"),
+            Metric(k, "Before", "64kB swpout_fallback"));
 }
 
 // Seed 003 with every mTHP size on 10G: under free-first the build's

@@ -1,9 +1,10 @@
 // The trace format (design.md) and its replay semantics.
+#include "swaplab/workload/trace.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "swaplab/workload/trace.h"
 #include "swaplab/workload/trace_runner.h"
 
 namespace swaplab::workload {
@@ -54,7 +55,8 @@ TEST(TraceFormat, ParsesEveryOperationWithCommentsAndBlankLines) {
 
 TEST(TraceFormat, WriterOutputParsesBackToTheSameRecords) {
   const std::string text =
-      "swaplab-trace 1\nswapon dev=1 pages=100 ssd=1 blkdev=0 discard=0\nalloc folio=3 order=2 cpu=0\n"
+      "swaplab-trace 1\nswapon dev=1 pages=100 ssd=1 blkdev=0 discard=0\nalloc folio=3 order=2 "
+      "cpu=0\n"
       "free folio=3 page=1 n=2\nexpect folio=3 page=3 dev=1 offset=9\ndrop-cache\nswapoff dev=1\n";
   std::vector<TraceRecord> a, b;
   ASSERT_TRUE(ReadAll(text, &a).ok());
@@ -79,7 +81,8 @@ TEST(TraceFormat, BadLinesNameFileLineAndWhatWasExpected) {
       {"swaplab-trace 1\nallocate folio=1\n", "t.trace:2", "unknown operation"},
       {"swaplab-trace 1\nalloc folio=1 order=0\n", "t.trace:2", "needs field 'cpu'"},
       {"swaplab-trace 1\nalloc folio=1 order=x cpu=0\n", "t.trace:2", "non-negative integer"},
-      {"swaplab-trace 1\n\nalloc folio=1 order=0 cpu=0 colour=3\n", "t.trace:3", "no field 'colour'"},
+      {"swaplab-trace 1\n\nalloc folio=1 order=0 cpu=0 colour=3\n", "t.trace:3",
+       "no field 'colour'"},
       {"swaplab-trace 1\nfree folio=1 n=0\n", "t.trace:2", "n must be at least 1"},
       {"swaplab-trace 1\nswapon dev=0 pages=10 ssd=2\n", "t.trace:2", "0 or 1"},
       {"swaplab-trace 1\nalloc folio=1 folio=2 order=0 cpu=0\n", "t.trace:2", "twice"},
@@ -94,7 +97,7 @@ TEST(TraceFormat, BadLinesNameFileLineAndWhatWasExpected) {
   }
 }
 
-// Issue 11 item 8: a swapon larger than the largest swap area was cut to
+// a swapon larger than the largest swap area was cut to
 // 2^32 pages silently; it is refused, naming the line and the limit.
 TEST(TraceFormat, PagesAboveTheLargestSwapAreaAreRefusedNamingTheLimit) {
   std::vector<TraceRecord> recs;
@@ -105,7 +108,8 @@ TEST(TraceFormat, PagesAboveTheLargestSwapAreaAreRefusedNamingTheLimit) {
   EXPECT_EQ(st.code(), -EINVAL);
   EXPECT_NE(st.message().find("t.trace:3:"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("pages 4294967297"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("limit of 2^32 (4294967296) pages"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("limit of 2^32 (4294967296) pages"), std::string::npos)
+      << st.message();
   EXPECT_TRUE(recs.empty());
   st = ReadAll("swaplab-trace 1\nswapon dev=0 pages=99999999999999999999\n", &recs);
   EXPECT_EQ(st.code(), -EINVAL);
@@ -113,16 +117,18 @@ TEST(TraceFormat, PagesAboveTheLargestSwapAreaAreRefusedNamingTheLimit) {
   EXPECT_NE(st.message().find("limit"), std::string::npos) << st.message();
 }
 
-// Issue 11 item 8: a 10 MB bad token was echoed whole into the message.
+// a 10 MB bad token was echoed whole into the message.
 TEST(TraceFormat, LongBadTokensAreCutInMessages) {
   const std::string token(10000, 'x');
   std::vector<TraceRecord> recs;
-  for (const std::string& line : {"swapon dev=0 pages=" + token, token + " dev=0", "swapon " + token}) {
+  for (const std::string& line :
+       {"swapon dev=0 pages=" + token, token + " dev=0", "swapon " + token}) {
     Status st = ReadAll("swaplab-trace 1\n" + line + "\n", &recs);
     EXPECT_EQ(st.code(), -EINVAL);
     EXPECT_NE(st.message().find("t.trace:2:"), std::string::npos) << st.message().substr(0, 200);
     EXPECT_LT(st.message().size(), 400u) << st.message().substr(0, 200);
-    EXPECT_NE(st.message().find(std::string(64, 'x') + "…"), std::string::npos) << st.message().substr(0, 200);
+    EXPECT_NE(st.message().find(std::string(64, 'x') + "…"), std::string::npos)
+        << st.message().substr(0, 200);
     EXPECT_EQ(st.message().find(std::string(65, 'x')), std::string::npos);
   }
 }
@@ -131,13 +137,16 @@ TEST(TraceFormat, LongBadTokensAreCutInMessages) {
 // being held whole.
 TEST(TraceFormat, LinesLongerThanTheLimitAreRefused) {
   std::vector<TraceRecord> recs;
-  Status st = ReadAll("swaplab-trace 1\nalloc folio=" + std::string(10 << 20, '7') + " order=0 cpu=0\n", &recs);
+  Status st = ReadAll(
+      "swaplab-trace 1\nalloc folio=" + std::string(10 << 20, '7') + " order=0 cpu=0\n", &recs);
   EXPECT_EQ(st.code(), -EINVAL);
-  EXPECT_NE(st.message().find("t.trace:2: line longer than the limit of 65536 bytes"), std::string::npos)
+  EXPECT_NE(st.message().find("t.trace:2: line longer than the limit of 65536 bytes"),
+            std::string::npos)
       << st.message().substr(0, 200);
   EXPECT_LT(st.message().size(), 400u);
   // A line just under the limit is read (a long comment).
-  const std::string ok = "alloc folio=1 order=0 cpu=0 #" + std::string(kMaxTraceLineBytes - 40, 'c');
+  const std::string ok =
+      "alloc folio=1 order=0 cpu=0 #" + std::string(kMaxTraceLineBytes - 40, 'c');
   recs.clear();
   ASSERT_TRUE(ReadAll("swaplab-trace 1\n" + ok + "\nswapoff dev=0", &recs).ok());
   EXPECT_EQ(recs.size(), 2u);
@@ -195,7 +204,8 @@ TEST_F(Replay, PartialFreeOfACachedLargeFolioFreesNothingUntilTheRestGoes) {
 }
 
 TEST_F(Replay, DropCacheFreesSlotsWithoutReferences) {
-  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=4 cpu=0\nfree folio=1 page=0 n=4\n");
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=4 cpu=0\nfree folio=1 page=0 "
+      "n=4\n");
   EXPECT_EQ(sys_.Device(0)->inuse, 16u);
   Run("drop-cache folio=1\n");
   EXPECT_EQ(sys_.Device(0)->inuse, 12u);
@@ -209,7 +219,8 @@ TEST_F(Replay, LargeFolioOnASwapFileFallsBackPageByPage) {
   std::string trace = "swapon dev=0 pages=4096 ssd=1 blkdev=0\nalloc folio=1 order=4 cpu=0\n";
   trace += "expect folio=1 page=0 dev=0 offset=1\n";
   for (int i = 1; i < 16; ++i)
-    trace += "expect folio=1 page=" + std::to_string(i) + " dev=0 offset=" + std::to_string(17 - i) + "\n";
+    trace += "expect folio=1 page=" + std::to_string(i) +
+             " dev=0 offset=" + std::to_string(17 - i) + "\n";
   Run(trace);
   const auto c = sys_.counters();
   EXPECT_EQ(c.swpout_fallback[4], 1u);
@@ -221,7 +232,8 @@ TEST_F(Replay, LargeFolioOnASwapFileFallsBackPageByPage) {
 }
 
 TEST_F(Replay, ExpectLinesCountAgreement) {
-  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=0 cpu=0\nalloc folio=2 order=0 cpu=1\n"
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=0 cpu=0\nalloc folio=2 order=0 "
+      "cpu=1\n"
       "expect folio=1 dev=0 offset=1\nexpect folio=2 dev=0 offset=2\n");
   EXPECT_EQ(runner_.summary().expected, 2u);
   EXPECT_EQ(runner_.summary().agree, 1u);  // CPU 1 starts a new cluster: offset 512
@@ -261,7 +273,8 @@ namespace {
 // keeps its slot (cached, count 0); `drop-cache folio=F` is folio_free_swap
 // and frees it (measured on 6.18 by `swaplab kernel run`).
 TEST_F(Replay, GlobalDropKeepsMappedFoliosPerFolioDropFreesThem) {
-  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=0 cpu=0\nalloc folio=2 order=0 cpu=0\n"
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=0 cpu=0\nalloc folio=2 order=0 "
+      "cpu=0\n"
       "cache folio=1\ndrop-cache\n");
   EXPECT_EQ(Slot(1).kind, SlotKind::kCached);  // mapped: stays
   EXPECT_EQ(Slot(1).count, 0u);

@@ -18,7 +18,7 @@ namespace swaplab::tools {
 
 int AreaExitCode(const Status& s) {
   switch (-s.code()) {
-    case EINVAL:        // a bad option value, or a path of the wrong type
+    case EINVAL:  // a bad option value, or a path of the wrong type
     case ENOENT:
     case EEXIST:
     case ENOTDIR:
@@ -30,7 +30,7 @@ int AreaExitCode(const Status& s) {
     case ENXIO:
     case EROFS:
       return 2;
-    default:            // EBUSY (locked, swapped on, mounted, a signature), EIO, ...
+    default:  // EBUSY (locked, swapped on, mounted, a signature), EIO, ...
       return 1;
   }
 }

@@ -16,7 +16,7 @@ struct AreaOptions {
   std::string size;  // bytes, or with a K/M/G/T suffix (KiB, MiB, ...)
   std::string label;
   std::string uuid;
-  std::string bad;  // "5,9,100-103"
+  std::string bad;     // "5,9,100-103"
   bool force = false;  // write over another signature (never a mounted / swapped-on target)
   // inspect (and format's report)
   bool json = false;

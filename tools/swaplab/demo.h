@@ -8,8 +8,8 @@
 namespace swaplab::tools {
 
 struct DemoOptions {
-  std::string policy;               // empty: every preset
-  std::vector<std::string> knobs;   // --knob NAME=VALUE, applied to each
+  std::string policy;              // empty: every preset
+  std::vector<std::string> knobs;  // --knob NAME=VALUE, applied to each
   uint64_t size_mib = 1024;
   uint64_t seed = 1;
   uint64_t ops = 100000;

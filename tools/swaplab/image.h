@@ -13,19 +13,19 @@ struct ImageOptions {
   std::string source = "free-clusters-sorted";
   std::string batch = "per-run";
   std::string compress = "none";
-  std::string policy = "mm-new";  // not kDefaultPreset: the RFC's sources sit on the 2026 base
+  std::string policy = "mm-new";   // not kDefaultPreset: the RFC's sources sit on the 2026 base
   std::vector<std::string> knobs;  // --knob NAME=VALUE
   std::string bio_capacity = "exact";
   uint32_t max_pages = 0;
   uint64_t seed = 1;
   double zero_share = 0.1;
-  std::string layout = "fresh";  // the RFC's device states before the write
-  std::string memory_budget = "1G";  // write copies in flight before a drain (§6.1)
+  std::string layout = "fresh";        // the RFC's device states before the write
+  std::string memory_budget = "1G";    // write copies in flight before a drain (§6.1)
   std::string snapshot_memory = "4G";  // snapshots up to this size are built before the timed write
-  unsigned threads = 0;  // compressor / decompressor threads (0: the kernel's rule)
+  unsigned threads = 0;                // compressor / decompressor threads (0: the kernel's rule)
   bool json = false;
-  bool consume = false;  // read: restore the swap signature as resume does
-  std::string dump;      // read: write the decompressed stream here
+  bool consume = false;    // read: restore the swap signature as resume does
+  std::string dump;        // read: write the decompressed stream here
   bool kernel_io = false;  // read: issue the kernel's resume reads (sync map and metadata pages)
 };
 

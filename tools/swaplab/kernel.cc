@@ -1,6 +1,5 @@
 // `swaplab kernel run|cleanup`: a trace against the running kernel's swap,
 // the placements compared with the model.
-#include "policy_arg.h"
 #include "kernel.h"
 
 #include <fmt/core.h>
@@ -10,14 +9,15 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "policy_arg.h"
+#include "size_arg.h"
+#include "swaplab/alloc/printable.h"
 #include "swaplab/alloc/types.h"
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/interrupt.h"
 #include "swaplab/kernel/kernel_run.h"
 #include "swaplab/report/kernel_report.h"
 #include "swaplab/vm/qemu.h"
-#include "swaplab/alloc/printable.h"
-#include "size_arg.h"
 
 namespace swaplab::tools {
 
@@ -49,7 +49,8 @@ int RunCleanup(const KernelOptions& o) {
   // `vm hibernate` work directories of runs that were SIGKILLed (their
   // qemu died with them: PR_SET_PDEATHSIG)
   std::vector<std::string> dirs = {"/var/tmp"};
-  if (const char* t = std::getenv("TMPDIR"); t && *t && std::string(t) != "/var/tmp") dirs.emplace_back(t);
+  if (const char* t = std::getenv("TMPDIR"); t && *t && std::string(t) != "/var/tmp")
+    dirs.emplace_back(t);
   for (const auto& d : dirs)
     for (const auto& p : vm::RemoveDeadWorkDirs(d)) log.push_back("remove " + Printable(p, 4096));
   if (o.json) {
@@ -65,7 +66,8 @@ int RunRun(const KernelOptions& o) {
   kernel::RunOptions ro;
   ro.trace = o.trace;
   if (access(o.trace.c_str(), R_OK) != 0) {
-    fmt::print(stderr, "swaplab kernel run: {}: cannot read the trace: {}\n", o.trace, std::strerror(errno));
+    fmt::print(stderr, "swaplab kernel run: {}: cannot read the trace: {}\n", o.trace,
+               std::strerror(errno));
     return 2;
   }
   auto dev = kernel::ParseDeviceKind(o.device);
@@ -82,8 +84,10 @@ int RunRun(const KernelOptions& o) {
   if (!o.size.empty()) {
     uint64_t pages = 0;
     if (!ParseSizePages(o.size, &pages)) {
-      fmt::print(stderr, "swaplab kernel run: --size '{}': pages, or bytes with K/M/G (a whole number of pages)\n",
-                 o.size);
+      fmt::print(
+          stderr,
+          "swaplab kernel run: --size '{}': pages, or bytes with K/M/G (a whole number of pages)\n",
+          o.size);
       return 2;
     }
     ro.size_pages = pages;
@@ -93,11 +97,13 @@ int RunRun(const KernelOptions& o) {
   ro.timeout_s = o.timeout_s;
   ro.out = o.out;
   if (!kernel::IsRoot()) {
-    fmt::print(stderr, "swaplab kernel run: needs root (swapon, /proc/PID/pagemap, sysfs); run as root\n");
+    fmt::print(stderr,
+               "swaplab kernel run: needs root (swapon, /proc/PID/pagemap, sysfs); run as root\n");
     return 1;
   }
-  auto k = kernel::WithSignals<kernel::KernelComparison>(
-      {SIGINT, SIGTERM}, [&](auto* intr) { return kernel::RunAndCompare(ro, o.device, *policy, intr); });
+  auto k = kernel::WithSignals<kernel::KernelComparison>({SIGINT, SIGTERM}, [&](auto* intr) {
+    return kernel::RunAndCompare(ro, o.device, *policy, intr);
+  });
   if (!k.ok()) {
     fmt::print(stderr, "swaplab kernel run: {}\n", k.status().ToString());
     return ExitCode(k.status());
@@ -120,18 +126,24 @@ KernelCommands AddKernel(CLI::App& app, KernelOptions& o) {
   KernelCommands c;
   c.kernel = app.add_subcommand("kernel", "run traces against the running kernel's swap (root)");
   c.kernel->require_subcommand(1);
-  c.run = c.kernel->add_subcommand("run", "run a trace on a private swap area, record placements, compare with the model");
+  c.run = c.kernel->add_subcommand(
+      "run", "run a trace on a private swap area, record placements, compare with the model");
   c.run->add_option("trace", o.trace, "trace file (swaplab-trace 1)")->required();
   c.run->add_option("--device", o.device, "file | loop | loop-ssd | zram");
-  c.run->add_option("--size", o.size, "area size: pages, or bytes with K/M/G (default: the trace's pages=)");
+  c.run->add_option("--size", o.size,
+                    "area size: pages, or bytes with K/M/G (default: the trace's pages=)");
   c.run->add_option("--out", o.out, "write the trace with the kernel's placements as expect lines");
   c.run->add_option("--policy", o.policy, "model preset to compare with")->capture_default_str();
   AddKnobOption(c.run, &o.knobs);
-  c.run->add_option("--prio", o.prio, "swapon priority when the trace gives none")->check(CLI::Range(0, 32767));
-  c.run->add_option("--timeout", o.timeout_s, "seconds before the run gives up")->check(CLI::Range(1, 3600));
+  c.run->add_option("--prio", o.prio, "swapon priority when the trace gives none")
+      ->check(CLI::Range(0, 32767));
+  c.run->add_option("--timeout", o.timeout_s, "seconds before the run gives up")
+      ->check(CLI::Range(1, 3600));
   c.run->add_flag("--json", o.json, "one JSON document on stdout");
-  c.run->add_flag("--annotate-inuse", o.annotate, "write '# kernel inuse N' (slots in use) after each record of --out");
-  c.cleanup = c.kernel->add_subcommand("cleanup", "remove swap areas and settings left by a crashed run (only swaplab's)");
+  c.run->add_flag("--annotate-inuse", o.annotate,
+                  "write '# kernel inuse N' (slots in use) after each record of --out");
+  c.cleanup = c.kernel->add_subcommand(
+      "cleanup", "remove swap areas and settings left by a crashed run (only swaplab's)");
   c.cleanup->add_flag("--json", o.json, "one JSON document on stdout");
   return c;
 }

@@ -1,6 +1,5 @@
 // swaplab: the command line. One file per subcommand.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <new>
 
@@ -52,8 +51,10 @@ int main(int argc, char** argv) {
     // No subcommand: the main job, on its built-in default.
     if (app.get_subcommands().empty()) return swaplab::tools::RunReproduce(repro_opts);
   } catch (const std::bad_alloc&) {
-    std::fputs("swaplab: out of memory: this run needs more memory than the process may have (RLIMIT_AS, RAM)\n",
-               stderr);
+    std::fputs(
+        "swaplab: out of memory: this run needs more memory than the process may have (RLIMIT_AS, "
+        "RAM)\n",
+        stderr);
     return 1;
   }
   return 0;

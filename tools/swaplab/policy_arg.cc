@@ -11,12 +11,14 @@ void AddKnobOption(CLI::App* c, std::vector<std::string>* knobs) {
 
 Status ApplyKnobs(alloc::Policy* p, const std::vector<std::string>& knobs) {
   for (const std::string& a : knobs)
-    if (Status st = p->SetAssignment(a); !st.ok()) return Status(st.code(), "--knob: " + st.message());
+    if (Status st = p->SetAssignment(a); !st.ok())
+      return Status(st.code(), "--knob: " + st.message());
   if (Status st = p->Validate(); !st.ok()) return Status(st.code(), "--knob: " + st.message());
   return Status::Ok();
 }
 
-Result<alloc::Policy> PolicyFromArgs(const std::string& preset, const std::vector<std::string>& knobs) {
+Result<alloc::Policy> PolicyFromArgs(const std::string& preset,
+                                     const std::vector<std::string>& knobs) {
   auto preset_policy = alloc::Policy::Preset(preset);
   if (!preset_policy.ok()) return Status(-EINVAL, "--policy: " + preset_policy.status().message());
   alloc::Policy p = *preset_policy;

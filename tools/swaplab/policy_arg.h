@@ -17,7 +17,8 @@ namespace swaplab::tools {
 void AddKnobOption(CLI::App* c, std::vector<std::string>* knobs);
 // `preset` with every "NAME=VALUE" of `knobs` applied in order, validated;
 // -EINVAL naming the preset or the knob otherwise (exit 2).
-Result<alloc::Policy> PolicyFromArgs(const std::string& preset, const std::vector<std::string>& knobs);
+Result<alloc::Policy> PolicyFromArgs(const std::string& preset,
+                                     const std::vector<std::string>& knobs);
 // Applies `knobs` to `p` and validates it.
 Status ApplyKnobs(alloc::Policy* p, const std::vector<std::string>& knobs);
 using report::KnobsJson;

@@ -1,5 +1,5 @@
 // `swaplab vm hibernate`: seed 001's layouts on a real kernel in a qemu
-// guest, its image read back, the model side by side (issue 12).
+// guest, its image read back, the model side by side.
 #include "vm.h"
 
 #include <fmt/core.h>
@@ -34,17 +34,22 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
   c.vm = app.add_subcommand("vm", "a Linux kernel in a qemu guest (Debian's 6.12 by default)");
   c.vm->require_subcommand(1, 1);
   auto* h = c.hibernate = c.vm->add_subcommand(
-      "hibernate", "the guest prepares a seed-001 layout, hibernates; kernel and model side by side");
-  h->add_option("--layout", o.layout, "fresh | shuffled | holes")->check(CLI::IsMember({"fresh", "shuffled", "holes"}));
+      "hibernate",
+      "the guest prepares a seed-001 layout, hibernates; kernel and model side by side");
+  h->add_option("--layout", o.layout, "fresh | shuffled | holes")
+      ->check(CLI::IsMember({"fresh", "shuffled", "holes"}));
   h->add_option("--swap", o.swap, "swap disk size (bytes, K/M/G)")->capture_default_str();
-  h->add_option("--image", o.image, "memory in use at hibernation, about the image's size")->capture_default_str();
-  h->add_option("--compress", o.compress, "none | lzo | lz4")->check(CLI::IsMember({"none", "lzo", "lz4"}));
+  h->add_option("--image", o.image, "memory in use at hibernation, about the image's size")
+      ->capture_default_str();
+  h->add_option("--compress", o.compress, "none | lzo | lz4")
+      ->check(CLI::IsMember({"none", "lzo", "lz4"}));
   h->add_flag("--resume", o.resume, "boot again, resume the image, report the kernel's read time");
   h->add_flag("--json", o.json, "one JSON document");
   h->add_option("--kernel", o.kernel, "bzImage (default: the cached Debian 6.12 kernel)");
   h->add_option("--modules", o.modules, "its lib/modules/RELEASE");
   h->add_option("--append", o.append, "extra kernel arguments");
-  h->add_option("--accel", o.accel, "tcg | kvm | auto")->check(CLI::IsMember({"tcg", "kvm", "auto"}));
+  h->add_option("--accel", o.accel, "tcg | kvm | auto")
+      ->check(CLI::IsMember({"tcg", "kvm", "auto"}));
   h->add_option("--mem", o.mem_mib, "guest memory, MiB")->capture_default_str();
   h->add_option("--smp", o.smp, "guest CPUs")->capture_default_str();
   h->add_option("--timeout", o.timeout_s, "seconds per boot")->capture_default_str();
@@ -80,18 +85,21 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   ho.vm.timeout_s = o.timeout_s;
   ho.vm.rotational = o.rotational;
   ho.vm.agent = o.agent;
-  auto rep = kernel::WithSignals<vm::HibernateReport>(kVmSignals, [&](auto* intr) { return vm::RunHibernate(ho, intr); });
+  auto rep = kernel::WithSignals<vm::HibernateReport>(
+      kVmSignals, [&](auto* intr) { return vm::RunHibernate(ho, intr); });
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()));
   fmt::print("{}", o.json ? report::VmHibernateJson(*rep) : report::VmHibernateText(*rep));
   return 0;
 }
 
-int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu, bool json) {
+int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu,
+                   bool json) {
   vm::SeedTableOptions so;
   so.scale = scale;
   so.vm.accel = *vm::ParseAccel(accel);
   so.vm.mem_mib = 0;  // from the image size
-  auto rep = kernel::WithSignals<vm::SeedTableReport>(kVmSignals, [&](auto* intr) { return vm::RunSeedTable(so, intr); });
+  auto rep = kernel::WithSignals<vm::SeedTableReport>(
+      kVmSignals, [&](auto* intr) { return vm::RunSeedTable(so, intr); });
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm");
   fmt::print("{}", json ? report::VmSeedTableJson(*rep, cpu) : report::VmSeedTableText(*rep, cpu));
   return 0;

@@ -29,6 +29,7 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o);
 int RunVm(const VmCommands& c, const VmCmdOptions& o);
 // `reproduce --vm`: seed 001's two layouts at `scale` (cpu: the prices
 // added to the model's seconds, or nullptr).
-int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu, bool json);
+int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu,
+                   bool json);
 
 }  // namespace swaplab::tools

@@ -16,15 +16,15 @@ namespace swaplab::alloc {
 // One step of the per-device search after the per-CPU / sequential hint
 // failed (allocator spec §2.4 and §10.2). A policy is an ordered list.
 enum class SearchStep : uint8_t {
-  kFreeIfDiscard,     // free list, one cluster, only on PAGE_DISCARD devices
-  kFree,              // free list, one cluster (all devices)
-  kFreeIfNotDiscard,  // free list, one cluster, only without PAGE_DISCARD
-  kNonfull,           // nonfull[order], all clusters (order < PMD order)
-  kReclaimFull,       // full-cluster reclaim of one cluster if vm_swap_full()
-  kFragOne,           // frag[order], one cluster (order < PMD order)
-  kFragAll,           // frag[order], rotating through the list (< v6.18)
-  kSyncDiscardRestart,// discard device: run pending discards, restart (< Oct 2025)
-  kStealHigher,       // order 0: frag[o] then nonfull[o], o = 1..PMD order
+  kFreeIfDiscard,       // free list, one cluster, only on PAGE_DISCARD devices
+  kFree,                // free list, one cluster (all devices)
+  kFreeIfNotDiscard,    // free list, one cluster, only without PAGE_DISCARD
+  kNonfull,             // nonfull[order], all clusters (order < PMD order)
+  kReclaimFull,         // full-cluster reclaim of one cluster if vm_swap_full()
+  kFragOne,             // frag[order], one cluster (order < PMD order)
+  kFragAll,             // frag[order], rotating through the list (< v6.18)
+  kSyncDiscardRestart,  // discard device: run pending discards, restart (< Oct 2025)
+  kStealHigher,         // order 0: frag[o] then nonfull[o], o = 1..PMD order
 };
 inline constexpr int kNumSearchSteps = 9;
 std::string_view Name(SearchStep s);
@@ -46,35 +46,42 @@ std::optional<SearchStep> ParseSearchStep(std::string_view name);
 //   added the tails last-first: page order.
 // - count_max (§1.4 / U6): 15 means 4 count bits; 63 the swap_map's 0x3e
 //   as the largest plain count.
-#define SWAPLAB_POLICY_KNOBS(BOOL, INT)                                                                    \
-  BOOL(sync_discard_retry, true,                                                                          \
-       "§2.9: an order-0 allocation that failed everywhere runs pending discards and retries (v6.18+); "    \
-       "off: the device search restarts inside (sync-discard-restart step)")                               \
-  BOOL(slot_cache, false, "§10.1: per-CPU swap slot cache of order-0 slots refilled from one device (< v6.15)") \
-  INT(slot_cache_batch, 64, 1, 4096, "§10.1: slots the slot cache takes from a device per refill")          \
-  BOOL(percpu_hint_per_device, false,                                                                     \
-       "§10.1: per-device per-CPU cluster hints (<= v6.14); off: one global (device, offset) per CPU and "  \
-       "order, a fast path ahead of device selection (v6.15+)")                                            \
-  BOOL(nonssd_global_cluster, true,                                                                       \
-       "§10.3: non-SSD devices allocate from one sequential hint per device, serialised (v6.14+); off: "    \
-       "per-CPU hints for all")                                                                            \
-  BOOL(default_prio_round_robin, false,                                                                   \
-       "§10.3: devices without a priority share -1 and rotate (newer); off: -2, -3, ... in swapon order, "  \
-       "swapoff renumbers (<= v6.18)")                                                                     \
-  BOOL(hibernation_percpu_hint, false,                                                                    \
-       "§10.3: hibernation slots try the per-CPU hint first (v7.1+); off: the per-device path one slot "    \
-       "at a time")                                                                                        \
-  BOOL(hibernation_hib_entry, false,                                                                      \
-       "§1.4: hibernation slots are HIB entries freed by offset (seed 001's base); off: a SHADOW "          \
-       "placeholder with count 1")                                                                         \
-  BOOL(split_tails_last_first, true,                                                                      \
-       "§2.10: reclaim swaps out a split large folio's pages 0, then 2^k-1 ... 1 (v6.15+); off: page order") \
+#define SWAPLAB_POLICY_KNOBS(BOOL, INT)                                                             \
+  BOOL(sync_discard_retry, true,                                                                    \
+       "§2.9: an order-0 allocation that failed everywhere runs pending discards and retries "     \
+       "(v6.18+); "                                                                                 \
+       "off: the device search restarts inside (sync-discard-restart step)")                        \
+  BOOL(slot_cache, false,                                                                           \
+       "§10.1: per-CPU swap slot cache of order-0 slots refilled from one device (< v6.15)")        \
+  INT(slot_cache_batch, 64, 1, 4096, "§10.1: slots the slot cache takes from a device per refill")  \
+  BOOL(percpu_hint_per_device, false,                                                               \
+       "§10.1: per-device per-CPU cluster hints (<= v6.14); off: one global (device, offset) per " \
+       "CPU and "                                                                                   \
+       "order, a fast path ahead of device selection (v6.15+)")                                     \
+  BOOL(nonssd_global_cluster, true,                                                                 \
+       "§10.3: non-SSD devices allocate from one sequential hint per device, serialised "          \
+       "(v6.14+); off: "                                                                            \
+       "per-CPU hints for all")                                                                     \
+  BOOL(default_prio_round_robin, false,                                                             \
+       "§10.3: devices without a priority share -1 and rotate (newer); off: -2, -3, ... in "       \
+       "swapon order, "                                                                             \
+       "swapoff renumbers (<= v6.18)")                                                              \
+  BOOL(hibernation_percpu_hint, false,                                                              \
+       "§10.3: hibernation slots try the per-CPU hint first (v7.1+); off: the per-device path "    \
+       "one slot "                                                                                  \
+       "at a time")                                                                                 \
+  BOOL(hibernation_hib_entry, false,                                                                \
+       "§1.4: hibernation slots are HIB entries freed by offset (seed 001's base); off: a SHADOW " \
+       "placeholder with count 1")                                                                  \
+  BOOL(split_tails_last_first, true,                                                                \
+       "§2.10: reclaim swaps out a split large folio's pages 0, then 2^k-1 ... 1 (v6.15+); off: "  \
+       "page order")                                                                                \
   INT(count_max, 15, 2, 255, "§1.4: inline swap count capacity (15: 4 bits; 63: swap_map's 0x3e)")
 
 // One row of the table, for listing and checking knobs by name.
 struct PolicyKnobInfo {
   std::string_view name;
-  std::string_view type;   // "bool", "int" or "steps" (the search order)
+  std::string_view type;     // "bool", "int" or "steps" (the search order)
   int64_t min = 0, max = 0;  // int knobs
   std::string_view doc;
 };
@@ -84,9 +91,9 @@ struct Policy {
 
   // Per-device search order (§2.4 today, §10.2 before v6.18); the knob
   // "search", steps by Name(SearchStep) joined with commas.
-  std::vector<SearchStep> search = {
-      SearchStep::kFreeIfDiscard, SearchStep::kNonfull,  SearchStep::kFreeIfNotDiscard,
-      SearchStep::kReclaimFull,   SearchStep::kFragOne,  SearchStep::kStealHigher};
+  std::vector<SearchStep> search = {SearchStep::kFreeIfDiscard,    SearchStep::kNonfull,
+                                    SearchStep::kFreeIfNotDiscard, SearchStep::kReclaimFull,
+                                    SearchStep::kFragOne,          SearchStep::kStealHigher};
 
 #define SWAPLAB_POLICY_BOOL_FIELD(n, d, doc) bool n = d;
 #define SWAPLAB_POLICY_INT_FIELD(n, d, lo, hi, doc) int n = d;

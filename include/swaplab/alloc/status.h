@@ -20,7 +20,8 @@ class [[nodiscard]] Status {
   Status(int code, std::string message)
       : code_(code), message_(std::make_unique<std::string>(std::move(message))) {}
   Status(const Status& o)
-      : code_(o.code_), message_(o.message_ ? std::make_unique<std::string>(*o.message_) : nullptr) {}
+      : code_(o.code_),
+        message_(o.message_ ? std::make_unique<std::string>(*o.message_) : nullptr) {}
   Status(Status&& o) noexcept = default;
   Status& operator=(const Status& o) {
     if (this != &o) *this = Status(o);
@@ -52,8 +53,8 @@ const char* ErrnoName(int code);
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit on purpose
-  Result(Status status) : v_(std::move(status)) {}   // NOLINT
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit on purpose
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT
   bool ok() const { return v_.index() == 0; }
   const T& value() const& { return std::get<0>(v_); }
   T& value() & { return std::get<0>(v_); }

@@ -50,8 +50,8 @@ struct SwaponOptions {
   uint64_t pages = 0;
   // Bad pages from the header, each in [1, pages - 1].
   std::vector<uint64_t> bad_pages;
-  bool ssd = true;      // non-rotational: per-CPU fast path
-  bool blkdev = true;   // a block device: may hold large folios (O3)
+  bool ssd = true;     // non-rotational: per-CPU fast path
+  bool blkdev = true;  // a block device: may hold large folios (O3)
   DiscardMode discard = DiscardMode::kNone;
   bool discard_supported = true;  // the device accepts discard
   std::optional<int> prio;        // 0..32767, or default
@@ -94,24 +94,28 @@ struct SystemOptions {
 // kind    kCounter never decreases; kGauge may
 // summary kSummary: in the short reports (replay's "counters"); kDetail: not
 // Where slots came from: each step counts what it served (conventions).
-#define SWAPLAB_COUNTERS(COUNTER)                                                                   \
-  COUNTER(pswpout, kScalar, SYS, kCounter, kSummary, "pages written to swap (vmstat pswpout)")      \
-  COUNTER(swpout, kPerOrder, SYS, kCounter, kSummary,                                               \
-          "folios of each order swapped out in one piece (mTHP stats/swpout)")                      \
-  COUNTER(swpout_fallback, kPerOrder, SYS, kCounter, kSummary,                                      \
-          "large folios of each order split because no slots were found (stats/swpout_fallback)")   \
-  COUNTER(thp_swpout, kScalar, SYS, kCounter, kSummary, "PMD-order folios swapped out in one piece") \
-  COUNTER(thp_swpout_fallback, kScalar, SYS, kCounter, kSummary, "PMD-order folios split (vmstat)") \
-  COUNTER(fast_path_hits, kScalar, CPU, kCounter, kSummary, "slots served by the per-CPU cluster")  \
-  COUNTER(fast_path_misses, kScalar, CPU, kCounter, kDetail, "fast path tried and fell through")    \
-  COUNTER(served_by_hint, kScalar, CPU, kCounter, kDetail, "served by the per-device hint/seq_next") \
-  COUNTER(served_by_step, kPerStep, CPU, kCounter, kDetail, "served by each device search step")    \
-  COUNTER(slot_cache_hits, kScalar, CPU, kCounter, kDetail, "§10.1: served by the slot cache")      \
-  COUNTER(slot_cache_refills, kScalar, CPU, kCounter, kDetail, "§10.1: slot cache refills")         \
-  COUNTER(alloc_failures, kScalar, CPU, kCounter, kDetail, "folio_alloc_swap returned -ENOMEM")     \
-  COUNTER(sync_discard_retries, kScalar, SYS, kCounter, kDetail,                                    \
-          "§2.9: order-0 retries after running pending discards")                                    \
-  COUNTER(clusters_discarded, kScalar, SYS, kCounter, kDetail, "clusters the discard work discarded") \
+#define SWAPLAB_COUNTERS(COUNTER)                                                                  \
+  COUNTER(pswpout, kScalar, SYS, kCounter, kSummary, "pages written to swap (vmstat pswpout)")     \
+  COUNTER(swpout, kPerOrder, SYS, kCounter, kSummary,                                              \
+          "folios of each order swapped out in one piece (mTHP stats/swpout)")                     \
+  COUNTER(swpout_fallback, kPerOrder, SYS, kCounter, kSummary,                                     \
+          "large folios of each order split because no slots were found (stats/swpout_fallback)")  \
+  COUNTER(thp_swpout, kScalar, SYS, kCounter, kSummary,                                            \
+          "PMD-order folios swapped out in one piece")                                             \
+  COUNTER(thp_swpout_fallback, kScalar, SYS, kCounter, kSummary,                                   \
+          "PMD-order folios split (vmstat)")                                                       \
+  COUNTER(fast_path_hits, kScalar, CPU, kCounter, kSummary, "slots served by the per-CPU cluster") \
+  COUNTER(fast_path_misses, kScalar, CPU, kCounter, kDetail, "fast path tried and fell through")   \
+  COUNTER(served_by_hint, kScalar, CPU, kCounter, kDetail,                                         \
+          "served by the per-device hint/seq_next")                                                \
+  COUNTER(served_by_step, kPerStep, CPU, kCounter, kDetail, "served by each device search step")   \
+  COUNTER(slot_cache_hits, kScalar, CPU, kCounter, kDetail, "§10.1: served by the slot cache")     \
+  COUNTER(slot_cache_refills, kScalar, CPU, kCounter, kDetail, "§10.1: slot cache refills")        \
+  COUNTER(alloc_failures, kScalar, CPU, kCounter, kDetail, "folio_alloc_swap returned -ENOMEM")    \
+  COUNTER(sync_discard_retries, kScalar, SYS, kCounter, kDetail,                                   \
+          "§2.9: order-0 retries after running pending discards")                                  \
+  COUNTER(clusters_discarded, kScalar, SYS, kCounter, kDetail,                                     \
+          "clusters the discard work discarded")                                                   \
   COUNTER(folios_reclaimed, kScalar, SYS, kCounter, kDetail, "swap cache folios freed by reclaim")
 
 enum class CounterShape : uint8_t { kScalar, kPerOrder, kPerStep };
@@ -170,9 +174,9 @@ void ForEachCounter(const SwapCounters& c, Fn&& fn) {
 struct DeviceInfo {
   int type = -1;
   std::string name;
-  uint64_t max = 0;      // number of offsets
-  uint64_t pages = 0;    // usable slots
-  uint64_t inuse = 0;    // without the off-list bit
+  uint64_t max = 0;    // number of offsets
+  uint64_t pages = 0;  // usable slots
+  uint64_t inuse = 0;  // without the off-list bit
   int prio = 0;
   bool ssd = false, blkdev = false, writeok = false, on_avail_list = false;
   bool page_discard = false, area_discard = false, hibernation_pinned = false;
@@ -193,12 +197,12 @@ struct ClusterInfo {
 
 struct SlotInfo {
   SlotKind kind = SlotKind::kEmpty;
-  uint32_t count = 0;           // real count, extend table included
-  const Folio* folio = nullptr; // kCached only; null = held by the slot cache
+  uint32_t count = 0;            // real count, extend table included
+  const Folio* folio = nullptr;  // kCached only; null = held by the slot cache
 };
 
 struct PerCpuHint {
-  int type = -1;         // -1: none
+  int type = -1;  // -1: none
   uint64_t offset = 0;
 };
 

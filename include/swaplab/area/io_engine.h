@@ -16,8 +16,8 @@ namespace swaplab::area {
 
 // Queue limits as the block layer has them (/sys/block/X/queue).
 struct DeviceLimits {
-  uint32_t max_segments = 254;       // virtio-blk with a 256-entry queue
-  uint32_t max_sectors_kb = 1280;    // soft limit (BLK_DEF_MAX_SECTORS_CAP)
+  uint32_t max_segments = 254;     // virtio-blk with a 256-entry queue
+  uint32_t max_sectors_kb = 1280;  // soft limit (BLK_DEF_MAX_SECTORS_CAP)
   uint32_t logical_block_size = 512;
   bool rotational = false;
   bool discard = false;
@@ -56,11 +56,11 @@ struct IoCompletion {
 };
 
 struct IoStats {
-  uint64_t bios = 0;       // requests submitted by the caller
-  uint64_t requests = 0;   // device requests after the plug merged them
+  uint64_t bios = 0;      // requests submitted by the caller
+  uint64_t requests = 0;  // device requests after the plug merged them
   uint64_t pages_read = 0, pages_written = 0;
   uint64_t errors = 0;
-  uint64_t modelled_ns = 0;  // simulated engine only: modelled device time
+  uint64_t modelled_ns = 0;     // simulated engine only: modelled device time
   uint64_t fixed_requests = 0;  // io_uring: requests issued on the registered buffer
 };
 
@@ -127,15 +127,15 @@ Result<std::unique_ptr<IoEngine>> OpenPosixEngine(const std::string& path, Engin
 // queues: at most one service time per request. Defaults: this machine's
 // virtio-blk disk, fitted to fio (io_uring, O_DIRECT, 4k/512k, depth 1/32).
 struct SimModel {
-  uint64_t pages = 0;            // device size; 0: unbounded
+  uint64_t pages = 0;  // device size; 0: unbounded
   double request_overhead_us = 44;
   double request_serial_us = 19;  // per-request device time: the IOPS ceiling
   double write_mib_s = 670, read_mib_s = 610;
   unsigned queue_depth = 64;
   bool rotational = false;
-  double seek_ms_per_gib = 0;    // rotational: ms per GiB of head travel
-  bool store_checksums = true;   // remember a checksum per written page
-  bool store_data = false;       // keep whole pages: an in-memory device
+  double seek_ms_per_gib = 0;   // rotational: ms per GiB of head travel
+  bool store_checksums = true;  // remember a checksum per written page
+  bool store_data = false;      // keep whole pages: an in-memory device
 };
 // What a read returns: with store_data, the page written; else with
 // store_checksums, for a page written and not discarded since, a page whose
@@ -155,7 +155,7 @@ uint64_t SimPageChecksum(const std::byte* page);
 // its completion is rewritten. stats().errors counts the injected failure.
 struct FaultPlan {
   uint64_t fail_request = UINT64_MAX;
-  int error = -5;  // −EIO
+  int error = -5;                 // −EIO
   bool short_completion = false;  // complete half the pages, no error code
 };
 std::unique_ptr<IoEngine> MakeFaultInjectingEngine(std::unique_ptr<IoEngine> inner, FaultPlan plan);

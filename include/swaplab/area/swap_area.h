@@ -41,14 +41,14 @@ Status FormatArea(const std::string& path, const FormatOptions& o);
 struct ExtentSummary {
   uint64_t extents = 0;
   uint64_t largest_pages = 0;
-  bool has_holes = false;      // unwritten or unallocated ranges (files)
+  bool has_holes = false;  // unwritten or unallocated ranges (files)
 };
 
 struct AreaInfo {
   std::string path;
   bool blkdev = false;
   uint64_t size_bytes = 0;
-  uint64_t bdev = 0;           // dev_t of the block device holding it
+  uint64_t bdev = 0;  // dev_t of the block device holding it
   DeviceLimits limits{};
   DecodedHeader header;
   std::vector<alloc::SwapExtent> extents;  // slot → disk block (4 KiB)

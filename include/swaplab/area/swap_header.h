@@ -25,10 +25,10 @@ inline constexpr size_t kMaxLabelBytes = 15;
 
 // What the last 10 bytes of page 0 hold (§1.1).
 enum class Signature {
-  kSwapSpace2,  // "SWAPSPACE2": v1 swap area
-  kSwapSpaceV0, // "SWAP-SPACE": obsolete v0
-  kSuspend,     // "S1SUSPEND\0": a hibernation image was written
-  kZeros,       // all ten bytes zero
+  kSwapSpace2,   // "SWAPSPACE2": v1 swap area
+  kSwapSpaceV0,  // "SWAP-SPACE": obsolete v0
+  kSuspend,      // "S1SUSPEND\0": a hibernation image was written
+  kZeros,        // all ten bytes zero
   kUnknown,
 };
 const char* Name(Signature s);
@@ -43,9 +43,12 @@ struct SwapHeaderV1 {
 };
 
 // The last 10 bytes of page 0 (§1.1, §1.4).
-inline constexpr std::array<char, 10> kSuspendSig = {'S', '1', 'S', 'U', 'S', 'P', 'E', 'N', 'D', '\0'};
-inline constexpr std::array<char, 10> kSwapSpace2Sig = {'S', 'W', 'A', 'P', 'S', 'P', 'A', 'C', 'E', '2'};
-inline constexpr std::array<char, 10> kSwapSpaceV0Sig = {'S', 'W', 'A', 'P', '-', 'S', 'P', 'A', 'C', 'E'};
+inline constexpr std::array<char, 10> kSuspendSig = {'S', '1', 'S', 'U', 'S',
+                                                     'P', 'E', 'N', 'D', '\0'};
+inline constexpr std::array<char, 10> kSwapSpace2Sig = {'S', 'W', 'A', 'P', 'S',
+                                                        'P', 'A', 'C', 'E', '2'};
+inline constexpr std::array<char, 10> kSwapSpaceV0Sig = {'S', 'W', 'A', 'P', '-',
+                                                         'S', 'P', 'A', 'C', 'E'};
 
 // swsusp_header field offsets in page 0 (§1.4), packed at its end.
 inline constexpr size_t kHdrHwSig = 4056, kHdrCrc32 = 4060, kHdrImage = 4064, kHdrFlags = 4072,

@@ -39,8 +39,9 @@ inline constexpr uint64_t kUncSize = kUncPages * kPageSize;  // 131 072
 inline constexpr uint64_t kCmpHeader = 8;
 // bytes_worst_compress(x) = x + x/16 + 64 + 3 + 2.
 inline constexpr uint64_t WorstCompress(uint64_t x) { return x + x / 16 + 64 + 3 + 2; }
-inline constexpr uint64_t kCmpPages = (WorstCompress(kUncSize) + kCmpHeader + kPageSize - 1) / kPageSize;  // 35
-inline constexpr uint64_t kCmpSize = kCmpPages * kPageSize;  // 143 360
+inline constexpr uint64_t kCmpPages =
+    (WorstCompress(kUncSize) + kCmpHeader + kPageSize - 1) / kPageSize;  // 35
+inline constexpr uint64_t kCmpSize = kCmpPages * kPageSize;              // 143 360
 static_assert(kCmpPages == 35);
 // The read ring (CMP_MIN_RD_PAGES, CMP_MAX_RD_PAGES).
 inline constexpr uint64_t kCmpMinRdPages = 1024, kCmpMaxRdPages = 8192;
@@ -56,7 +57,8 @@ uint32_t Crc32Le(uint32_t crc, const std::byte* p, size_t n);
 // WorstCompress(in.size()) bytes; returns L. Decompress: returns the output
 // length; -EINVAL on a malformed block or one that does not fit `out`.
 Result<size_t> CompressBlock(Compressor c, std::span<const std::byte> in, std::span<std::byte> out);
-Result<size_t> DecompressBlock(Compressor c, std::span<const std::byte> in, std::span<std::byte> out);
+Result<size_t> DecompressBlock(Compressor c, std::span<const std::byte> in,
+                               std::span<std::byte> out);
 
 // A thread that sleeps until given a job, runs it, and reports done: the
 // kernel's go/done flags and wait queues of one image_compress/N,

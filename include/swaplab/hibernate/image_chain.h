@@ -45,18 +45,19 @@ inline constexpr uint32_t kChainLookahead = 64;
 // (swsusp_check()); the other header fields; the chain from header.image.
 Result<area::SwsuspHeader> CheckSignature(std::span<const std::byte, kPageSize> page0);
 Status CheckHeaderFields(const area::SwsuspHeader& h, uint64_t resume_block, uint64_t device_pages);
-Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h, uint64_t resume_block,
-                                uint64_t device_pages, uint32_t lookahead = 0);
+Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h,
+                                uint64_t resume_block, uint64_t device_pages,
+                                uint32_t lookahead = 0);
 
 // Where the image lies and what writing it cost or would cost.
 struct ImageLayout {
-  uint64_t slots = 0;               // stream pages + map pages
-  uint64_t runs_disk_order = 0;     // §10.4 (a): stretches of consecutive dblocks
-  uint64_t runs_write_order = 0;    // stretches in submission order (§10.4 R_stream)
+  uint64_t slots = 0;                          // stream pages + map pages
+  uint64_t runs_disk_order = 0;                // §10.4 (a): stretches of consecutive dblocks
+  uint64_t runs_write_order = 0;               // stretches in submission order (§10.4 R_stream)
   uint64_t largest_run = 0, smallest_run = 0;  // disk order, in slots
-  uint64_t clusters_touched = 0;    // 512-slot clusters holding a slot of the image
+  uint64_t clusters_touched = 0;               // 512-slot clusters holding a slot of the image
   uint64_t first_dblock = 0, last_dblock = 0;
-  uint32_t max_pages = 0;           // P of the device (hib_bio_max_pages)
+  uint32_t max_pages = 0;  // P of the device (hib_bio_max_pages)
   // The write replayed through hib_bio_batch in submission order (§4.3:
   // swsusp_info and the last map page sync, the rest async): one bio per
   // page (every kernel before the RFC), one per run (RFC patch 7), and one
@@ -65,7 +66,8 @@ struct ImageLayout {
   // submits (§6.3) are not replayed, so per-run counts are a lower bound.
   uint64_t bios_per_page = 0, bios_per_run = 0, bios_one_run = 0;
 };
-ImageLayout AnalyzeLayout(const ImageChain& c, const area::DeviceLimits& limits, CapacityMode capacity);
+ImageLayout AnalyzeLayout(const ImageChain& c, const area::DeviceLimits& limits,
+                          CapacityMode capacity);
 
 // The counts against the map chain's stream_pages: equal for an
 // uncompressed image (-EFAULT when the chain is shorter); for a compressed
@@ -83,7 +85,8 @@ struct ImageInspection {
   Compressor compress = Compressor::kNone;
   ImageLayout layout;
 };
-Result<ImageInspection> InspectImage(area::IoEngine& engine, uint64_t resume_block, uint64_t device_pages,
+Result<ImageInspection> InspectImage(area::IoEngine& engine, uint64_t resume_block,
+                                     uint64_t device_pages,
                                      CapacityMode capacity = CapacityMode::kExact);
 
 }  // namespace swaplab::hibernate

@@ -17,7 +17,7 @@
 namespace swaplab::hibernate {
 
 using alloc::kPageSize;
-inline constexpr uint64_t kMapEntries = kPageSize / 8 - 1;  // E = 511 (MAP_PAGE_ENTRIES)
+inline constexpr uint64_t kMapEntries = kPageSize / 8 - 1;       // E = 511 (MAP_PAGE_ENTRIES)
 inline constexpr uint64_t kPagesForIo = (4u << 20) / kPageSize;  // PAGES_FOR_IO = 1024
 
 // The swsusp_header overlay on page 0 is the area's (area/swap_header.h):

@@ -55,7 +55,8 @@ struct ReaderOptions {
   // The platform's current hardware signature; compared (as swsusp_check
   // does) only when set and the header has SF_HW_SIG.
   std::optional<uint32_t> hw_sig;
-  uint64_t device_pages = 0;          // bounds the chain walk and every buffer; 0: no bound but the loop check
+  uint64_t device_pages =
+      0;  // bounds the chain walk and every buffer; 0: no bound but the loop check
   // Off: the reads the kernel's resume issues (get_swap_reader(): a sync
   // read per map page; load_image(): a sync read per metadata page), so
   // the batch counts are the kernel's. On: the same pages and checks, read
@@ -90,10 +91,10 @@ struct ReaderOptions {
 struct ReadReport {
   uint64_t T = 0, M = 0, N = 0, Q = 0;  // Q of the stream on disk
   uint32_t flags = 0;
-  uint32_t hw_sig = 0;         // header field (valid with SF_HW_SIG)
-  uint32_t header_crc32 = 0;   // header field (valid with SF_CRC32_MODE)
+  uint32_t hw_sig = 0;        // header field (valid with SF_HW_SIG)
+  uint32_t header_crc32 = 0;  // header field (valid with SF_CRC32_MODE)
   Compressor compress = Compressor::kNone;
-  SwsuspInfo info;             // stream page 0, decoded
+  SwsuspInfo info;            // stream page 0, decoded
   uint64_t stream_pages = 0;  // on disk: T, or T_c compressed
   uint64_t units = 0;         // compressed units decompressed
   uint32_t crc32 = 0;         // computed over the decompressed stream
@@ -101,10 +102,10 @@ struct ReadReport {
   uint64_t ring_pages = 0;    // readahead ring used
   uint64_t map_pages = 0;
   uint64_t pfns = 0, zero_pages = 0;  // the metadata's PFN list
-  uint64_t pages_verified = 0;  // stream pages compared with the snapshot (swaplab images)
-  std::string kernel_banner;    // "Linux version …" found in a data page (raw bytes)
-  uint64_t banner_page = 0;     // the stream page it was found in
-  bool consumed = false;        // the signature was restored on disk
+  uint64_t pages_verified = 0;        // stream pages compared with the snapshot (swaplab images)
+  std::string kernel_banner;          // "Linux version …" found in a data page (raw bytes)
+  uint64_t banner_page = 0;           // the stream page it was found in
+  bool consumed = false;              // the signature was restored on disk
   BatchStats batch;
   // Wall time: header, map chain and swsusp_info; then the rest of the stream.
   double chain_seconds = 0, stream_seconds = 0;

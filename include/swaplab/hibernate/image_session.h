@@ -33,7 +33,10 @@ class ExtentTree {
   const std::map<uint64_t, uint64_t>& ranges() const { return ranges_; }
   uint64_t slots() const { return slots_; }
   bool empty() const { return ranges_.empty(); }
-  void Clear() { ranges_.clear(); slots_ = 0; }
+  void Clear() {
+    ranges_.clear();
+    slots_ = 0;
+  }
 
  private:
   std::map<uint64_t, uint64_t> ranges_;  // start -> end (inclusive)
@@ -41,8 +44,8 @@ class ExtentTree {
 };
 
 struct SessionStats {
-  uint64_t slots = 0;        // slots handed to the writer
-  uint64_t runs_taken = 0;   // runs from the allocator (each single slot counts)
+  uint64_t slots = 0;           // slots handed to the writer
+  uint64_t runs_taken = 0;      // runs from the allocator (each single slot counts)
   uint64_t fallback_slots = 0;  // single slots (run length 1)
   // Stretches of consecutive slots in the order they were handed out (a
   // new one whenever a slot is not the previous one + 1).

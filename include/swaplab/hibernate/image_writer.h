@@ -28,7 +28,7 @@ struct WriterOptions {
   // and FlagsFor(compress) added.
   uint32_t flags = kSfNocompressMode;
   uint32_t hw_sig = 0;
-  bool record_placement = false;       // fill WriteReport::stream_dblocks / map_dblocks
+  bool record_placement = false;  // fill WriteReport::stream_dblocks / map_dblocks
   // The low-memory drain check of §6.1, with `memory_budget_pages` free
   // pages for write copies at the start: once per map page, if the free
   // pages (budget − copies in flight) have dropped to half of the last
@@ -43,16 +43,16 @@ struct WriteReport {
   // T, M, N: the snapshot (§3.1). Q, r: of the stream on disk (T_c with
   // compression, §7.4).
   uint64_t T = 0, M = 0, N = 0, Q = 0, r = 0;
-  uint64_t stream_pages = 0;   // stream pages on disk: T, or T_c compressed
-  uint64_t units = 0;          // compressed units (§7.4); 0 uncompressed
+  uint64_t stream_pages = 0;      // stream pages on disk: T, or T_c compressed
+  uint64_t units = 0;             // compressed units (§7.4); 0 uncompressed
   uint64_t compressed_bytes = 0;  // Σ L over the units
-  uint32_t crc32 = 0;          // stored in the header (SF_CRC32_MODE)
-  uint32_t flags = 0;          // as stored
-  uint64_t image = 0;          // dblock of map page 0 (swsusp_header.image)
-  uint64_t resume_block = 0;   // dblock of page 0 of the area
-  uint64_t slots = 0;          // U = T + Q + 1
-  uint64_t device_runs = 0;    // maximal stretches of consecutive dblocks (§10.4)
-  uint64_t extents = 0;        // swsusp_extents nodes at the end (§5.2)
+  uint32_t crc32 = 0;             // stored in the header (SF_CRC32_MODE)
+  uint32_t flags = 0;             // as stored
+  uint64_t image = 0;             // dblock of map page 0 (swsusp_header.image)
+  uint64_t resume_block = 0;      // dblock of page 0 of the area
+  uint64_t slots = 0;             // U = T + Q + 1
+  uint64_t device_runs = 0;       // maximal stretches of consecutive dblocks (§10.4)
+  uint64_t extents = 0;           // swsusp_extents nodes at the end (§5.2)
   BatchStats batch;
   SessionStats session;
   std::vector<uint64_t> stream_dblocks, map_dblocks;  // with record_placement

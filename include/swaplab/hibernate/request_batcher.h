@@ -24,8 +24,8 @@ enum class BatchMode { kPerPage, kPerRun };
 // exact: a bio sized n holds n pages; slab: bio_alloc rounds n > 4 up to
 // 16 / 64 / 128 / 256 vecs and the RFC fills to max_vecs (§6.2, §10.5).
 enum class CapacityMode { kExact, kSlab };
-Result<BatchMode> ParseBatchMode(std::string_view s);      // "per-page" | "per-run"
-Result<CapacityMode> ParseCapacityMode(std::string_view s); // "exact" | "slab"
+Result<BatchMode> ParseBatchMode(std::string_view s);        // "per-page" | "per-run"
+Result<CapacityMode> ParseCapacityMode(std::string_view s);  // "exact" | "slab"
 const char* Name(BatchMode m);
 const char* Name(CapacityMode m);
 
@@ -78,16 +78,16 @@ uint32_t BioCapacity(uint32_t n, CapacityMode mode);
 
 // Bio counts of §10.5 for an uncompressed write of T stream pages on a
 // contiguous run (async bios only; the four sync I/Os are not counted).
-uint64_t BiosPerPageFormula(uint64_t T);              // B_base = T − 1 + Q
-uint64_t BiosPerRunFormula(uint64_t T, uint64_t C);   // B_rfc(C)
-uint64_t BiosSimpleFormula(uint64_t T, uint64_t C);   // B_simple(C)
+uint64_t BiosPerPageFormula(uint64_t T);             // B_base = T − 1 + Q
+uint64_t BiosPerRunFormula(uint64_t T, uint64_t C);  // B_rfc(C)
+uint64_t BiosSimpleFormula(uint64_t T, uint64_t C);  // B_simple(C)
 
 struct BatchStats {
-  uint64_t bios = 0;      // async bios (kernel bio_alloc calls of the batch)
-  uint64_t sync_ios = 0;  // hib_submit_io_sync calls (on-stack bios)
-  uint64_t pages = 0;     // pages through async bios
-  uint64_t drains = 0;    // Wait calls that had bios to complete
-  uint64_t partial_waits = 0;  // WaitSome calls that had bios to complete
+  uint64_t bios = 0;                       // async bios (kernel bio_alloc calls of the batch)
+  uint64_t sync_ios = 0;                   // hib_submit_io_sync calls (on-stack bios)
+  uint64_t pages = 0;                      // pages through async bios
+  uint64_t drains = 0;                     // Wait calls that had bios to complete
+  uint64_t partial_waits = 0;              // WaitSome calls that had bios to complete
   std::map<uint32_t, uint64_t> bio_sizes;  // pages per async bio -> count
 };
 
@@ -171,12 +171,12 @@ class RequestBatcher {
   uint64_t closed_pages_ = 0, flush_pages_ = 0;
   Status deferred_;  // a submit error met while queueing, returned by Wait
   uint64_t next_tag_ = 0;
-  std::unique_ptr<AlignedPage> scratch_;  // model_only
-  uint64_t copies_ = 0;                              // write copies until completion
-  std::vector<std::unique_ptr<AlignedPage>> heap_;   // every heap copy page
-  size_t heap_used_ = 0;                             // heap_[0, heap_used_) in use
-  uint64_t arena_used_ = 0;                          // arena pages in use
-  std::byte* next_ = nullptr;                        // handed out by CopyBuffer
+  std::unique_ptr<AlignedPage> scratch_;            // model_only
+  uint64_t copies_ = 0;                             // write copies until completion
+  std::vector<std::unique_ptr<AlignedPage>> heap_;  // every heap copy page
+  size_t heap_used_ = 0;                            // heap_[0, heap_used_) in use
+  uint64_t arena_used_ = 0;                         // arena pages in use
+  std::byte* next_ = nullptr;                       // handed out by CopyBuffer
   std::byte* TakeCopyPage();
   BatchStats stats_;
 };

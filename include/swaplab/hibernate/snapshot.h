@@ -14,9 +14,9 @@
 namespace swaplab::hibernate {
 
 struct SnapshotOptions {
-  uint64_t saveable_pages = 1000;  // every saved PFN, zero pages included
-  double zero_share = 0.1;         // share of all-zero pages (no data page)
-  double compressible_share = 0.3; // share of pages with a repeating pattern
+  uint64_t saveable_pages = 1000;   // every saved PFN, zero pages included
+  double zero_share = 0.1;          // share of all-zero pages (no data page)
+  double compressible_share = 0.3;  // share of pages with a repeating pattern
   uint64_t seed = 1;
   uint64_t first_pfn = 0x100;
 };
@@ -39,7 +39,7 @@ class SyntheticSnapshot {
   static Result<SyntheticSnapshot> FromInfoPage(const std::byte* info, uint64_t max_bytes);
 
   const SnapshotOptions& options() const { return o_; }
-  uint64_t nr_meta_pages() const { return meta_; }        // M
+  uint64_t nr_meta_pages() const { return meta_; }              // M
   uint64_t nr_copy_pages() const { return data_pfns_.size(); }  // N
   uint64_t nr_zero_pages() const { return pfns_.size() - data_pfns_.size(); }
   uint64_t image_pages() const { return 1 + meta_ + nr_copy_pages(); }  // T
@@ -75,9 +75,9 @@ class SyntheticSnapshot {
   uint64_t meta_ = 0;
   std::vector<uint64_t> pfns_;       // with bit 63 for zero pages
   std::vector<uint64_t> data_pfns_;  // non-zero PFNs, ascending
-  std::shared_ptr<Noise> noise_;  // never null
+  std::shared_ptr<Noise> noise_;     // never null
   const uint64_t* NoiseWords() const;
-  std::shared_ptr<std::byte[]> mem_; // T pages once materialised
+  std::shared_ptr<std::byte[]> mem_;  // T pages once materialised
   void Generate(uint64_t p, std::byte* out) const;
 };
 

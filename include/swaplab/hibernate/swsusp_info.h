@@ -38,13 +38,13 @@ struct SwsuspInfo {
   // cut at their NUL; raw bytes, to be escaped before they reach a terminal.
   std::string sysname, nodename, release, version, machine, domainname;
   uint32_t version_code = 0;
-  X86RestoreRecord x86;            // kKernelX86_64 only
-  std::string arch_head_hex;       // kUnknown: the first 40 bytes, hex
-  uint64_t num_physpages = 0;      // get_num_physpages() of the kernel that wrote it
-  int32_t cpus = 0;                // never set by the kernel (0)
-  uint64_t image_pages = 0;        // N = nr_copy_pages
-  uint64_t pages = 0;              // T = N + M + 1
-  uint64_t size = 0;               // T × 4096
+  X86RestoreRecord x86;        // kKernelX86_64 only
+  std::string arch_head_hex;   // kUnknown: the first 40 bytes, hex
+  uint64_t num_physpages = 0;  // get_num_physpages() of the kernel that wrote it
+  int32_t cpus = 0;            // never set by the kernel (0)
+  uint64_t image_pages = 0;    // N = nr_copy_pages
+  uint64_t pages = 0;          // T = N + M + 1
+  uint64_t size = 0;           // T × 4096
   uint64_t meta_pages() const { return pages - image_pages - 1; }  // M (valid once checked)
 };
 

@@ -1,4 +1,4 @@
-// The kernel layer drives the running Linux kernel's swap (issue 6): small
+// The kernel layer drives the running Linux kernel's swap: small
 // helpers for procfs / sysfs, and the state file that marks what swaplab
 // created so a crashed run can be cleaned up (and nothing else touched).
 #pragma once
@@ -27,7 +27,8 @@ struct ActiveSwap {
   std::string type;  // "file" / "partition"
   uint64_t size_kb = 0, used_kb = 0;
   int prio = 0;
-  int index = 0;  // line index: the kernel's swap type when no earlier type is free (see fidelity.md)
+  int index =
+      0;  // line index: the kernel's swap type when no earlier type is free (see fidelity.md)
 };
 Result<std::vector<ActiveSwap>> ReadProcSwaps();
 
@@ -83,7 +84,8 @@ class SavedSetting {
   const std::string& path() const { return path_; }
 
  private:
-  SavedSetting(std::string path, std::string original) : path_(std::move(path)), original_(std::move(original)) {}
+  SavedSetting(std::string path, std::string original)
+      : path_(std::move(path)), original_(std::move(original)) {}
   std::string path_, original_;
   bool active_ = true;
 };

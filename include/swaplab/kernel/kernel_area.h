@@ -44,7 +44,7 @@ class KernelArea {
   const std::string& swap_path() const { return swap_path_; }
   const AreaSpec& spec() const { return spec_; }
   bool blkdev() const { return spec_.kind != DeviceKind::kFile; }
-  bool ssd() const { return ssd_; }   // what the kernel sees (queue/rotational)
+  bool ssd() const { return ssd_; }  // what the kernel sees (queue/rotational)
   bool on() const { return on_; }
   // The sysfs inflight file of the device the swap I/O goes to.
   const std::string& inflight() const { return inflight_; }

@@ -21,11 +21,11 @@ namespace swaplab::kernel {
 struct RunOptions {
   std::string trace;
   DeviceKind device = DeviceKind::kLoopSsd;
-  std::optional<uint64_t> size_pages;  // overrides every swapon's pages=
-  std::string out;                     // the trace with expect lines ("" = none)
-  int prio = 10000;                    // swapon priority when the trace has no prio=
+  std::optional<uint64_t> size_pages;           // overrides every swapon's pages=
+  std::string out;                              // the trace with expect lines ("" = none)
+  int prio = 10000;                             // swapon priority when the trace has no prio=
   uint64_t max_area_bytes = uint64_t{4} << 30;  // bound on Σ area sizes
-  int timeout_s = 300;                 // bound on the run's wall time
+  int timeout_s = 300;                          // bound on the run's wall time
   int writeback_timeout_ms = 5000;
   bool annotate_inuse = false;  // a "# kernel inuse N" comment after each record (debugging)
 };
@@ -55,23 +55,23 @@ struct RunReport {
   uint64_t pages_swapped = 0;      // pages that got a slot at their alloc
   uint64_t pages_not_swapped = 0;  // pages the kernel kept in memory
   uint64_t expect_lines = 0;
-  uint64_t pswpout = 0;                                 // /proc/vmstat delta
+  uint64_t pswpout = 0;  // /proc/vmstat delta
   // /proc/vmstat pgdeactivate over the records (system-wide, before the
   // final drop): active anon/file folios the kernel's own LRU balancing
   // moved to the inactive list. Not 0 when reclaim met folios of the run:
   // before the swap-in locking fix, exactly the runs of `mixed` on zram
   // whose placements departed (docs/fidelity.md).
   uint64_t lru_deactivated = 0;
-  std::map<int, uint64_t> swpout, swpout_fallback;     // mTHP stats deltas, by order
-  std::map<int, uint64_t> folios_by_order;             // trace allocs by order
-  std::vector<Anomaly> anomalies;                      // the first 50
+  std::map<int, uint64_t> swpout, swpout_fallback;  // mTHP stats deltas, by order
+  std::map<int, uint64_t> folios_by_order;          // trace allocs by order
+  std::vector<Anomaly> anomalies;                   // the first 50
   uint64_t anomalies_total = 0;
-  uint64_t unexplained_slots = 0;  // slots in use at the end that no trace page holds
-  uint64_t worker_pages_swapped = 0;  // the worker's own pages on swap at the end
-  uint64_t drop_cache_global = 0;  // `drop-cache folio=F` run as a global drop
+  uint64_t unexplained_slots = 0;      // slots in use at the end that no trace page holds
+  uint64_t worker_pages_swapped = 0;   // the worker's own pages on swap at the end
+  uint64_t drop_cache_global = 0;      // `drop-cache folio=F` run as a global drop
   uint64_t uncached_at_pageout = 0;    // folios the kernel freed from the swap cache at write-out
   uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots
-  uint64_t swapin_extra_pages = 0;     // pages swapped in beyond those asked for (whole large folios)
+  uint64_t swapin_extra_pages = 0;  // pages swapped in beyond those asked for (whole large folios)
   double seconds = 0;
 };
 
@@ -88,13 +88,14 @@ struct ModelComparison {
   std::map<int, uint64_t> swpout, swpout_fallback;  // by order (model counters)
   uint64_t pswpout = 0;
 };
-Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect, const std::string& policy,
-                                         int cpus = 4);
-Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect, const alloc::Policy& policy,
-                                         int cpus = 4);
+Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect,
+                                         const std::string& policy, int cpus = 4);
+Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect,
+                                         const alloc::Policy& policy, int cpus = 4);
 
 // swpout_fallback / (swpout + swpout_fallback) of one order, 0 when none.
-double FallbackRate(const std::map<int, uint64_t>& swpout, const std::map<int, uint64_t>& fallback, int order);
+double FallbackRate(const std::map<int, uint64_t>& swpout, const std::map<int, uint64_t>& fallback,
+                    int order);
 
 // `swaplab kernel run`: the trace on the running kernel (RunTrace), the
 // trace it wrote back (o.out, or a temporary file removed after) replayed

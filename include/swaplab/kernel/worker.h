@@ -4,7 +4,7 @@
 // (MADV_DONTNEED) or reads back pages, each time pinned to the named CPU
 // first (sched_setaffinity before touching a page: a new page sits in the
 // per-CPU LRU batch of the CPU that touched it, and MADV_PAGEOUT only drains
-// its own CPU's batch — issue 6, "practical details").
+// its own CPU's batch).
 #pragma once
 
 #include <sys/types.h>
@@ -21,8 +21,8 @@ namespace swaplab::kernel {
 // One page as /proc/PID/pagemap shows it.
 struct PageState {
   bool present = false, swapped = false;
-  uint64_t pfn = 0;       // present (root)
-  int swap_type = -1;     // swapped
+  uint64_t pfn = 0;    // present (root)
+  int swap_type = -1;  // swapped
   uint64_t swap_offset = 0;
 };
 
@@ -32,7 +32,8 @@ class Worker {
   // (PROT_NONE). It stays in `home_cgroup_dir` (the caller's memory cgroup)
   // and joins `cgroup_dir` (may be empty) only while it faults trace folios
   // in, so that only they are charged there.
-  static Result<std::unique_ptr<Worker>> Start(uint64_t reserve_bytes, const std::string& cgroup_dir,
+  static Result<std::unique_ptr<Worker>> Start(uint64_t reserve_bytes,
+                                               const std::string& cgroup_dir,
                                                const std::string& home_cgroup_dir);
   ~Worker();  // kills and reaps the worker
   Worker(const Worker&) = delete;
@@ -71,7 +72,8 @@ class Worker {
 
  private:
   Worker() = default;
-  Status Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector<uint8_t>* data = nullptr);
+  Status Command(int op, int cpu, uint64_t addr, uint64_t len,
+                 std::vector<uint8_t>* data = nullptr);
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   uint64_t base_ = 0;

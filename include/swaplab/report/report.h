@@ -5,10 +5,9 @@
 // and CSV (design.md "report/").
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "swaplab/workload/scenario_runner.h"
 

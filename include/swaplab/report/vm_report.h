@@ -3,6 +3,7 @@
 // names; the kernel's holds the guest's release).
 #pragma once
 #include <string>
+
 #include "swaplab/vm/vm_hibernate.h"
 #include "swaplab/vm/vm_reproduce.h"
 #include "swaplab/workload/host_cpu.h"

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
 #include "swaplab/alloc/status.h"
 
 namespace swaplab::vm {
@@ -32,8 +33,8 @@ Result<InitramfsReport> WriteInitramfs(const std::string& out, const InitramfsSp
                                        const std::string& tmpdir);
 
 // Low level, for tests: one newc record (mode with its S_IF* type bits).
-void AppendCpioEntry(std::string* archive, const std::string& name, uint32_t mode, const std::string& data,
-                     uint32_t ino);
+void AppendCpioEntry(std::string* archive, const std::string& name, uint32_t mode,
+                     const std::string& data, uint32_t ino);
 void AppendCpioTrailer(std::string* archive);
 
 }  // namespace swaplab::vm

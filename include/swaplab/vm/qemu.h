@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
 #include "swaplab/alloc/status.h"
 
 namespace swaplab::vm {
@@ -27,17 +28,17 @@ struct GuestKernel {
 Result<GuestKernel> FindGuestKernel(const std::string& cache = "");
 
 struct VmOptions {
-  std::string kernel;    // bzImage; empty: the cached Debian kernel
-  std::string modules;   // its modules dir; empty: the cached kernel's
-  std::string append;    // extra kernel arguments
+  std::string kernel;   // bzImage; empty: the cached Debian kernel
+  std::string modules;  // its modules dir; empty: the cached kernel's
+  std::string append;   // extra kernel arguments
   Accel accel = Accel::kAuto;
   int mem_mib = 384;
   int smp = 1;
-  int timeout_s = 300;   // per boot
-  std::string swap_disk; // host file given to the guest as /dev/vda; empty: a temporary one
+  int timeout_s = 300;      // per boot
+  std::string swap_disk;    // host file given to the guest as /dev/vda; empty: a temporary one
   bool rotational = false;  // the guest marks /dev/vda rotational before swapon
   std::string qemu = "qemu-system-x86_64";
-  std::string agent;     // the static guest agent; empty: the one built with swaplab
+  std::string agent;  // the static guest agent; empty: the one built with swaplab
 };
 
 // A private temporary directory (mkdtemp under $TMPDIR or /var/tmp, named
@@ -71,23 +72,23 @@ struct Drive {
 };
 
 struct BootSpec {
-  std::string name;                // console in WORKDIR/NAME.log
+  std::string name;  // console in WORKDIR/NAME.log
   std::string kernel, initrd;
-  std::string append;              // the whole command line after the fixed part
-  std::vector<Drive> drives;       // /dev/vda, /dev/vdb, ...
-  Accel accel = Accel::kTcg;       // kTcg or kKvm
+  std::string append;         // the whole command line after the fixed part
+  std::vector<Drive> drives;  // /dev/vda, /dev/vdb, ...
+  Accel accel = Accel::kTcg;  // kTcg or kKvm
   int timeout_s = 300;
-  std::string stop_on;             // non-empty: kill the guest once the console shows this
+  std::string stop_on;  // non-empty: kill the guest once the console shows this
 };
 
 struct BootResult {
-  std::string console;       // the serial console, \r removed
+  std::string console;  // the serial console, \r removed
   std::string qemu_stderr;
   double wall_s = 0;         // host seconds from spawn to exit
   bool powered_off = false;  // the guest powered itself off ("reboot: Power down")
   bool timed_out = false;
-  bool stopped = false;      // killed after stop_on was seen
-  int exit_status = 0;       // qemu's, or 128 + signal
+  bool stopped = false;  // killed after stop_on was seen
+  int exit_status = 0;   // qemu's, or 128 + signal
 };
 
 // Boots once (posix_spawn of opts.qemu) and waits. The guest is killed
@@ -99,8 +100,8 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
 // kTcg / kKvm as asked; kAuto: kvm only if /dev/kvm is usable and a probe
 // boot (swaplab.mode=probe) reaches init within 25 s, else tcg. `why` says
 // which and why.
-Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel, const std::string& initrd,
-                           const std::string& workdir, const volatile std::sig_atomic_t* interrupted,
-                           std::string* why);
+Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel,
+                           const std::string& initrd, const std::string& workdir,
+                           const volatile std::sig_atomic_t* interrupted, std::string* why);
 
 }  // namespace swaplab::vm

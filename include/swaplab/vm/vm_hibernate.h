@@ -7,10 +7,11 @@
 #include <map>
 #include <string>
 #include <vector>
+
 #include "swaplab/alloc/status.h"
 #include "swaplab/hibernate/compress.h"
-#include "swaplab/workload/layouts.h"
 #include "swaplab/vm/qemu.h"
+#include "swaplab/workload/layouts.h"
 
 namespace swaplab::vm {
 
@@ -18,40 +19,42 @@ struct HibernateOptions {
   VmOptions vm;
   workload::RfcLayout layout = workload::RfcLayout::kFresh;
   uint64_t swap_bytes = 128ull << 20;
-  uint64_t image_bytes = 64ull << 20;  // memory in use when hibernating (approximate: the agent fills up to it)
+  uint64_t image_bytes =
+      64ull << 20;  // memory in use when hibernating (approximate: the agent fills up to it)
   hibernate::Compressor compress = hibernate::Compressor::kLzo;
   bool resume = false;
   uint64_t seed = 1;
-  std::string policy = "linux-6.14";   // the preset nearest the guest's kernel
-  std::string keep_dir;                // non-empty: copy the disk, trace and consoles there
+  std::string policy = "linux-6.14";  // the preset nearest the guest's kernel
+  std::string keep_dir;               // non-empty: copy the disk, trace and consoles there
 };
 
 // One side of the comparison; the model fills the same names.
 struct SideMetrics {
-  uint64_t snapshot_pages = 0;      // swsusp_info pages (kernel) / pages asked (model)
-  uint64_t stream_pages = 0;        // pages on disk after compression, swsusp_info included
+  uint64_t snapshot_pages = 0;  // swsusp_info pages (kernel) / pages asked (model)
+  uint64_t stream_pages = 0;    // pages on disk after compression, swsusp_info included
   uint64_t map_pages = 0;
   uint64_t slots = 0;
   uint64_t runs_disk_order = 0;
-  uint64_t runs_write_order = 0;    // kernel: stretches in submission order (image inspect)
-  uint64_t runs_alloc_order = 0;    // model: stretches in the order the writer took its slots
+  uint64_t runs_write_order = 0;  // kernel: stretches in submission order (image inspect)
+  uint64_t runs_alloc_order = 0;  // model: stretches in the order the writer took its slots
   uint64_t clusters_touched = 0;
-  uint64_t bios_per_page = 0;       // write bios as 6.12 submits them (one per page)
-  uint64_t bios_per_run = 0;        // as RFC patch 7 would (one per contiguous run)
-  uint64_t alloc_calls = 0;         // allocator calls for the image's slots (6.12: one per slot)
-  double write_s = -1, read_s = -1; // kernel: its console lines (guest clock); model: modelled; -1 none
+  uint64_t bios_per_page = 0;  // write bios as 6.12 submits them (one per page)
+  uint64_t bios_per_run = 0;   // as RFC patch 7 would (one per contiguous run)
+  uint64_t alloc_calls = 0;    // allocator calls for the image's slots (6.12: one per slot)
+  double write_s = -1,
+         read_s = -1;  // kernel: its console lines (guest clock); model: modelled; -1 none
   double write_mbps = -1;
 };
 
 struct KernelSideInfo {
-  std::string release;       // uname -r of the guest
+  std::string release;  // uname -r of the guest
   std::string accel, accel_why;
-  std::string origin;        // "kernel-x86_64"
+  std::string origin;  // "kernel-x86_64"
   std::string compress;
   bool crc_verified = false;
   uint64_t layout_swapped = 0, layout_not_in_swap = 0, layout_freed = 0;
   double boot_wall_s = 0, resume_wall_s = -1;  // boot_wall_s: every layout boot, a retried one too
-  int hang_retries = 0;      // layout boots stopped on a guest I/O hang and made again
+  int hang_retries = 0;  // layout boots stopped on a guest I/O hang and made again
   bool resumed_intact = false;
   std::vector<std::string> pm_lines;  // the kernel's "PM: ..." timing lines
 };
@@ -62,7 +65,7 @@ struct ModelSideInfo {
   uint64_t records = 0;
   std::vector<std::string> disagreements;  // the first ones
   std::string seconds_kind = "modelled (simulated device calibrated on this host)";
-  double model_wall_s = 0;            // host seconds for replay + image
+  double model_wall_s = 0;  // host seconds for replay + image
 };
 
 struct HibernateReport {
@@ -71,14 +74,15 @@ struct HibernateReport {
   SideMetrics kernel, model;
   KernelSideInfo kinfo;
   ModelSideInfo minfo;
-  std::string trace;   // the guest's trace (with expect lines)
+  std::string trace;  // the guest's trace (with expect lines)
 };
 
 // Boots the guest (one boot, two with resume), reads the image, replays the
 // trace and writes the model's image. -EINTR when interrupted (qemu killed,
 // work dir removed); -ENOENT for a missing qemu / kernel / busybox / agent;
 // -EIO when the guest did not hibernate (the console's tail in the message).
-Result<HibernateReport> RunHibernate(const HibernateOptions& o, const volatile std::sig_atomic_t* interrupted);
+Result<HibernateReport> RunHibernate(const HibernateOptions& o,
+                                     const volatile std::sig_atomic_t* interrupted);
 
 // The parts of a console this layer reads (exposed for tests).
 struct ConsoleFacts {

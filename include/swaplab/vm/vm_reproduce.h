@@ -1,6 +1,6 @@
 // `swaplab reproduce --vm`: seed 001's two tables (shuffled free list,
 // 64 KiB holes) on a real kernel in a qemu guest, scaled down, each layout
-// side by side with the model (issue 12).
+// side by side with the model.
 #pragma once
 #include <csignal>
 #include <string>
@@ -27,8 +27,8 @@ inline constexpr double kMinSeedScale = 1.0 / 128, kMaxSeedScale = 1.0 / 5;
 inline constexpr uint64_t kGuestOwnSwapBytes = 48ull << 20;
 
 struct SeedTableOptions {
-  VmOptions vm;                    // kernel, accel, CPUs; mem_mib 0: chosen from the image size
-  double scale = 1.0 / 64;         // of the seed's sizes
+  VmOptions vm;             // kernel, accel, CPUs; mem_mib 0: chosen from the image size
+  double scale = 1.0 / 64;  // of the seed's sizes
   hibernate::Compressor compress = hibernate::Compressor::kNone;  // the seed wrote uncompressed
   std::string policy = "linux-6.14";
   uint64_t seed = 1;
@@ -42,6 +42,7 @@ struct SeedTableReport {
 // The options of one layout's run at `o.scale` (exposed for tests).
 Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, workload::RfcLayout layout);
 // Both layouts, each hibernated and resumed; the first error ends it.
-Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o, const volatile std::sig_atomic_t* interrupted);
+Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o,
+                                     const volatile std::sig_atomic_t* interrupted);
 
 }  // namespace swaplab::vm

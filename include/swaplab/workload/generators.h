@@ -83,8 +83,8 @@ struct FillFreeSpec {
   int cpus = 1;
 };
 struct FillFreeResult {
-  std::vector<uint64_t> folios;      // fill order
-  std::vector<uint64_t> freed;       // indices into folios, in free order
+  std::vector<uint64_t> folios;  // fill order
+  std::vector<uint64_t> freed;   // indices into folios, in free order
 };
 Result<FillFreeResult> FillFree(Workload& w, const FillFreeSpec& s);
 
@@ -196,8 +196,8 @@ Result<UsememResult> Usemem(Workload& w, const UsememSpec& s);
 // allocations on one device. Seed 004: "the only behavior change is the
 // swap device allocation rotation".
 struct RotationResult {
-  std::vector<uint64_t> per_device;   // allocations per device type
-  double mean_stretch = 0;            // allocations per device switch, per CPU
+  std::vector<uint64_t> per_device;  // allocations per device type
+  double mean_stretch = 0;           // allocations per device switch, per CPU
   uint64_t switches = 0;
 };
 Result<RotationResult> Rotation(Workload& w, uint64_t allocations, int cpus);

@@ -23,7 +23,8 @@ struct HostCpuCost {
   // Modelled seconds plus the priced work: a write's bios and allocator
   // calls, a read's bios.
   double Write(double modelled_s, uint64_t bios, uint64_t calls) const {
-    return modelled_s + 1e-6 * (write_bio_us * static_cast<double>(bios) + alloc_call_us * static_cast<double>(calls));
+    return modelled_s + 1e-6 * (write_bio_us * static_cast<double>(bios) +
+                                alloc_call_us * static_cast<double>(calls));
   }
   double Read(double modelled_s, uint64_t bios) const {
     return modelled_s + 1e-6 * read_bio_us * static_cast<double>(bios);
@@ -31,8 +32,8 @@ struct HostCpuCost {
 };
 
 struct HostCpuProfile {
-  std::string_view name;     // what --host-cpu and a scenario's "host_cpu" say
-  std::string_view label;    // whose costs, how they were obtained, where it is written up
+  std::string_view name;   // what --host-cpu and a scenario's "host_cpu" say
+  std::string_view label;  // whose costs, how they were obtained, where it is written up
   double write_bio_us, read_bio_us, alloc_call_us;
 
   HostCpuCost Cost() const {

@@ -24,7 +24,7 @@ struct ImageSpec {
   hibernate::SlotSourceKind source = hibernate::SlotSourceKind::kBase;
   hibernate::BatchOptions batch{};
   bool read_back = true;
-  uint64_t seed = 1;   // snapshot contents
+  uint64_t seed = 1;  // snapshot contents
   // Structural: no page data is generated, copied or checked. The writer
   // batches model_only (every write bio carries one shared scratch page),
   // the reader counts bios without comparing pages. Runs, bios, bio sizes,
@@ -35,24 +35,26 @@ struct ImageSpec {
 };
 
 struct ImageResult {
-  uint64_t stream_pages = 0;   // T
-  uint64_t slots = 0;          // T + Q + 1
-  uint64_t runs = 0;           // seed 001 "runs" as §10.4 defines it: stretches of the sorted set
+  uint64_t stream_pages = 0;  // T
+  uint64_t slots = 0;         // T + Q + 1
+  uint64_t runs = 0;          // seed 001 "runs" as §10.4 defines it: stretches of the sorted set
   // Stretches in the order the writer took its slots (map page 0, stream
   // pages 0-510, map page 1, ...): each jump to another place starts one.
   uint64_t runs_alloc_order = 0;
   uint64_t write_bios = 0, read_bios = 0;  // seed 001 "bios" (§10.5)
   uint64_t write_requests = 0;             // after the plug merged them
   uint64_t fallback_slots = 0;             // single slots (nonfull / frag)
-  uint64_t alloc_calls = 0;                // allocator calls that gave slots (SessionStats::runs_taken)
-  double write_s = 0, read_s = 0;          // modelled or measured, see `modelled`
+  uint64_t alloc_calls = 0;        // allocator calls that gave slots (SessionStats::runs_taken)
+  double write_s = 0, read_s = 0;  // modelled or measured, see `modelled`
   bool modelled = true;
   bool data_checked = false;  // every page read back was compared with the snapshot
   std::map<uint32_t, uint64_t> write_bio_sizes, read_bio_sizes;  // pages per bio -> bios
-  uint64_t map_pages = 0;      // Q + 1, as the reader walked them
+  uint64_t map_pages = 0;                                        // Q + 1, as the reader walked them
 
   // Modelled seconds plus the host CPU work `c` prices.
-  double WriteWithHostCpu(const HostCpuCost& c) const { return c.Write(write_s, write_bios, alloc_calls); }
+  double WriteWithHostCpu(const HostCpuCost& c) const {
+    return c.Write(write_s, write_bios, alloc_calls);
+  }
   double ReadWithHostCpu(const HostCpuCost& c) const { return c.Read(read_s, read_bios); }
 };
 
@@ -67,7 +69,8 @@ std::unique_ptr<area::IoEngine> MakeSimulatedSwapDevice(uint64_t pages, bool str
 
 // Runs of the slots in the order the writer asked for them (map page j,
 // then its 511 stream pages, then map page j + 1, §10.2).
-uint64_t RunsInAllocationOrder(const std::vector<uint64_t>& stream, const std::vector<uint64_t>& map);
+uint64_t RunsInAllocationOrder(const std::vector<uint64_t>& stream,
+                               const std::vector<uint64_t>& map);
 
 // Writes the image on device `type` of `sys` through `engine` (dblock =
 // slot), then reads it back. Seconds: the engine's modelled time when it

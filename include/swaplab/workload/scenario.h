@@ -50,8 +50,8 @@ struct RotationStepSpec {
   int cpus = 1;
 };
 // One generator with its parameters, checked.
-using Step = std::variant<FillFreeSpec, HolesSpec, MthpSpec, ChurnSpec, UsememStepSpec, RotationStepSpec,
-                          ImageStepSpec>;
+using Step = std::variant<FillFreeSpec, HolesSpec, MthpSpec, ChurnSpec, UsememStepSpec,
+                          RotationStepSpec, ImageStepSpec>;
 const char* GeneratorName(const Step& s);
 // One lambda per generator for std::visit on a Step: a generator added to
 // Step and not handled is a compile error, not a step that does nothing.
@@ -96,7 +96,7 @@ struct Scenario {
   std::vector<std::string> rows;      // metrics shown, in order (empty: all)
   std::vector<std::string> pct_rows;  // rows with "% vs the first column"
   SeedReported seed_reported;
-  std::string answers;                // what the table answers (free text)
+  std::string answers;  // what the table answers (free text)
   // Host CPU costs: image steps add the rows "write + host CPU, s" and
   // "read + host CPU, s" (simulated devices only).
   std::optional<HostCpuCost> host_cpu;

@@ -19,12 +19,12 @@ const char* Name(MetricKind k);
 
 struct VariantResult {
   std::string label;
-  std::string policy;                                // preset name
-  alloc::Policy effective_policy;                    // with the scenario's knobs
-  std::vector<std::string> order;                    // metric names, first seen first
+  std::string policy;                                  // preset name
+  alloc::Policy effective_policy;                      // with the scenario's knobs
+  std::vector<std::string> order;                      // metric names, first seen first
   std::map<std::string, std::vector<double>> samples;  // one per repetition
   std::map<std::string, MetricKind> kinds;
-  double Median(const std::string& metric) const;    // NaN if absent
+  double Median(const std::string& metric) const;  // NaN if absent
 };
 
 struct ScenarioResult {

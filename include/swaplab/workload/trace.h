@@ -18,8 +18,16 @@
 namespace swaplab::workload {
 
 enum class TraceOp {
-  kSwapon, kSwapoff, kAlloc, kFree, kCache, kDropCache, kDup,
-  kSuspendStorage, kResumeStorage, kExpect,
+  kSwapon,
+  kSwapoff,
+  kAlloc,
+  kFree,
+  kCache,
+  kDropCache,
+  kDup,
+  kSuspendStorage,
+  kResumeStorage,
+  kExpect,
 };
 const char* Name(TraceOp op);
 
@@ -33,9 +41,9 @@ struct TraceRecord {
   std::optional<uint64_t> folio;  // optional only for drop-cache
   int order = 0;
   int cpu = 0;
-  uint64_t page = 0;             // first page (free / cache / expect)
-  std::optional<uint64_t> n;     // page count (free / cache); default: all
-  uint64_t offset = 0;           // expect
+  uint64_t page = 0;          // first page (free / cache / expect)
+  std::optional<uint64_t> n;  // page count (free / cache); default: all
+  uint64_t offset = 0;        // expect
 };
 
 // The pages [first, first + count) of a folio of `folio_pages` pages that a

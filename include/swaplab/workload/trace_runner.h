@@ -24,10 +24,10 @@ struct Disagreement {
 
 struct ReplaySummary {
   uint64_t records = 0;
-  uint64_t folios = 0;            // alloc records
-  uint64_t pages_placed = 0;      // pages that got a slot at swap-out
-  uint64_t pages_unplaced = 0;    // pages that stayed in memory (no slot)
-  uint64_t folio_runs = 0;        // Σ contiguous slot runs per allocated folio
+  uint64_t folios = 0;          // alloc records
+  uint64_t pages_placed = 0;    // pages that got a slot at swap-out
+  uint64_t pages_unplaced = 0;  // pages that stayed in memory (no slot)
+  uint64_t folio_runs = 0;      // Σ contiguous slot runs per allocated folio
   uint64_t expected = 0, agree = 0;
   std::vector<Disagreement> disagreements;  // the first ones
   uint64_t skipped_cache_drops = 0;         // refused while storage suspended
@@ -85,7 +85,7 @@ class TraceRunner {
   std::map<uint64_t, int> devs_;
   FolioMap folios_;
   std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
-  std::vector<alloc::Folio*> spare_;  // order-0 folios of pool_ never put in the swap cache
+  std::vector<alloc::Folio*> spare_;     // order-0 folios of pool_ never put in the swap cache
   std::vector<alloc::Folio*> released_;  // folios of pool_ no page refers to any more
 };
 

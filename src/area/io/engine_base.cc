@@ -93,7 +93,9 @@ Status PluggedEngine::Submit(std::span<IoRequest> batch) {
 
 Status PluggedEngine::Wait(std::vector<IoCompletion>* done) { return Collect(Drive(), done); }
 
-Status PluggedEngine::WaitAny(std::vector<IoCompletion>* done) { return Collect(DriveSome(), done); }
+Status PluggedEngine::WaitAny(std::vector<IoCompletion>* done) {
+  return Collect(DriveSome(), done);
+}
 
 // The completions the tracker has, and what Wait / WaitAny returns for them.
 Status PluggedEngine::Collect(Status driven, std::vector<IoCompletion>* done) {
@@ -156,8 +158,9 @@ Result<std::unique_ptr<FileTarget>> FileTarget::Open(const std::string& path,
   } else if (S_ISREG(st.st_mode)) {
     bytes = static_cast<uint64_t>(st.st_size);
   } else {
-    return Status(-EINVAL, fmt::format("{}: is {}; a swap area must be a regular file or a block device",
-                                       path, FileTypeName(st.st_mode)));
+    return Status(-EINVAL,
+                  fmt::format("{}: is {}; a swap area must be a regular file or a block device",
+                              path, FileTypeName(st.st_mode)));
   }
   t->pages_ = bytes / kPageSize;
   return t;

@@ -58,7 +58,8 @@ class UringEngine final : public PluggedEngine {
     std::vector<iovec> iov;
     for (size_t off = 0; off < bytes; off += kFixedChunk)
       iov.push_back(iovec{base + off, std::min(kFixedChunk, bytes - off)});
-    if (io_uring_register_buffers(&ring_, iov.data(), static_cast<unsigned>(iov.size())) != 0) return false;
+    if (io_uring_register_buffers(&ring_, iov.data(), static_cast<unsigned>(iov.size())) != 0)
+      return false;
     fixed_base_ = base;
     fixed_bytes_ = bytes;
     return true;
@@ -173,7 +174,8 @@ class UringEngine final : public PluggedEngine {
       expect += v[i].iov_len;
       len += v[i].iov_len;
     }
-    if (start + len > fixed_bytes_ || start / kFixedChunk != (start + len - 1) / kFixedChunk) return -1;
+    if (start + len > fixed_bytes_ || start / kFixedChunk != (start + len - 1) / kFixedChunk)
+      return -1;
     return static_cast<int>(start / kFixedChunk);
   }
 

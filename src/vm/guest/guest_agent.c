@@ -51,7 +51,7 @@
 #include <unistd.h>
 
 enum { kPageSize = 4096, kWords = (kPageSize - 32) / 8 };
-static const char kTag[16] = "SWAPLAB-PATTERN";  /* 15 chars + NUL */
+static const char kTag[16] = "SWAPLAB-PATTERN"; /* 15 chars + NUL */
 
 static uint64_t NextSplitMix(uint64_t *state) {
   uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
@@ -100,8 +100,8 @@ static void PowerOff(void) {
 
 static int Hibernate(uint64_t pages, uint64_t seed) {
   size_t bytes = (size_t)pages * kPageSize;
-  unsigned char *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  unsigned char *mem =
+      mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) {
     perror("swaplab-agent: mmap");
     return 1;
@@ -117,7 +117,8 @@ static int Hibernate(uint64_t pages, uint64_t seed) {
   const char *wbt = getenv("SWAPLAB_WBT_LAT_USEC");
   if (wbt != NULL && *wbt != '\0') {
     int werr = WriteSysfs("/sys/block/vda/queue/wbt_lat_usec", wbt);
-    printf("swaplab-agent: wbt_lat_usec %s%s%s\n", wbt, werr ? ": " : "", werr ? strerror(werr) : "");
+    printf("swaplab-agent: wbt_lat_usec %s%s%s\n", wbt, werr ? ": " : "",
+           werr ? strerror(werr) : "");
   }
   int err = WriteSysfs("/sys/power/disk", "shutdown");
   if (err != 0) {
@@ -145,7 +146,6 @@ static int Hibernate(uint64_t pages, uint64_t seed) {
   printf("swaplab-agent: resumed at uptime %.2f s\n", Uptime());
   return bad == 0 ? 0 : 1;
 }
-
 
 /* ---- layout mode ------------------------------------------------------ */
 
@@ -207,7 +207,7 @@ static void WaitWriteback(void) {
 static void PageOut(unsigned char *p, uint64_t n, uint64_t first, Text *t) {
   madvise(p, n * kPageSize, MADV_NOHUGEPAGE);
   for (uint64_t i = 0; i < n; i++) {
-    p[i * kPageSize] = 1;  /* non-zero: a zero-filled page is not written */
+    p[i * kPageSize] = 1; /* non-zero: a zero-filled page is not written */
     memcpy(p + i * kPageSize + 8, &i, sizeof i);
   }
   for (uint64_t i = 0; i < n; i++) {
@@ -235,9 +235,12 @@ static void Frees(uint64_t first, uint64_t n, Text *t) {
   for (uint64_t i = 0; i < n; i++) Append(t, "free folio=%" PRIu64 "\n", first + i);
 }
 
-static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed, const char *trace_dev) {
+static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
+                         const char *trace_dev) {
   Text t = {0};
-  Append(&t, "swaplab-trace 1\n# swaplab guest agent: layout %s, seed %" PRIu64 ", kernel's placements as expect\n",
+  Append(&t,
+         "swaplab-trace 1\n# swaplab guest agent: layout %s, seed %" PRIu64
+         ", kernel's placements as expect\n",
          layout, seed);
   Append(&t, "swapon dev=0 pages=%" PRIu64 " ssd=1 blkdev=1\n", swap_pages);
   int pagemap = open("/proc/self/pagemap", O_RDONLY);
@@ -247,24 +250,26 @@ static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
   }
   uint64_t swapped = 0, missing = 0, freed = 0;
   if (strcmp(layout, "shuffled") == 0) {
-    enum { kChunk = 512 };  /* 2 MiB */
+    enum { kChunk = 512 }; /* 2 MiB */
     uint64_t chunks = swap_pages * 9 / 10 / kChunk;
     unsigned char **mem = calloc(chunks ? chunks : 1, sizeof *mem);
     uint64_t *order = calloc(chunks ? chunks : 1, sizeof *order);
     for (uint64_t c = 0; c < chunks; c++) {
-      mem[c] = mmap(NULL, kChunk * kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      mem[c] = mmap(NULL, kChunk * kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    -1, 0);
       if (mem[c] == MAP_FAILED) {
         perror("swaplab-agent: mmap");
         return 1;
       }
       PageOut(mem[c], kChunk, 1 + c * kChunk, &t);
     }
-    for (uint64_t c = 0; c < chunks; c++) missing += Expect(pagemap, mem[c], kChunk, 1 + c * kChunk, &t);
+    for (uint64_t c = 0; c < chunks; c++)
+      missing += Expect(pagemap, mem[c], kChunk, 1 + c * kChunk, &t);
     swapped = chunks * kChunk - missing;
     WaitWriteback();
     uint64_t state = seed;
     for (uint64_t c = 0; c < chunks; c++) order[c] = c;
-    for (uint64_t c = chunks; c > 1; c--) {  /* Fisher-Yates */
+    for (uint64_t c = chunks; c > 1; c--) { /* Fisher-Yates */
       uint64_t j = NextSplitMix(&state) % c, tmp = order[c - 1];
       order[c - 1] = order[j];
       order[j] = tmp;
@@ -276,10 +281,10 @@ static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
       freed += kChunk;
     }
   } else if (strcmp(layout, "holes") == 0) {
-    enum { kPiece = 16 };  /* 64 KiB */
+    enum { kPiece = 16 }; /* 64 KiB */
     uint64_t n = swap_pages / 3 / (2 * kPiece) * (2 * kPiece);
-    unsigned char *mem = mmap(NULL, (n ? n : 1) * kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                              -1, 0);
+    unsigned char *mem = mmap(NULL, (n ? n : 1) * kPageSize, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) {
       perror("swaplab-agent: mmap");
       return 1;
@@ -304,7 +309,7 @@ static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
     printf("swaplab-agent: cannot open %s: %s\n", trace_dev, strerror(errno));
     return 1;
   }
-  size_t total = t.len + 1;  /* with the NUL */
+  size_t total = t.len + 1; /* with the NUL */
   size_t padded = (total + 4095) / 4096 * 4096;
   char *out = calloc(1, padded);
   memcpy(out, t.buf, t.len);
@@ -314,8 +319,8 @@ static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
   }
   close(fd);
   free(out);
-  printf("swaplab-agent: layout %s: %" PRIu64 " pages swapped out, %" PRIu64 " not in swap, %" PRIu64
-         " freed; trace %zu bytes on %s\n",
+  printf("swaplab-agent: layout %s: %" PRIu64 " pages swapped out, %" PRIu64
+         " not in swap, %" PRIu64 " freed; trace %zu bytes on %s\n",
          layout, swapped, missing, freed, t.len, trace_dev);
   free(t.buf);
   return 0;
@@ -351,7 +356,10 @@ int main(int argc, char **argv) {
     return rc;
   }
   if (argc != 4) {
-    fprintf(stderr, "usage: %s hibernate|check-page PAGES SEED | layout LAYOUT SWAP_PAGES IMAGE_PAGES SEED TRACE_DEV\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s hibernate|check-page PAGES SEED | layout LAYOUT SWAP_PAGES IMAGE_PAGES SEED "
+            "TRACE_DEV\n",
+            argv[0]);
     return 2;
   }
   uint64_t pages = ParseU64(argv[2], "PAGES");
