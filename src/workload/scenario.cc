@@ -10,29 +10,13 @@
 #include <sstream>
 
 #include "swaplab/alloc/printable.h"
-#include "swaplab/workload/size.h"
+#include "workload/steps.h"
 
 namespace swaplab::workload {
 
 using nlohmann::json;
 
 namespace {
-
-using alloc::kPageSize;
-// The largest size a scenario may state anywhere (a device, a region, an
-// image, a process): the largest swap area, 2^32 pages (16 TiB).
-constexpr uint64_t kMaxPages = uint64_t{1} << 32;
-
-// A JSON key as a path component: cut and escaped (swaplab/alloc/printable.h).
-std::string PathKey(const std::string& key) { return Printable(key, kMaxTokenInMessage); }
-// `msg` from a name parser that quotes `v` whole: the quote cut and escaped.
-std::string WithToken(std::string msg, const std::string& v) {
-  const std::string t = Printable(v, kMaxTokenInMessage);
-  if (t == v) return msg;
-  for (size_t at = msg.find(v); at != std::string::npos; at = msg.find(v, at + t.size()))
-    msg.replace(at, v.size(), t);
-  return msg;
-}
 
 // Finds the first key given twice in one object (nlohmann::json keeps the
 // last silently) with its JSON path ("$.devices[0].size"), during the
@@ -87,164 +71,7 @@ class DuplicateKeyFinder {
   std::string first_;
 };
 
-// Carries the file name and the JSON path of the value being read; the
-// first error wins and stops the parse.
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-  Status Error(const std::string& path, const std::string& what) const {
-    return Status(-EINVAL, file_ + ": " + path + ": " + what);
-  }
-  // Refuses keys outside `known`.
-  Status Keys(const json& j, const std::string& path,
-              std::initializer_list<const char*> known) const {
-    return Keys(j, path, std::vector<std::string_view>(known.begin(), known.end()));
-  }
-  Status Keys(const json& j, const std::string& path,
-              const std::vector<std::string_view>& known) const {
-    if (!j.is_object()) return Error(path, "expected an object, got " + std::string(j.type_name()));
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      bool ok = false;
-      std::string list;
-      for (std::string_view k : known) {
-        ok |= it.key() == k;
-        list += (list.empty() ? "" : ", ") + std::string(k);
-      }
-      if (!ok)
-        return Error(path + "." + PathKey(it.key()), "unknown key (known here: " + list + ")");
-    }
-    return Status::Ok();
-  }
-  Status Str(const json& j, const std::string& path, const char* key, std::string* out,
-             bool required = false) const {
-    if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
-    if (!j[key].is_string())
-      return Error(path + "." + key, "expected a string, got " + std::string(j[key].type_name()));
-    *out = j[key].get<std::string>();
-    return Status::Ok();
-  }
-  Status Bool(const json& j, const std::string& path, const char* key, bool* out) const {
-    if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_boolean())
-      return Error(path + "." + key,
-                   "expected true or false, got " + std::string(j[key].type_name()));
-    *out = j[key].get<bool>();
-    return Status::Ok();
-  }
-  template <class T>
-  Status Int(const json& j, const std::string& path, const char* key, T* out, int64_t lo,
-             int64_t hi, bool required = false) const {
-    if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
-    const json& v = j[key];
-    if (!v.is_number_integer())
-      return Error(path + "." + key, "expected an integer, got " + std::string(v.type_name()));
-    const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
-                          ? INT64_MAX
-                          : v.get<int64_t>();
-    if (x < lo || x > hi)
-      return Error(path + "." + key, std::to_string(x) + " is outside " + std::to_string(lo) +
-                                         ".." + std::to_string(hi));
-    *out = static_cast<T>(x);
-    return Status::Ok();
-  }
-  Status Num(const json& j, const std::string& path, const char* key, double* out, double lo,
-             double hi) const {
-    if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_number())
-      return Error(path + "." + key, "expected a number, got " + std::string(j[key].type_name()));
-    const double x = j[key].get<double>();
-    if (!(x >= lo && x <= hi))
-      return Error(path + "." + key, "outside " + std::to_string(lo) + ".." + std::to_string(hi));
-    *out = x;
-    return Status::Ok();
-  }
-  // An optional string key read by `parse` (a hibernate::Parse* function,
-  // whose message lists the names allowed); absent or "" leaves *out as is.
-  template <class T, class Parse>
-  Status Named(const json& j, const std::string& path, const char* key, Parse parse, T* out) const {
-    std::string v;
-    if (Status st = Str(j, path, key, &v); !st.ok()) return st;
-    if (v.empty()) return Status::Ok();
-    auto x = parse(v);
-    if (!x.ok()) return Error(path + "." + key, WithToken(x.status().message(), v));
-    *out = *x;
-    return Status::Ok();
-  }
-  // A size ("64K", "6G", or bytes as an integer), a whole number of pages.
-  Status Pages(const json& j, const std::string& path, const char* key, uint64_t* out,
-               bool required = false) const {
-    if (!j.contains(key)) return required ? Error(path + "." + key, "required") : Status::Ok();
-    const json& v = j[key];
-    Result<uint64_t> b = Status(-EINVAL, "");
-    if (v.is_string())
-      b = ParseSize(v.get<std::string>());
-    else if (v.is_number_unsigned())
-      b = v.get<uint64_t>();
-    else
-      return Error(path + "." + key,
-                   "expected a size such as \"64K\" or \"6G\", got " + std::string(v.type_name()));
-    if (!b.ok()) return Error(path + "." + key, b.status().message());
-    if (*b == 0 || *b % kPageSize != 0)
-      return Error(path + "." + key,
-                   "size " + std::to_string(*b) + " is not a positive multiple of 4 KiB");
-    if (*b / kPageSize > kMaxPages)
-      return Error(path + "." + key,
-                   "size " + std::to_string(*b / kPageSize) +
-                       " pages is above the limit of 2^32 pages (16 TiB, the largest swap area)");
-    *out = *b / kPageSize;
-    return Status::Ok();
-  }
-  Status StrList(const json& j, const std::string& path, const char* key,
-                 std::vector<std::string>* out) const {
-    if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_array()) return Error(path + "." + key, "expected an array of strings");
-    for (size_t i = 0; i < j[key].size(); ++i) {
-      if (!j[key][i].is_string())
-        return Error(path + "." + key + "[" + std::to_string(i) + "]", "expected a string");
-      out->push_back(j[key][i].get<std::string>());
-    }
-    return Status::Ok();
-  }
-
- private:
-  std::string file_;
-};
-
-#define SL_TRY(expr)           \
-  do {                         \
-    Status st_ = (expr);       \
-    if (!st_.ok()) return st_; \
-  } while (0)
-
-Status FolioOrder(const Reader& r, const json& j, const std::string& path, int* order) {
-  uint64_t pages = 1;
-  SL_TRY(r.Pages(j, path, "folio", &pages));
-  *order = OrderOfPages(pages);
-  if (*order < 0 || *order > alloc::kMaxFolioOrder)
-    return r.Error(path + ".folio", "a folio is 4K..2M, a power of two");
-  return Status::Ok();
-}
-
-Status Mix(const Reader& r, const json& j, const std::string& path, std::vector<SizeWeight>* mix) {
-  if (!j.contains("sizes")) return r.Error(path + ".sizes", "required");
-  if (!j["sizes"].is_array() || j["sizes"].empty())
-    return r.Error(path + ".sizes", "expected a non-empty array");
-  for (size_t i = 0; i < j["sizes"].size(); ++i) {
-    const std::string p = path + ".sizes[" + std::to_string(i) + "]";
-    const json& e = j["sizes"][i];
-    SL_TRY(r.Keys(e, p, {"size", "weight"}));
-    SizeWeight sw;
-    SL_TRY(r.Pages(e, p, "size", &sw.pages, true));
-    const int o = OrderOfPages(sw.pages);
-    if (o < 0 || o > alloc::kMaxFolioOrder)
-      return r.Error(p + ".size", "an mTHP size is 4K..2M, a power of two");
-    SL_TRY(r.Num(e, p, "weight", &sw.weight, 0, 1e9));
-    mix->push_back(sw);
-  }
-  return Status::Ok();
-}
-
-Status PolicyOf(const Reader& r, const json& j, const std::string& path, alloc::Policy* p) {
+Status PolicyOf(const ScenarioReader& r, const json& j, const std::string& path, alloc::Policy* p) {
   SL_TRY(r.Keys(j, path, {"preset", "knobs"}));
   std::string preset;
   SL_TRY(r.Str(j, path, "preset", &preset));
@@ -292,121 +119,8 @@ Status PolicyOf(const Reader& r, const json& j, const std::string& path, alloc::
   return Status::Ok();
 }
 
-Result<Step> ParseStep(const Reader& r, const json& j, const std::string& path, int cpus) {
-  if (!j.is_object()) return r.Error(path, "expected an object with a \"generator\"");
-  std::string gen;
-  SL_TRY(r.Str(j, path, "generator", &gen, true));
-  if (gen == "fill-free") {
-    FillFreeSpec s;
-    SL_TRY(r.Keys(j, path, {"generator", "region", "folio", "free_share", "shuffled", "cpus"}));
-    SL_TRY(r.Pages(j, path, "region", &s.region_pages, true));
-    SL_TRY(FolioOrder(r, j, path, &s.order));
-    SL_TRY(r.Num(j, path, "free_share", &s.free_share, 0, 1));
-    SL_TRY(r.Bool(j, path, "shuffled", &s.shuffled));
-    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
-    if (s.region_pages % (uint64_t{1} << s.order))
-      return r.Error(path + ".region", "not a multiple of the folio");
-    return Step(s);
-  }
-  if (gen == "holes") {
-    HolesSpec s;
-    SL_TRY(r.Keys(j, path, {"generator", "region", "folio", "hole", "cpus"}));
-    SL_TRY(r.Pages(j, path, "region", &s.region_pages, true));
-    SL_TRY(FolioOrder(r, j, path, &s.order));
-    SL_TRY(r.Pages(j, path, "hole", &s.hole_pages, true));
-    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
-    if (s.hole_pages % (uint64_t{1} << s.order))
-      return r.Error(path + ".hole", "not a multiple of the folio");
-    if (s.region_pages % (uint64_t{1} << s.order))
-      return r.Error(path + ".region", "not a multiple of the folio");
-    return Step(s);
-  }
-  if (gen == "mthp-mix") {
-    MthpSpec s;
-    SL_TRY(r.Keys(j, path, {"generator", "total", "sizes", "cpus"}));
-    SL_TRY(r.Pages(j, path, "total", &s.total_pages, true));
-    SL_TRY(Mix(r, j, path, &s.mix));
-    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
-    return Step(s);
-  }
-  if (gen == "build-churn") {
-    ChurnSpec s;
-    SL_TRY(r.Keys(j, path,
-                  {"generator", "processes", "concurrent", "min", "max", "sizes", "partial_free",
-                   "cpus", "exit", "exit_at_end", "swapped", "growing", "batch"}));
-    SL_TRY(r.Int(j, path, "processes", &s.processes, 1, int64_t{1} << 32, true));
-    SL_TRY(r.Int(j, path, "concurrent", &s.concurrent, 1, int64_t{1} << 20, true));
-    SL_TRY(r.Pages(j, path, "min", &s.min_pages, true));
-    SL_TRY(r.Pages(j, path, "max", &s.max_pages, true));
-    if (s.max_pages < s.min_pages) return r.Error(path + ".max", "smaller than min");
-    SL_TRY(Mix(r, j, path, &s.mix));
-    SL_TRY(r.Num(j, path, "partial_free", &s.partial_free_share, 0, 1));
-    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
-    std::string exit = "oldest";
-    SL_TRY(r.Str(j, path, "exit", &exit));
-    if (exit != "oldest" && exit != "random")
-      return r.Error(path + ".exit", "'" + Printable(exit, kMaxTokenInMessage) +
-                                         "' is neither \"oldest\" nor \"random\"");
-    s.random_exit = exit == "random";
-    SL_TRY(r.Bool(j, path, "exit_at_end", &s.exit_at_end));
-    SL_TRY(r.Pages(j, path, "swapped", &s.swapped_pages, false));
-    SL_TRY(r.Int(j, path, "growing", &s.growing, 1, int64_t{1} << 20));
-    SL_TRY(r.Pages(j, path, "batch", &s.batch_pages, false));
-    if (s.batch_pages == 0) return r.Error(path + ".batch", "at least one page");
-    return Step(s);
-  }
-  if (gen == "usemem") {
-    UsememStepSpec s;
-    SL_TRY(
-        r.Keys(j, path, {"generator", "processes", "size", "folio", "random", "passes", "limit"}));
-    SL_TRY(r.Int(j, path, "processes", &s.spec.processes, 1, 1 << 16, true));
-    SL_TRY(r.Pages(j, path, "size", &s.spec.pages_per_process, true));
-    SL_TRY(FolioOrder(r, j, path, &s.spec.order));
-    SL_TRY(r.Bool(j, path, "random", &s.spec.random));
-    SL_TRY(r.Int(j, path, "passes", &s.spec.passes, 1, 1 << 20));
-    SL_TRY(r.Pages(j, path, "limit", &s.spec.limit_pages, true));
-    if (s.spec.pages_per_process % (uint64_t{1} << s.spec.order))
-      return r.Error(path + ".size", "not a multiple of the folio");
-    return Step(s);
-  }
-  if (gen == "rotation") {
-    RotationStepSpec s;
-    SL_TRY(r.Keys(j, path, {"generator", "allocations", "cpus"}));
-    SL_TRY(r.Int(j, path, "allocations", &s.allocations, 1, int64_t{1} << 32, true));
-    SL_TRY(r.Int(j, path, "cpus", &s.cpus, 1, cpus));
-    return Step(s);
-  }
-  if (gen == "image") {
-    ImageStepSpec s;
-    SL_TRY(
-        r.Keys(j, path, {"generator", "size", "source", "batch", "capacity", "max_pages", "read"}));
-    SL_TRY(r.Pages(j, path, "size", &s.pages, true));
-    SL_TRY(r.Named(j, path, "source", hibernate::ParseSlotSource, &s.source));
-    SL_TRY(r.Named(j, path, "batch", hibernate::ParseBatchMode, &s.batch));
-    std::string v = "exact";
-    SL_TRY(r.Str(j, path, "capacity", &v));
-    auto c = hibernate::ParseCapacityMode(v);
-    if (!c.ok()) return r.Error(path + ".capacity", c.status().message());
-    s.capacity = *c;
-    SL_TRY(r.Int(j, path, "max_pages", &s.max_pages, 0, 4096));
-    SL_TRY(r.Bool(j, path, "read", &s.read));
-    return Step(s);
-  }
-  return r.Error(path + ".generator",
-                 "unknown generator '" + Printable(gen, kMaxTokenInMessage) +
-                     "' (known: fill-free, holes, mthp-mix, build-churn, usemem, rotation, image)");
-}
-
-// Pages a step leaves swapped out at most (for the size checks).
-uint64_t PagesNeeded(const Step& s) {
-  if (auto* f = std::get_if<FillFreeSpec>(&s)) return f->region_pages;
-  if (auto* h = std::get_if<HolesSpec>(&s)) return h->region_pages;
-  if (auto* i = std::get_if<ImageStepSpec>(&s)) return ImageStepSlots(*i);
-  return 0;
-}
-
-Status ParseSteps(const Reader& r, const json& j, const char* key, int cpus, uint64_t dev_pages,
-                  std::vector<Step>* out) {
+Status ParseSteps(const ScenarioReader& r, const json& j, const char* key, int cpus,
+                  uint64_t dev_pages, std::vector<Step>* out) {
   if (!j.contains(key)) return Status::Ok();
   const std::string path = std::string("$.") + key;
   if (!j[key].is_array()) return r.Error(path, "expected an array of generator steps");
@@ -416,7 +130,7 @@ Status ParseSteps(const Reader& r, const json& j, const char* key, int cpus, uin
     if (!st.ok()) return st.status();
     const uint64_t need = PagesNeeded(*st);
     if (need > dev_pages - 1) {
-      const char* what = std::holds_alternative<ImageStepSpec>(*st) ? ".size" : ".region";
+      const char* what = PagesKey(*st);
       return r.Error(p + what, "needs " + std::to_string(need) +
                                    " pages but the device ($.devices[0]) has " +
                                    std::to_string(dev_pages - 1) + " usable pages");
@@ -428,15 +142,8 @@ Status ParseSteps(const Reader& r, const json& j, const char* key, int cpus, uin
 
 }  // namespace
 
-const char* GeneratorName(const Step& s) {
-  static const char* const kNames[] = {"fill-free", "holes",    "mthp-mix", "build-churn",
-                                       "usemem",    "rotation", "image"};
-  static_assert(std::size(kNames) == std::variant_size_v<Step>, "a generator without a name");
-  return kNames[s.index()];
-}
-
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
-  Reader r(file);
+  ScenarioReader r(file);
   json j;
   DuplicateKeyFinder dups;
   try {
@@ -490,10 +197,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
       ds.prio = prio;
     }
     std::string backing = "simulated";
-    SL_TRY(r.Str(d, p, "backing", &backing));
-    if (backing != "simulated" && backing != "file")
-      return r.Error(p + ".backing", "'" + Printable(backing, kMaxTokenInMessage) +
-                                         "' is neither \"simulated\" nor \"file\"");
+    SL_TRY(r.Either(d, p, "backing", "simulated", "file", &backing));
     ds.real_file = backing == "file";
     SL_TRY(r.Str(d, p, "dir", &ds.dir));
     if (!names.insert(ds.name).second)

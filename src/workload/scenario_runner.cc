@@ -17,6 +17,7 @@
 #include "swaplab/area/swap_area.h"
 #include "swaplab/workload/image_step.h"
 #include "swaplab/workload/temp_files.h"
+#include "workload/steps.h"
 
 namespace swaplab::workload {
 
@@ -49,19 +50,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Metrics of one job, in the order produced.
-struct Sample {
-  std::vector<std::pair<std::string, double>> values;
-  std::map<std::string, MetricKind> kinds;
-  void Add(const std::string& name, double v, MetricKind k) {
-    values.emplace_back(name, v);
-    kinds[name] = k;
-  }
-};
-
-// The kernel's sysfs name of an mTHP size: hugepages-64kB → "64kB".
-std::string SizeName(int order) { return std::to_string(4u << order) + "kB"; }
-
 class Job {
  public:
   // `file`: the scenario's real swap file for device 0 (formatted once by
@@ -84,13 +72,13 @@ class Job {
     Workload w(*sys_, sc_.seed + static_cast<uint64_t>(rep_));
     Sample unused;
     for (size_t i = 0; i < sc_.aging.size(); ++i) {
-      if (Status st = RunStep(w, sc_.aging[i], "$.aging[" + std::to_string(i) + "]", &unused);
+      if (Status st = RunAt(w, sc_.aging[i], "$.aging[" + std::to_string(i) + "]", &unused);
           !st.ok())
         return st;
     }
     Sample out;
     for (size_t i = 0; i < sc_.measured.size(); ++i) {
-      if (Status st = RunStep(w, sc_.measured[i], "$.measured[" + std::to_string(i) + "]", &out);
+      if (Status st = RunAt(w, sc_.measured[i], "$.measured[" + std::to_string(i) + "]", &out);
           !st.ok())
         return st;
     }
@@ -139,128 +127,9 @@ class Job {
     return path + " (" + GeneratorName(s) + "): " + st.message();
   }
 
-  // Swap-out counts per mTHP size over one step (sysfs stats/swpout and
-  // swpout_fallback of each hugepages-<size> directory).
-  void MthpCounters(const alloc::SwapCounters& before, const std::vector<SizeWeight>& mix,
-                    Sample* out) {
-    const alloc::SwapCounters after = sys_->counters();
-    std::vector<int> orders;
-    for (const auto& s : mix) orders.push_back(OrderOfPages(s.pages));
-    std::sort(orders.begin(), orders.end());
-    orders.erase(std::unique(orders.begin(), orders.end()), orders.end());
-    for (int o : orders) {
-      const double sw = static_cast<double>(after.swpout[o] - before.swpout[o]);
-      const double fb = static_cast<double>(after.swpout_fallback[o] - before.swpout_fallback[o]);
-      out->Add(SizeName(o) + " swpout", sw, MetricKind::kCount);
-      if (o == 0) continue;
-      out->Add(SizeName(o) + " swpout_fallback", fb, MetricKind::kCount);
-      out->Add(SizeName(o) + " failure rate %", sw + fb > 0 ? 100.0 * fb / (sw + fb) : 0,
-               MetricKind::kPercent);
-    }
-  }
-
-  Status RunUsemem(const UsememStepSpec& u, Sample* out) {
-    const int threads = v_.threads;
-    std::vector<std::unique_ptr<Workload>> ws;
-    for (int t = 0; t < threads; ++t)
-      ws.push_back(std::make_unique<Workload>(
-          *sys_, sc_.seed * 1000 + static_cast<uint64_t>(rep_ * 16 + t)));
-    std::vector<Result<UsememResult>> res(threads, Status(-EINTR, "not run"));
-    const auto t0 = Clock::now();
-    std::vector<std::thread> th;
-    for (int t = 0; t < threads; ++t) {
-      th.emplace_back([&, t] {
-        UsememSpec s = u.spec;
-        s.cpu = t;
-        res[t] = Usemem(*ws[t], s);
-      });
-    }
-    for (auto& x : th) x.join();
-    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-    uint64_t ops = 0, outs = 0;
-    for (auto& r : res) {
-      if (!r.ok()) return r.status();
-      ops += r->swapouts + r->swapins;
-      outs += r->swapouts;
-    }
-    out->Add("throughput, allocator ops/s", secs > 0 ? static_cast<double>(ops) / secs : 0,
-             MetricKind::kMeasuredRate);
-    out->Add("swap-outs", static_cast<double>(outs), MetricKind::kCount);
-    return Status::Ok();
-  }
-
-  // The rotation step: how long allocation stays on one device (seed 004).
-  Status RunRotation(Workload& w, const RotationStepSpec& r, Sample* out) {
-    auto rot = Rotation(w, r.allocations, r.cpus);
-    if (rot.ok()) {
-      out->Add("allocations per device switch", rot->mean_stretch, MetricKind::kCount);
-      uint64_t total = 0;
-      for (uint64_t d : rot->per_device) total += d;
-      out->Add(
-          "share on device 0 %",
-          total ? 100.0 * static_cast<double>(rot->per_device[0]) / static_cast<double>(total) : 0,
-          MetricKind::kPercent);
-    }
-    return rot.status();
-  }
-
-  // The image step: write (and read back) a hibernation image on the aged
-  // device; its counts and seconds, and the host CPU rows when priced.
-  Status RunImage(const ImageStepSpec& im, Sample* out) {
-    ImageSpec is;
-    is.pages = im.pages;
-    is.source = im.source.value_or(v_.source);
-    is.batch.mode = im.batch.value_or(v_.batch);
-    is.batch.capacity = im.capacity;
-    is.batch.max_pages = im.max_pages;
-    is.read_back = im.read;
-    is.seed = sc_.seed + static_cast<uint64_t>(rep_);
-    is.structural = structural_;
-    auto r = WriteReadImage(*sys_, type0_, *engine_, is);
-    if (r.ok()) {
-      const MetricKind sec =
-          r->modelled ? MetricKind::kModelledSeconds : MetricKind::kMeasuredSeconds;
-      out->Add("write, s", r->write_s, sec);
-      if (im.read) out->Add("read, s", r->read_s, sec);
-      out->Add("runs", static_cast<double>(r->runs), MetricKind::kCount);
-      out->Add("runs, write order", static_cast<double>(r->runs_alloc_order), MetricKind::kCount);
-      out->Add("bios", static_cast<double>(r->write_bios), MetricKind::kCount);
-      if (im.read) out->Add("read bios", static_cast<double>(r->read_bios), MetricKind::kCount);
-      out->Add("single-slot fallbacks", static_cast<double>(r->fallback_slots), MetricKind::kCount);
-      out->Add("allocator calls", static_cast<double>(r->alloc_calls), MetricKind::kCount);
-      if (sc_.host_cpu && r->modelled) {
-        out->Add("write + host CPU, s", r->WriteWithHostCpu(*sc_.host_cpu),
-                 MetricKind::kModelledSeconds);
-        if (im.read)
-          out->Add("read + host CPU, s", r->ReadWithHostCpu(*sc_.host_cpu),
-                   MetricKind::kModelledSeconds);
-      }
-    }
-    return r.status();
-  }
-
-  Status RunStep(Workload& w, const Step& step, const std::string& path, Sample* out) {
-    const alloc::SwapCounters before = sys_->counters();
-    const Status st =
-        std::visit(Overloaded{
-                       [&](const FillFreeSpec& f) { return FillFree(w, f).status(); },
-                       [&](const HolesSpec& h) { return Holes(w, h).status(); },
-                       [&](const MthpSpec& m) {
-                         Status s = MthpMix(w, m).status();
-                         if (s.ok()) MthpCounters(before, m.mix, out);
-                         return s;
-                       },
-                       [&](const ChurnSpec& c) {
-                         Status s = BuildChurn(w, c).status();
-                         if (s.ok()) MthpCounters(before, c.mix, out);
-                         return s;
-                       },
-                       [&](const UsememStepSpec& u) { return RunUsemem(u, out); },
-                       [&](const RotationStepSpec& r) { return RunRotation(w, r, out); },
-                       [&](const ImageStepSpec& im) { return RunImage(im, out); },
-                   },
-                   step);
-    if (!st.ok())
+  Status RunAt(Workload& w, const Step& step, const std::string& path, Sample* out) {
+    StepRun run{w, *sys_, sc_, v_, rep_, engine_.get(), type0_, structural_, out};
+    if (Status st = RunStep(step, run); !st.ok())
       return Status(st.code(),
                     v_.label + " rep " + std::to_string(rep_) + ": " + Where(path, step, st));
     return Status::Ok();

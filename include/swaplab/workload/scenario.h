@@ -49,7 +49,9 @@ struct RotationStepSpec {
   uint64_t allocations = 0;
   int cpus = 1;
 };
-// One generator with its parameters, checked.
+// One generator with its parameters, checked: the generator table. Each
+// alternative has its row (name, keys, scaling, size check, run) in
+// src/workload/steps.cc; an alternative without one does not compile.
 using Step = std::variant<FillFreeSpec, HolesSpec, MthpSpec, ChurnSpec, UsememStepSpec,
                           RotationStepSpec, ImageStepSpec>;
 const char* GeneratorName(const Step& s);
