@@ -15,9 +15,11 @@
 #include <cstring>
 #include <set>
 
+#include "swaplab/alloc/printable.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/area/swap_header.h"
 #include "swaplab/kernel/host.h"
+#include "swaplab/workload/temp_files.h"
 
 namespace swaplab::kernel {
 
@@ -269,7 +271,9 @@ Status CheckNoLeftovers() {
   return Status::Ok();
 }
 
-Status Cleanup(std::vector<std::string>* log) {
+namespace {
+
+Status CleanupRecorded(std::vector<std::string>* log) {
   auto state = StateFile::Load();
   if (!state.ok()) return state.status();
   for (const auto& e : *state) {
@@ -356,6 +360,15 @@ Status Cleanup(std::vector<std::string>* log) {
   }
   if (first.ok()) keep(StateFile::Remove());
   return first;
+}
+
+}  // namespace
+
+Status Cleanup(std::vector<std::string>* log) {
+  const Status st = CleanupRecorded(log);
+  for (const auto& p : workload::RemoveDeadWorkDirs())
+    log->push_back("remove " + Printable(p, 4096));
+  return st;
 }
 
 }  // namespace swaplab::kernel

@@ -94,41 +94,6 @@ Result<GuestKernel> FindGuestKernel(const std::string& cache_in) {
   return k;
 }
 
-Result<WorkDir> WorkDir::Create() {
-  const char* t = std::getenv("TMPDIR");
-  std::string tmpl = std::string(t && *t ? t : "/var/tmp") + "/" + kWorkDirPrefix +
-                     std::to_string(getpid()) + ".XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (mkdtemp(buf.data()) == nullptr)
-    return Status(-errno, "mkdtemp " + tmpl + ": " + std::strerror(errno));
-  return WorkDir(std::string(buf.data()));
-}
-
-WorkDir::~WorkDir() {
-  if (path_.empty()) return;
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
-std::vector<std::string> RemoveDeadWorkDirs(const std::string& dir) {
-  std::vector<std::string> removed;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(kWorkDirPrefix, 0) != 0 || !e.is_directory(ec)) continue;
-    const std::string rest = name.substr(std::strlen(kWorkDirPrefix));
-    const size_t dot = rest.find('.');
-    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot)
-      continue;
-    const pid_t pid = static_cast<pid_t>(std::atol(rest.substr(0, dot).c_str()));
-    if (pid <= 0 || kill(pid, 0) == 0 || errno == EPERM) continue;  // its swaplab still runs
-    if (fs::remove_all(e.path(), ec) != static_cast<std::uintmax_t>(-1) && !ec)
-      removed.push_back(e.path().string());
-  }
-  return removed;
-}
-
 namespace {
 
 // `prog` as execvp would find it (a path with a slash is taken as it is);

@@ -17,6 +17,7 @@
 #include "swaplab/hibernate/image_chain.h"
 #include "swaplab/hibernate/image_reader.h"
 #include "swaplab/vm/initramfs.h"
+#include "swaplab/workload/temp_files.h"
 
 #ifndef SWAPLAB_GUEST_AGENT
 #define SWAPLAB_GUEST_AGENT ""
@@ -182,7 +183,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
   if (agent.empty() || access(agent.c_str(), R_OK) != 0)
     return Status(-ENOENT,
                   "no guest agent (build the swaplab_guest_agent target; needs a static libc)");
-  auto wd = WorkDir::Create();
+  auto wd = workload::WorkDir::Create();
   if (!wd.ok()) return wd.status();
   const std::string dir = wd->path();
   const std::string initrd = dir + "/initramfs.cpio";

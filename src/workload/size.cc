@@ -70,4 +70,14 @@ Result<uint64_t> ParseSize(std::string_view s) {
   return v != std::floor(v) ? (b + alloc::kPageSize / 2) / alloc::kPageSize * alloc::kPageSize : b;
 }
 
+Result<uint64_t> ParseSizeOrPages(std::string_view s) {
+  auto n = ParseSize(s);
+  if (!n.ok()) return n.status();
+  const bool unit = !s.empty() && !std::isdigit(static_cast<unsigned char>(s.back()));
+  if (!unit) return *n;
+  if (*n % alloc::kPageSize != 0)
+    return Status(-EINVAL, Quoted(s) + " is not a whole number of 4 KiB pages");
+  return *n / alloc::kPageSize;
+}
+
 }  // namespace swaplab::workload

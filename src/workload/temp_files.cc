@@ -5,9 +5,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace swaplab::workload {
+
+namespace fs = std::filesystem;
+
 namespace {
 
 constexpr int kSlots = 16;
@@ -63,6 +69,46 @@ TempFile::~TempFile() {
     g_used[slot_].store(false, std::memory_order_release);
     g_claimed[slot_].store(false, std::memory_order_release);
   }
+}
+
+Result<WorkDir> WorkDir::Create() {
+  const char* t = std::getenv("TMPDIR");
+  std::string tmpl = std::string(t && *t ? t : "/var/tmp") + "/" + kWorkDirPrefix +
+                     std::to_string(getpid()) + ".XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (mkdtemp(buf.data()) == nullptr)
+    return Status(-errno, "mkdtemp " + tmpl + ": " + std::strerror(errno));
+  return WorkDir(std::string(buf.data()));
+}
+
+WorkDir::~WorkDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::vector<std::string> RemoveDeadWorkDirs() {
+  std::vector<std::string> dirs = {"/var/tmp"};
+  if (const char* t = std::getenv("TMPDIR"); t && *t && std::string(t) != "/var/tmp")
+    dirs.emplace_back(t);
+  std::vector<std::string> removed;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(kWorkDirPrefix, 0) != 0 || !e.is_directory(ec)) continue;
+      const std::string rest = name.substr(std::strlen(kWorkDirPrefix));
+      const size_t dot = rest.find('.');
+      if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot)
+        continue;
+      const pid_t pid = static_cast<pid_t>(std::atol(rest.substr(0, dot).c_str()));
+      if (pid <= 0 || kill(pid, 0) == 0 || errno == EPERM) continue;  // its swaplab still runs
+      if (fs::remove_all(e.path(), ec) != static_cast<std::uintmax_t>(-1) && !ec)
+        removed.push_back(e.path().string());
+    }
+  }
+  return removed;
 }
 
 void InstallTempFileCleanup() {

@@ -66,5 +66,15 @@ TEST(ParseSize, ErrorsNameWhatIsWrong) {
   EXPECT_EQ(ParseSize("1\x01").status().message().find('\x01'), std::string::npos);
 }
 
+TEST(ParseSizeOrPages, PlainNumbersArePagesUnitsAreBytes) {
+  EXPECT_EQ(*ParseSizeOrPages("1000"), 1000u);
+  EXPECT_EQ(*ParseSizeOrPages("64M"), 16384u);
+  EXPECT_EQ(*ParseSizeOrPages("4KiB"), 1u);
+  auto r = ParseSizeOrPages("6K");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("whole number of 4 KiB pages"), std::string::npos);
+  EXPECT_EQ(ParseSizeOrPages("7x").status().code(), -EINVAL);
+}
+
 }  // namespace
 }  // namespace swaplab::workload

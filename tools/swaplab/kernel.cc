@@ -5,37 +5,18 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <csignal>
-#include <cstdlib>
 
 #include "policy_arg.h"
-#include "size_arg.h"
-#include "swaplab/alloc/printable.h"
-#include "swaplab/alloc/types.h"
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/interrupt.h"
 #include "swaplab/kernel/kernel_run.h"
 #include "swaplab/report/kernel_report.h"
-#include "swaplab/vm/qemu.h"
+#include "swaplab/workload/size.h"
 
 namespace swaplab::tools {
 
 namespace {
-
-// "1000" pages, or bytes with a unit (a whole number of pages).
-bool ParseSizePages(const std::string& s, uint64_t* pages) {
-  auto bytes = ParseSize(s, "--size");
-  if (!bytes.ok()) return false;
-  const bool unit = !s.empty() && !std::isdigit(static_cast<unsigned char>(s.back()));
-  if (!unit) {
-    *pages = *bytes;
-    return true;
-  }
-  if (*bytes % alloc::kPageSize != 0) return false;
-  *pages = *bytes / alloc::kPageSize;
-  return true;
-}
 
 int ExitCode(const Status& st) { return st.code() == -EINVAL ? 2 : 1; }
 
@@ -46,13 +27,6 @@ int RunCleanup(const KernelOptions& o) {
   }
   std::vector<std::string> log;
   const Status st = kernel::Cleanup(&log);
-  // `vm hibernate` work directories of runs that were SIGKILLed (their
-  // qemu died with them: PR_SET_PDEATHSIG)
-  std::vector<std::string> dirs = {"/var/tmp"};
-  if (const char* t = std::getenv("TMPDIR"); t && *t && std::string(t) != "/var/tmp")
-    dirs.emplace_back(t);
-  for (const auto& d : dirs)
-    for (const auto& p : vm::RemoveDeadWorkDirs(d)) log.push_back("remove " + Printable(p, 4096));
   if (o.json) {
     fmt::print("{}\n", report::CleanupJson(log, st).dump(2));
   } else {
@@ -82,15 +56,15 @@ int RunRun(const KernelOptions& o) {
   }
   ro.device = *dev;
   if (!o.size.empty()) {
-    uint64_t pages = 0;
-    if (!ParseSizePages(o.size, &pages)) {
-      fmt::print(
-          stderr,
-          "swaplab kernel run: --size '{}': pages, or bytes with K/M/G (a whole number of pages)\n",
-          o.size);
+    auto pages = workload::ParseSizeOrPages(o.size);
+    if (!pages.ok()) {
+      fmt::print(stderr,
+                 "swaplab kernel run: --size: {} (pages, or bytes with K/M/G: a whole number "
+                 "of pages)\n",
+                 pages.status().message());
       return 2;
     }
-    ro.size_pages = pages;
+    ro.size_pages = *pages;
   }
   ro.prio = o.prio;
   ro.annotate_inuse = o.annotate;

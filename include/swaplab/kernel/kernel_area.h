@@ -67,8 +67,9 @@ Status CheckNoLeftovers();
 // Removes what earlier swaplab runs left behind: swaps off only areas that
 // are ours (in the state file, or a /var/tmp/swaplab-* file / a loop over
 // one, each with a "swaplab-" label), detaches those loops, removes the
-// files, restores the saved settings, removes the cgroups. `log` gets one
-// line per action.
+// files, restores the saved settings, removes the cgroups, then the work
+// directories of dead `vm` runs (workload::RemoveDeadWorkDirs). `log` gets
+// one line per action.
 Status Cleanup(std::vector<std::string>* log);
 
 }  // namespace swaplab::kernel

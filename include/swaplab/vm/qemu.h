@@ -41,32 +41,6 @@ struct VmOptions {
   std::string agent;  // the static guest agent; empty: the one built with swaplab
 };
 
-// A private temporary directory (mkdtemp under $TMPDIR or /var/tmp, named
-// swaplab-vm.XXXXXX), removed with everything in it by the destructor
-// unless keep() was called.
-// Work directories are TMPDIR (default /var/tmp)/swaplab-vm-<pid>.XXXXXX:
-// removed when the run ends (SIGINT / SIGTERM included); one left by a
-// SIGKILLed run is found by its dead pid (RemoveDeadWorkDirs, called by
-// `swaplab kernel cleanup`). Its qemu died with it (PR_SET_PDEATHSIG).
-inline constexpr char kWorkDirPrefix[] = "swaplab-vm-";
-// Removes every work directory in `dir` whose swaplab is no longer
-// running; returns their paths.
-std::vector<std::string> RemoveDeadWorkDirs(const std::string& dir);
-
-class WorkDir {
- public:
-  static Result<WorkDir> Create();
-  WorkDir(WorkDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
-  WorkDir& operator=(WorkDir&&) = delete;
-  ~WorkDir();
-  const std::string& path() const { return path_; }
-  void keep() { path_.clear(); }
-
- private:
-  explicit WorkDir(std::string p) : path_(std::move(p)) {}
-  std::string path_;
-};
-
 struct Drive {
   std::string path;  // raw file
 };

@@ -17,5 +17,8 @@ namespace swaplab::workload {
 // -EINVAL naming what is wrong: no number, an unknown unit, or too large
 // (above 2^64 − 1 bytes; 2^63 with a point).
 Result<uint64_t> ParseSize(std::string_view s);
+// Pages: a plain number is a count of pages ("1000"), a number with a unit
+// is bytes and must be a whole number of 4 KiB pages ("64M").
+Result<uint64_t> ParseSizeOrPages(std::string_view s);
 
 }  // namespace swaplab::workload
