@@ -18,21 +18,25 @@ inline constexpr uint32_t kNil = UINT32_MAX;
 //   count == number of non-EMPTY entries of table (bad slots included)  [C1]
 //   no table ⇒ count == 0;  flag == list the cluster is on              [C2]
 //   FREE ⇒ count 0, no table, order 0;  FULL ⇒ count == CLUSTER         [C4]
-// Protected by `lock`, except prev/next which the device lock protects.
+// Protected by `lock` (clang's analysis checks it), except prev/next/listed,
+// which the owning device's lock protects. A cluster does not know its
+// device (no back pointer, as in the kernel), so no attribute can name that
+// lock; only the ...DeviceLocked list operations (cluster_lists.h) touch the
+// links, and they require and assert the device lock.
 struct SwapCluster {
   SpinLock lock;
-  ClusterFlag flag = ClusterFlag::kNone;
-  uint8_t order = 0;
-  uint32_t count = 0;
+  ClusterFlag flag GUARDED_BY(lock) = ClusterFlag::kNone;
+  uint8_t order GUARDED_BY(lock) = 0;
+  uint32_t count GUARDED_BY(lock) = 0;
   uint32_t prev = kNil, next = kNil;  // list links (device lock)
   bool listed = false;                // on a list (device lock)
   // Hibernation session (hibernation spec §9.5, §9.7):
-  bool hib_claimed = false;            // on the session's private list (flag FREE)
-  bool hib_whole = false;              // handed out whole, no table, count counts it
-  bool hib_reserved = false;           // reserved at swapon: no list, flag NONE
-  uint32_t extend_users = 0;           // slots whose count lives in extend
-  std::unique_ptr<uint64_t[]> table;   // CLUSTER slot entries, or none
-  std::unique_ptr<uint32_t[]> extend;  // counts past the inline width
+  bool hib_claimed GUARDED_BY(lock) = false;   // on the session's private list (flag FREE)
+  bool hib_whole GUARDED_BY(lock) = false;     // handed out whole, no table, count counts it
+  bool hib_reserved GUARDED_BY(lock) = false;  // reserved at swapon: no list, flag NONE
+  uint32_t extend_users GUARDED_BY(lock) = 0;  // slots whose count lives in extend
+  std::unique_ptr<uint64_t[]> table GUARDED_BY(lock);   // CLUSTER slot entries, or none
+  std::unique_ptr<uint32_t[]> extend GUARDED_BY(lock);  // counts past the inline width
 };
 
 // A FIFO list of clusters (head: taken first; moves append at the tail).

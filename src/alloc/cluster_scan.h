@@ -15,12 +15,15 @@ namespace swaplab::alloc {
 
 enum class RangeCheck { kOk, kBusy, kNeedsReclaim };
 
-// seq_next is written under the global cluster lock, which the caller holds
-// for non-SSD devices only.
-inline void SwapSystem::State::SetHint(SwapDevice& d, const AllocRequest& rq,
-                                       uint64_t next) NO_THREAD_SAFETY_ANALYSIS {
+// seq_next is written under the global cluster lock, which AllocateOnDevice
+// holds for non-SSD devices only (the devices UsesSeq names): the analysis
+// cannot tie a lock to that run-time condition, so the branch asserts it.
+// The per-CPU hints never name such a device, so the fast path never comes
+// here with one.
+inline void SwapSystem::State::SetHint(SwapDevice& d, const AllocRequest& rq, uint64_t next) {
   const int k = rq.order;
   if (UsesSeq(d)) {
+    d.global_cluster_lock.AssertHeld();
     d.seq_next[k] = next;
   } else if (policy.percpu_hint_per_device) {
     d.pcp_next[static_cast<size_t>(rq.cpu) * kMaxOrders + k] = next;
@@ -36,7 +39,7 @@ inline void SwapSystem::State::SetHint(SwapDevice& d, const AllocRequest& rq,
 // vm_swap_full() is read only when a cache-only slot is met: it has no side
 // effects, and an all-EMPTY range (the fast path's case) needs no answer.
 inline RangeCheck CheckRange(const SwapSystem::State& s, const SwapCluster& c, uint32_t first,
-                             uint32_t n) {
+                             uint32_t n) REQUIRES(c.lock) {
   const uint64_t e0 = c.table[first];
   if (n == 1 && e0 == slot::kEmpty) return RangeCheck::kOk;  // order 0, free slot
   bool reclaim = false;

@@ -9,23 +9,25 @@
 namespace swaplab::alloc {
 
 // Mirrors cluster_alloc_swap_entry(): the hint first, then the policy's
-// ordered search steps (§2.4, §10.2).
-// Not analysed: the global cluster lock is taken on non-SSD devices only.
-uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d,
-                                             const AllocRequest& rq) NO_THREAD_SAFETY_ANALYSIS {
+// ordered search steps (§2.4, §10.2). Non-SSD devices serialise the whole
+// search on the global cluster lock and take the hint from seq_next.
+uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& rq) {
   const int k = rq.order;
   if (k > 0 && !d.blkdev) return 0;  // swap files never hold large folios (O3)
+  if (UsesSeq(d)) {
+    SpinGuard g(d.global_cluster_lock);
+    return SearchDevice(d, rq, d.seq_next[k]);
+  }
+  uint64_t off = 0;
+  if (policy.percpu_hint_per_device) off = d.pcp_next[static_cast<size_t>(rq.cpu) * kMaxOrders + k];
+  return SearchDevice(d, rq, off);
+}
+
+uint64_t SwapSystem::State::SearchDevice(SwapDevice& d, const AllocRequest& rq, uint64_t off) {
+  const int k = rq.order;
   CpuCounters& stats = cpus[rq.cpu].stats;
-  const bool seq = UsesSeq(d);
-  if (seq) d.global_cluster_lock.Lock();
   uint64_t found = 0;
   bool abort = false;
-  uint64_t off = 0;
-  if (seq) {
-    off = d.seq_next[k];
-  } else if (policy.percpu_hint_per_device) {
-    off = d.pcp_next[static_cast<size_t>(rq.cpu) * kMaxOrders + k];
-  }
   if (off != 0 && off < (d.nr_clusters << cluster_shift)) {
     SwapCluster& c = d.ClusterOf(off, cluster_shift);
     c.lock.Lock();
@@ -114,7 +116,6 @@ uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d,
       if (abort || restart) break;
     }
   }
-  if (seq) d.global_cluster_lock.Unlock();
   return found;
 }
 

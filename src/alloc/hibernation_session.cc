@@ -79,12 +79,21 @@ SwapSystem::HibernationRun SwapSystem::AllocHibernationRun(CpuId cpu) {
     }
     // hib_take_free: claim the entire free list, only while suspended.
     if (s.hib_private.empty() && s.suspended.load(std::memory_order_acquire)) {
-      SpinGuard dg(d.lock);
-      while (d.free_list().head != kNil) {
-        SwapCluster& c = d.clusters[d.free_list().head];
-        s.ListRemoveDeviceLocked(d, d.free_list(), c);
+      {
+        SpinGuard dg(d.lock);
+        while (d.free_list().head != kNil) {
+          SwapCluster& c = d.clusters[d.free_list().head];
+          s.ListRemoveDeviceLocked(d, d.free_list(), c);
+          s.hib_private.push_back(static_cast<uint32_t>(s.ClusterIndex(d, c)));
+        }
+      }
+      // The claim mark is the cluster's, taken after the device lock (§9
+      // orders the cluster lock first); the hibernation mutex keeps every
+      // other session step out meanwhile.
+      for (uint32_t i : s.hib_private) {
+        SwapCluster& c = d.clusters[i];
+        SpinGuard cg(c.lock);
         c.hib_claimed = true;
-        s.hib_private.push_back(static_cast<uint32_t>(s.ClusterIndex(d, c)));
       }
       if (s.hib_sorted) std::sort(s.hib_private.begin(), s.hib_private.end());  // patch 6
     }

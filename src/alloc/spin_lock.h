@@ -25,6 +25,10 @@ class CAPABILITY("mutex") SpinLock {
   bool IsLocked() const { return locked_.load(std::memory_order_relaxed); }
   // Debug builds: some thread holds the lock (a SpinLock has no owner).
   void AssertHeld() const ASSERT_CAPABILITY(this) { assert(IsLocked()); }
+  // Initialisation before publication (swapon filling in clusters no other
+  // thread can reach yet): nobody holds the lock or can take it, so what it
+  // guards may be written without it. Debug builds check the first half.
+  void AssertUnpublished() const ASSERT_CAPABILITY(this) { assert(!IsLocked()); }
 
  private:
   [[gnu::noinline]] void LockSlow() {

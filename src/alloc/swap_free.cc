@@ -97,7 +97,7 @@ namespace {
 // Validates and applies +1 on slots [first, first + n) of one locked
 // cluster, all or nothing (§3.2). `op` names the caller for messages.
 Status DupRangeClusterLocked(SwapSystem::State& s, SwapDevice& d, SwapCluster& c, uint64_t first,
-                             uint32_t n, const char* op) {
+                             uint32_t n, const char* op) REQUIRES(c.lock) {
   c.lock.AssertHeld();
   const uint32_t base = static_cast<uint32_t>(first - s.ClusterStart(d, c));
   const uint32_t cm = static_cast<uint32_t>(s.count_max);
@@ -151,40 +151,54 @@ Status FolioRange(const SwapSystem::State& s, const Folio& f, int page, uint64_t
   return Status::Ok();
 }
 
+// Slots [first, first + n) of a locked, swap-cached folio: all in cluster c
+// of device d.
+struct FolioSlots {
+  SwapDevice* d = nullptr;
+  SwapCluster* c = nullptr;
+  uint64_t first = 0;
+  uint32_t n = 0;
+};
+
+// The checks and the lookup folio_dup_swap() and folio_put_swap() share:
+// the folio locked and in the swap cache, `page` inside it. The caller
+// takes the cluster lock (the analysis cannot follow a lock handed back
+// through the result).
+Status LocateFolioSlots(SwapSystem::State& s, const Folio& folio, int page, const char* op,
+                        FolioSlots* out) {
+  if (!LockedAndInCache(folio)) return NotInCacheOrUnlocked(folio, op);
+  if (Status st = FolioRange(s, folio, page, &out->first, &out->n, op); !st.ok()) return st;
+  out->d = CachedFolioDevice(s, folio);
+  out->c = &out->d->ClusterOf(out->first, s.cluster_shift);
+  return Status::Ok();
+}
+
 }  // namespace
 
 // Mirrors folio_dup_swap(): unmapping adds one reference per mapping.
 Status SwapSystem::FolioDupSwap(Folio& folio, int page) {
   State& s = *s_;
-  if (!LockedAndInCache(folio)) return NotInCacheOrUnlocked(folio, "folio_dup_swap");
-  Status st;
-  uint64_t first;
-  uint32_t n;
-  if (st = FolioRange(s, folio, page, &first, &n, "folio_dup_swap"); !st.ok()) return st;
-  SwapDevice* d = CachedFolioDevice(s, folio);
-  SwapCluster& c = d->ClusterOf(first, s.cluster_shift);
-  SpinGuard g(c.lock);
-  return DupRangeClusterLocked(s, *d, c, first, n, "folio_dup_swap");
+  FolioSlots fs;
+  if (Status st = LocateFolioSlots(s, folio, page, "folio_dup_swap", &fs); !st.ok()) return st;
+  SpinGuard g(fs.c->lock);
+  return DupRangeClusterLocked(s, *fs.d, *fs.c, fs.first, fs.n, "folio_dup_swap");
 }
 
 // Mirrors folio_put_swap(): −1 per slot, the folio stays cached.
 Status SwapSystem::FolioPutSwap(Folio& folio, int page) {
   State& s = *s_;
-  if (!LockedAndInCache(folio)) return NotInCacheOrUnlocked(folio, "folio_put_swap");
-  Status st;
-  uint64_t first;
-  uint32_t n;
-  if (st = FolioRange(s, folio, page, &first, &n, "folio_put_swap"); !st.ok()) return st;
-  SwapDevice* d = CachedFolioDevice(s, folio);
-  SwapCluster& c = d->ClusterOf(first, s.cluster_shift);
+  FolioSlots fs;
+  if (Status st = LocateFolioSlots(s, folio, page, "folio_put_swap", &fs); !st.ok()) return st;
+  SwapDevice& d = *fs.d;
+  SwapCluster& c = *fs.c;
   SpinGuard g(c.lock);
-  const uint32_t base = static_cast<uint32_t>(first - s.ClusterStart(*d, c));
-  for (uint32_t i = base; i < base + n; ++i) {
+  const uint32_t base = static_cast<uint32_t>(fs.first - s.ClusterStart(d, c));
+  for (uint32_t i = base; i < base + fs.n; ++i) {
     if (s.SlotCount(c, i) == 0)
-      return Status(-EINVAL, "folio_put_swap: " + Where(*d, s.ClusterStart(*d, c) + i) +
+      return Status(-EINVAL, "folio_put_swap: " + Where(d, s.ClusterStart(d, c) + i) +
                                  " has no reference to put");
   }
-  for (uint32_t i = base; i < base + n; ++i) s.PutOneClusterLocked(c, i);
+  for (uint32_t i = base; i < base + fs.n; ++i) s.PutOneClusterLocked(c, i);
   return Status::Ok();
 }
 

@@ -47,9 +47,10 @@ int SwapSystem::State::TryReclaim(SwapDevice& d, uint64_t off, unsigned flags) {
 
 // Mirrors swap_reclaim_full_clusters() (§4.4).
 // Isolate returns the cluster locked; the walk drops it around each folio.
-void SwapSystem::State::ReclaimFull(SwapDevice& d, bool force) NO_THREAD_SAFETY_ANALYSIS {
+void SwapSystem::State::ReclaimFull(SwapDevice& d, bool force) {
   int64_t budget = force ? static_cast<int64_t>(d.inuse_pages() / cluster_size) : 1;
   while (SwapCluster* c = Isolate(d, ListId::kFull)) {
+    c->lock.AssertHeld();  // Isolate returns it locked
     --budget;
     const uint64_t start = ClusterStart(d, *c);
     const uint64_t end = std::min(d.max, start + cluster_size);

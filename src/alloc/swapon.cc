@@ -119,6 +119,7 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   d.clusters = std::make_unique<SwapCluster[]>(d.nr_clusters);
   auto mark_bad = [&](uint64_t off) {
     SwapCluster& c = d.ClusterOf(off, s.cluster_shift);
+    c.lock.AssertUnpublished();
     if (!c.table) s.AllocTable(c);
     c.table[off - s.ClusterStart(d, c)] = slot::Bad();
     ++c.count;
@@ -134,14 +135,19 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
     if (want <= d.nr_clusters / 2) {
       uint64_t run = 0;
       for (uint64_t i = 0; i < d.nr_clusters && run < want; ++i) {
-        run = d.clusters[i].count == 0 ? run + 1 : 0;
+        SwapCluster& c = d.clusters[i];
+        c.lock.AssertUnpublished();
+        run = c.count == 0 ? run + 1 : 0;
         if (run == want) {
           d.hib_reserve_start = i + 1 - want;
           d.hib_reserve_nr = want;
         }
       }
-      for (uint64_t i = 0; i < d.hib_reserve_nr; ++i)
-        d.clusters[d.hib_reserve_start + i].hib_reserved = true;
+      for (uint64_t i = 0; i < d.hib_reserve_nr; ++i) {
+        SwapCluster& c = d.clusters[d.hib_reserve_start + i];
+        c.lock.AssertUnpublished();
+        c.hib_reserved = true;
+      }
       d.pages -= d.hib_reserve_nr << s.cluster_shift;
     }
   }
@@ -150,6 +156,7 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
     d.lists.fill(ClusterList{});
     for (uint64_t i = 0; i < d.nr_clusters; ++i) {
       SwapCluster& c = d.clusters[i];
+      c.lock.AssertUnpublished();
       if (c.hib_reserved) continue;  // flag NONE, on no list
       c.flag = c.count > 0 ? ClusterFlag::kNonfull : ClusterFlag::kFree;
       s.ListAppendDeviceLocked(d, c.count > 0 ? d.nonfull(0) : d.free_list(), c);

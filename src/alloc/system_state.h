@@ -111,7 +111,7 @@ struct SwapSystem::State {
   }
   // Non-SSD devices serialise allocation on seq_next (policy knob).
   bool UsesSeq(const SwapDevice& d) const { return !d.ssd && policy.nonssd_global_cluster; }
-  bool Usable(const SwapCluster& c, int order) const {
+  bool Usable(const SwapCluster& c, int order) const REQUIRES(c.lock) {
     return c.flag <= ClusterFlag::kFrag && c.table &&
            (order == 0 || c.count == 0 || c.order == order);
   }
@@ -120,27 +120,31 @@ struct SwapSystem::State {
   // cluster_lists.h (inline) and cluster_lists.cc
   void ListAppendDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
   void ListRemoveDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
-  void MoveClusterDeviceLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to) REQUIRES(d.lock);
+  void MoveClusterDeviceLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to)
+      REQUIRES(d.lock, c.lock);
   // Every list move: cluster lock held, device lock taken inside (§9).
   // `freed` slots of c were just freed: inuse drops by them in the same
   // device-lock section (swap_range_free's swap_usage_sub).
-  void MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to, uint64_t freed = 0);  // c locked
+  void MoveCluster(SwapDevice& d, SwapCluster& c, ClusterFlag to, uint64_t freed = 0)
+      REQUIRES(c.lock);
   // Mirrors isolate_lock_cluster(): the first cluster of `list` whose lock
   // can be taken, removed from the list, flag NONE, locked, with a table.
+  // The lock of a cluster picked at run time cannot be named in an
+  // attribute: callers say it is held with c->lock.AssertHeld().
   SwapCluster* Isolate(SwapDevice& d, ListId list, int order = 0);
   ClusterList& ListDeviceLocked(SwapDevice& d, ListId list, int order) REQUIRES(d.lock) {
     return d.lists[ListIndex(list, order)];
   }
-  void AllocTable(SwapCluster& c);
-  // `freed`: as for MoveCluster. c locked.
-  void FreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed = 0);
+  void AllocTable(SwapCluster& c) REQUIRES(c.lock);
+  // `freed`: as for MoveCluster.
+  void FreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed = 0) REQUIRES(c.lock);
   // Mirrors partial_free_cluster(), with the usage change of the `freed`
-  // slots. c locked.
-  void PartialFreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed);
+  // slots.
+  void PartialFreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed) REQUIRES(c.lock);
   // Mirrors relocate_cluster(): after every scan of a cluster (§2.8), with
   // the usage change of the `added` slots the scan committed (the kernel's
-  // swap_range_alloc, done here in the move's device-lock section). c locked.
-  void Relocate(SwapDevice& d, SwapCluster& c, uint64_t added = 0);
+  // swap_range_alloc, done here in the move's device-lock section).
+  void Relocate(SwapDevice& d, SwapCluster& c, uint64_t added = 0) REQUIRES(c.lock);
   void ScheduleDiscard(SwapDevice& d);
   void ScheduleReclaim(SwapDevice& d);
 
@@ -149,7 +153,11 @@ struct SwapSystem::State {
   bool AllocSlow(const AllocRequest& rq, SwapEntry* out);
   bool WalkAvail(int order, const std::function<bool(SwapDevice&)>& try_device);
   // Mirrors cluster_alloc_swap_entry(); returns the offset or 0.
+  // Non-SSD devices hold the global cluster lock around the whole search.
   uint64_t AllocateOnDevice(SwapDevice& d, const AllocRequest& rq);
+  // The search itself, from hint `off` (the global cluster lock held on
+  // non-SSD devices, see SetHint).
+  uint64_t SearchDevice(SwapDevice& d, const AllocRequest& rq, uint64_t off);
   // Mirrors alloc_swap_scan_cluster(); c locked on entry, unlocked on exit.
   uint64_t ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq,
                        bool* abort) RELEASE(c.lock);
@@ -176,7 +184,7 @@ struct SwapSystem::State {
       REQUIRES(c.lock);
   // Drops a folio from the swap cache with c locked (§3.4).
   void DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Folio& f) REQUIRES(c.lock);
-  uint32_t SlotCount(const SwapCluster& c, uint32_t i) const;
+  uint32_t SlotCount(const SwapCluster& c, uint32_t i) const REQUIRES(c.lock);
   void PutOneClusterLocked(SwapCluster& c, uint32_t i) REQUIRES(c.lock);
 
   // swap_reclaim.cc
