@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "alloc/swap_model.h"
+#include "alloc/property/swap_model.h"
 #include "swaplab/alloc/folio.h"
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"

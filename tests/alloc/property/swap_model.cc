@@ -1,74 +1,33 @@
-// Reference model for the SwapSystem property tests (property_test.cc): what
-// every slot of every active device holds, which folio owns which slots, and
-// the snapshot / comparison helpers the harness uses. It knows the rules of
-// allocator spec §1.4 and §3 (reference counting and when a slot is freed),
-// never where the allocator places a folio: placement is checked only
-// structurally (aligned, inside one cluster, over free slots).
-#pragma once
+// The reference model's bookkeeping and printers (swap_model.h).
+#include "alloc/property/swap_model.h"
 
-#include <cstdint>
-#include <map>
-#include <memory>
-#include <optional>
+#include <algorithm>
 #include <span>
 #include <sstream>
-#include <string>
-#include <vector>
-
-#include "swaplab/alloc/swap_system.h"
 
 namespace swaplab::alloc::model {
 
-// One slot as the model sees it.
-struct MSlot {
-  enum class Kind : uint8_t { kFree, kBad, kCached, kShadow, kHib };
-  Kind kind = Kind::kFree;
-  uint32_t count = 0;  // references (kCached, kShadow); 1 for kHib
-  int folio = -1;      // index into the harness's folio list (kCached)
+uint64_t MDevice::Used() const {
+  uint64_t n = 0;
+  for (const MSlot& s : slots) n += s.used() ? 1 : 0;
+  return n;
+}
 
-  bool used() const { return kind == Kind::kCached || kind == Kind::kShadow || kind == Kind::kHib; }
-  // A slot a test may dup / zap / swap in: it carries references that the
-  // test owns (hibernation slots belong to the hibernation code).
-  bool referenced() const { return (kind == Kind::kCached || kind == Kind::kShadow) && count > 0; }
-};
+bool MDevice::page_discard() const {
+  return opts.discard_supported &&
+         (opts.discard == DiscardMode::kPages || opts.discard == DiscardMode::kBoth);
+}
 
-// One active device.
-struct MDevice {
-  int type = -1;
-  SwaponOptions opts;
-  uint64_t max = 0;    // offsets [0, max)
-  uint64_t pages = 0;  // usable slots
-  bool pinned = false;
-  std::vector<MSlot> slots;  // roundup(max, CLUSTER) entries
+bool MDevice::area_discard() const {
+  return opts.discard_supported &&
+         (opts.discard == DiscardMode::kOnce || opts.discard == DiscardMode::kBoth);
+}
 
-  uint64_t Used() const {
-    uint64_t n = 0;
-    for (const MSlot& s : slots) n += s.used() ? 1 : 0;
-    return n;
-  }
-  bool page_discard() const {
-    return opts.discard_supported &&
-           (opts.discard == DiscardMode::kPages || opts.discard == DiscardMode::kBoth);
-  }
-  bool area_discard() const {
-    return opts.discard_supported &&
-           (opts.discard == DiscardMode::kOnce || opts.discard == DiscardMode::kBoth);
-  }
-};
-
-// A folio the test created. Folio is non-movable; the unique_ptr keeps its
-// address stable while the vector grows.
-struct MFolio {
-  std::unique_ptr<Folio> f;
-  bool cached = false;  // the model's belief; checked against f->in_swap_cache()
-  SwapEntry entry{};
-};
-
-inline std::string ToString(SwapEntry e) {
+std::string ToString(SwapEntry e) {
   return "(" + std::to_string(e.type) + "," + std::to_string(e.offset) + ")";
 }
 
-inline const char* KindName(MSlot::Kind k) {
+const char* KindName(MSlot::Kind k) {
   switch (k) {
     case MSlot::Kind::kFree:
       return "free";
@@ -84,7 +43,7 @@ inline const char* KindName(MSlot::Kind k) {
   return "?";
 }
 
-inline std::string Describe(const MSlot& s) {
+std::string Describe(const MSlot& s) {
   std::string r = KindName(s.kind);
   if (s.kind == MSlot::Kind::kCached) r += "(folio#" + std::to_string(s.folio) + ")";
   if (s.kind == MSlot::Kind::kCached || s.kind == MSlot::Kind::kShadow) {
@@ -93,15 +52,14 @@ inline std::string Describe(const MSlot& s) {
   return r;
 }
 
-inline std::string Describe(const SlotInfo& s) {
+std::string Describe(const SlotInfo& s) {
   std::string r(Name(s.kind));
   r += " count " + std::to_string(s.count);
   if (s.kind == SlotKind::kCached) r += s.folio ? " folio" : " slot-cache";
   return r;
 }
 
-// Every counter by its table name ("swpout[2]=1" for one order or step).
-inline std::string CountersToString(const SwapCounters& c) {
+std::string CountersToString(const SwapCounters& c) {
   std::ostringstream o;
   ForEachCounter(c, [&o](const CounterInfo& info, std::span<const uint64_t> v) {
     for (size_t i = 0; i < v.size(); ++i) {
@@ -113,9 +71,7 @@ inline std::string CountersToString(const SwapCounters& c) {
   return o.str();
 }
 
-// Every value of every kCounter row as a flat list, for the "counters never
-// decrease" check (gauges may).
-inline std::vector<uint64_t> CounterValues(const SwapCounters& c) {
+std::vector<uint64_t> CounterValues(const SwapCounters& c) {
   std::vector<uint64_t> out;
   ForEachCounter(c, [&out](const CounterInfo& info, std::span<const uint64_t> v) {
     if (info.kind == CounterKind::kCounter) out.insert(out.end(), v.begin(), v.end());
@@ -123,7 +79,7 @@ inline std::vector<uint64_t> CounterValues(const SwapCounters& c) {
   return out;
 }
 
-inline std::string DeviceToString(const DeviceInfo& d) {
+std::string DeviceToString(const DeviceInfo& d) {
   std::ostringstream o;
   o << "type=" << d.type << " name=" << d.name << " max=" << d.max << " pages=" << d.pages
     << " inuse=" << d.inuse << " prio=" << d.prio << " ssd=" << d.ssd << " blkdev=" << d.blkdev
@@ -136,10 +92,7 @@ inline std::string DeviceToString(const DeviceInfo& d) {
   return o.str();
 }
 
-// Everything a caller can observe through the public API, one fact per line,
-// so "an error leaves the state unchanged" is a string comparison and a
-// mismatch names the first differing fact.
-inline std::vector<std::string> Observe(const SwapSystem& sys, const std::vector<MFolio>& folios) {
+std::vector<std::string> Observe(const SwapSystem& sys, const std::vector<MFolio>& folios) {
   std::vector<std::string> out;
   const int shift = sys.options().cluster_shift;
   const uint64_t C = sys.cluster_size();
@@ -209,9 +162,8 @@ inline std::vector<std::string> Observe(const SwapSystem& sys, const std::vector
   return out;
 }
 
-// "" if equal, else the first difference.
-inline std::string DiffObservations(const std::vector<std::string>& before,
-                                    const std::vector<std::string>& after) {
+std::string DiffObservations(const std::vector<std::string>& before,
+                             const std::vector<std::string>& after) {
   const size_t n = std::min(before.size(), after.size());
   for (size_t i = 0; i < n; ++i) {
     if (before[i] != after[i]) return "before: " + before[i] + "\n  after:  " + after[i];

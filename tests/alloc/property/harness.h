@@ -7,19 +7,28 @@
 // An operation is an OpSpec: a kind and four random words that the harness
 // interprets against the current state ("the a-th cached folio"), so every
 // sequence is executable and rapidcheck can shrink freely.
+//
+// The definitions are named after the allocator file whose behaviour they
+// exercise (src/alloc/<file>.cc):
+//   ops_<file>.cc     operations that succeed or may fail for lack of space;
+//   errors_<file>.cc  calls that must be rejected (errors.cc picks one);
+//   checks_<file>.cc  the checks after every step;
+//   harness.cc        construction and the step loop;
+//   model_state.cc    the model's folios and the picks from random words.
 #pragma once
 
-#include <rapidcheck.h>
-
-#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "alloc/swap_model.h"
+#include "alloc/property/swap_model.h"
 #include "swaplab/alloc/swap_system.h"
 
 // Fails the case with the message unless cond holds; the message is built
@@ -63,9 +72,7 @@ struct OpSpec {
   uint32_t a = 0, b = 0, c = 0, d = 0;
 };
 
-inline void showValue(const OpSpec& op, std::ostream& os) {
-  os << OpName(op.kind) << "{" << op.a << "," << op.b << "," << op.c << "," << op.d << "}";
-}
+void showValue(const OpSpec& op, std::ostream& os);
 
 // Per test case, shared by every preset the case runs under.
 struct CaseConfig {
@@ -74,10 +81,7 @@ struct CaseConfig {
   uint32_t knobs = 0;  // count_max / slot_cache_batch / fail_extend_table_alloc
 };
 
-inline void showValue(const CaseConfig& c, std::ostream& os) {
-  os << "{cluster_shift=" << c.cluster_shift << ", inline_work=" << c.inline_work
-     << ", knobs=" << c.knobs << "}";
-}
+void showValue(const CaseConfig& c, std::ostream& os);
 
 // Records every discard the allocator issues (single-threaded use).
 class RecordingSink : public DiscardSink {
@@ -86,9 +90,7 @@ class RecordingSink : public DiscardSink {
     int type;
     uint64_t first, nr;
   };
-  void Discard(int type, uint64_t first, uint64_t nr) override {
-    recs.push_back({type, first, nr});
-  }
+  void Discard(int type, uint64_t first, uint64_t nr) override;
   std::vector<Rec> recs;
 };
 
@@ -112,16 +114,37 @@ class Harness {
     std::set<uint64_t> full_clusters;
   };
 
+  // --- harness.cc ---
   void Apply(const OpSpec& op);
   [[noreturn]] void Fail(const std::string& what) const;
-  void CheckStatusOk(const Status& s, const std::string& what) const {
-    if (!s.ok()) Fail(what + " returned " + s.ToString());
-  }
-  // Everything after every step.
-  void CheckAll();
-  void CheckDiscards(uint64_t discarded_before);
+  void CheckStatusOk(const Status& s, const std::string& what) const;
 
-  // --- model helpers ---
+  // --- the checks ---
+  // Everything after every step (checks_invariants.cc).
+  void CheckAll();
+  // checks_swap_reclaim.cc
+  void CheckDiscards(uint64_t discarded_before);
+  // Folios that left the swap cache without the test asking: allowed only
+  // for reclaim-capable operations, only cache-only unlocked folios.
+  void ReconcileVanished(Vanish allow, const std::set<int>& expected_new = {},
+                         const std::map<int, std::set<uint64_t>>* full_before = nullptr,
+                         int only_type = -1);
+  // checks_device_search.cc
+  void AcceptAllocation(int fi, const std::string& what);
+  bool AllocMayReclaim() const;
+  bool Order0MustSucceed() const;
+  bool LargeMustSucceed() const;
+  // §2.3 device selection, checked on a successful allocation of `order`
+  // on `cpu` against the state before the call (checks_avail_list.cc).
+  struct Selection {
+    std::vector<int> avail;  // avail_devices() before the call
+    PerCpuHint hint;
+    bool exact = false;  // nothing could be reclaimed during the call
+  };
+  Selection BeforeAlloc(int cpu, int order) const;
+  void CheckSelection(const Selection& before, SwapEntry got, int order);
+
+  // --- model_state.cc ---
   uint64_t C() const { return uint64_t{1} << cfg_.cluster_shift; }
   MSlot& SlotOf(SwapEntry e) { return devs_.at(e.type).slots.at(e.offset); }
   int NewFolio(int order);
@@ -130,36 +153,17 @@ class Harness {
   bool AllCountsZero(int fi) const;
   std::vector<int> CachedFolios() const;
   std::vector<SwapEntry> SlotsWhere(const std::function<bool(const MSlot&)>& pred) const;
-  // Folios that left the swap cache without the test asking: allowed only
-  // for reclaim-capable operations, only cache-only unlocked folios.
-  void ReconcileVanished(Vanish allow, const std::set<int>& expected_new = {},
-                         const std::map<int, std::set<uint64_t>>* full_before = nullptr,
-                         int only_type = -1);
   std::map<int, std::set<uint64_t>> FullClusters() const;
-  void AcceptAllocation(int fi, const std::string& what);
-  bool AllocMayReclaim() const;
-  bool Order0MustSucceed() const;
-  // §2.3 device selection, checked on a successful allocation of `order`
-  // on `cpu` against the state before the call.
-  struct Selection {
-    std::vector<int> avail;  // avail_devices() before the call
-    PerCpuHint hint;
-    bool exact = false;  // nothing could be reclaimed during the call
-  };
-  Selection BeforeAlloc(int cpu, int order) const;
-  void CheckSelection(const Selection& before, SwapEntry got, int order);
-  bool LargeMustSucceed() const;
-  int PickCpu(uint32_t x) const { return static_cast<int>(x % 4); }
+  // With fail_extend_: +1 on any of these slots needs the extend table.
+  bool NeedsExtend(SwapEntry first, int n);
+  int PickCpu(uint32_t x) const;
   int PickOrder(uint32_t x) const;
   int PickCachedFolio(uint32_t x) const;  // -1 if none
-  SwaponOptions MakeSwapon(const OpSpec& op);
-  void ExpectUnchanged(const std::vector<std::string>& before, const std::string& what);
-  // `call` must fail (with `code` unless 0) and change nothing observable.
-  void ExpectRejected(const std::string& what, int code, const std::function<Status()>& call);
 
-  // --- operations ---
-  void OpAlloc(const OpSpec& op);
-  void OpSwapOut(const OpSpec& op);
+  // --- operations that succeed or may fail for lack of space ---
+  void OpAlloc(const OpSpec& op);    // ops_fast_path.cc
+  void OpSwapOut(const OpSpec& op);  // ops_swap_out.cc
+  // ops_swap_free.cc
   void OpDupFolio(const OpSpec& op);
   void OpPutFolio(const OpSpec& op);
   void OpDupDirect(const OpSpec& op);
@@ -167,35 +171,46 @@ class Harness {
   void OpCacheDel(const OpSpec& op);
   void OpFreeSwap(const OpSpec& op);
   void OpCacheAdd(const OpSpec& op);
+  // ops_swap_reclaim.cc
   void OpTryReclaim(const OpSpec& op);
   void OpReclaimFull(const OpSpec& op);
   void OpRunDeferred(const OpSpec& op);
   void OpSuspend(const OpSpec& op);
+  void OpFolioFlags(const OpSpec& op);
+  // ops_hibernation_hooks.cc
   void OpHibAlloc(const OpSpec& op);
   void OpHibFree(const OpSpec& op);
-  void OpFolioFlags(const OpSpec& op);
-  void OpSwapon(const OpSpec& op);
-  void OpSwapoff(const OpSpec& op);
   void OpPin(const OpSpec& op);
   void OpQueries(const OpSpec& op);
-  void OpError(const OpSpec& op);
-  void OpBadSwapon(const OpSpec& op);
+  // ops_swapon.cc
+  SwaponOptions MakeSwapon(const OpSpec& op);
+  void OpSwapon(const OpSpec& op);
+  void OpSwapoff(const OpSpec& op);
   // Swapoff's unuse callback (never throws: it runs inside Swapoff).
   void UnuseOne(SwapEntry e, std::vector<std::string>& errs);
+
+  // --- calls that must be rejected (errors.cc) ---
+  void OpError(const OpSpec& op);
+  // `call` must fail (with `code` unless 0) and change nothing observable.
+  void ExpectRejected(const std::string& what, int code, const std::function<Status()>& call);
+  void ExpectUnchanged(const std::vector<std::string>& before, const std::string& what);
+  int InactiveType() const;       // the lowest type that is not swapped on
+  int UncachedFolio(uint32_t x);  // a folio not in the swap cache, new if none
+  bool PickSlot(uint32_t x, const std::function<bool(const MSlot&)>& pred, SwapEntry* out) const;
+  // One per errors_<file>.cc; `which` is op.a % 24, the call OpError picked.
+  void RejectFastPath(const OpSpec& op, uint32_t which);
+  void RejectSwapFree(const OpSpec& op, uint32_t which);
+  void RejectSwapReclaim(const OpSpec& op, uint32_t which);
+  void RejectHibernationHooks(const OpSpec& op, uint32_t which);
+  void RejectSwapon(const OpSpec& op, uint32_t which);
+  void OpBadSwapon(const OpSpec& op);  // errors_swapon.cc: which == 0
+  void RejectSwapSystem();
 
   std::string preset_;
   CaseConfig cfg_;
   Policy policy_;
   bool suspended_ = false;
   bool fail_extend_ = false;  // SystemOptions::fail_extend_table_alloc
-  // With fail_extend_: +1 on any of these slots needs the extend table.
-  bool NeedsExtend(SwapEntry first, int n) {
-    for (int p = 0; p < n; ++p) {
-      const uint32_t count = SlotOf({first.type, first.offset + p}).count;
-      if (count + 1 >= static_cast<uint32_t>(policy_.count_max)) return true;
-    }
-    return false;
-  }
   int step_ = 0;
   int serial_ = 0;  // swapon names, bdevs
   OpKind kind_ = OpKind::kAlloc;
@@ -215,7 +230,3 @@ class Harness {
 };
 
 }  // namespace swaplab::alloc::model
-
-#include "alloc/property_harness_checks.h"
-#include "alloc/property_harness_errors.h"
-#include "alloc/property_harness_ops.h"
