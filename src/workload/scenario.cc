@@ -172,7 +172,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   SL_TRY(r.Int(j, "$", "cpus", &sc.cpus, 1, 64));
   SL_TRY(r.Bool(j, "$", "parallel", &sc.parallel));
   SL_TRY(r.Num(j, "$", "reproduce_scale", &sc.reproduce_scale, 1e-4, 1));
-  alloc::Policy base = *alloc::Policy::Preset("mm-new");
+  alloc::Policy base = *alloc::Policy::Preset(alloc::kRfcBasePreset);
   if (j.contains("policy")) SL_TRY(PolicyOf(r, j["policy"], "$.policy", &base));
   if (!j.contains("devices") || !j["devices"].is_array() || j["devices"].empty())
     return r.Error("$.devices", "required: a non-empty array of devices");

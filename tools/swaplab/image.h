@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "swaplab/alloc/policy.h"
+
 namespace swaplab::tools {
 
 struct ImageOptions {
@@ -13,7 +15,7 @@ struct ImageOptions {
   std::string source = "free-clusters-sorted";
   std::string batch = "per-run";
   std::string compress = "none";
-  std::string policy = "mm-new";   // not kDefaultPreset: the RFC's sources sit on the 2026 base
+  std::string policy{alloc::kRfcBasePreset};
   std::vector<std::string> knobs;  // --knob NAME=VALUE
   std::string bio_capacity = "exact";
   uint32_t max_pages = 0;

@@ -123,5 +123,9 @@ struct Policy {
 // The preset used where none is named: the running kernel of this project's
 // machines (6.18), which the kernel calibration compares with.
 inline constexpr std::string_view kDefaultPreset = "linux-6.18";
+// The preset of hibernation work (`image write`, scenarios without a
+// "policy"): the tree the 2026 RFC series (seed 001) applies to, whose
+// swap table its sources build on.
+inline constexpr std::string_view kRfcBasePreset = "mm-new";
 
 }  // namespace swaplab::alloc
