@@ -3,6 +3,7 @@
 // state (system_state.h).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -37,6 +38,11 @@ struct SwapCluster {
   uint32_t extend_users GUARDED_BY(lock) = 0;  // slots whose count lives in extend
   std::unique_ptr<uint64_t[]> table GUARDED_BY(lock);   // CLUSTER slot entries, or none
   std::unique_ptr<uint32_t[]> extend GUARDED_BY(lock);  // counts past the inline width
+  // Slots of table that are slot::Reclaimable: the index the full-cluster
+  // reclaim walks by (SwapSystem::State::ReclaimFull). Written only with
+  // `lock` held (SetSlot), read under the device lock without it, as the
+  // list links are: an atomic, so that read is not a data race.
+  std::atomic<uint32_t> reclaimable{0};
 };
 
 // A FIFO list of clusters (head: taken first; moves append at the tail).

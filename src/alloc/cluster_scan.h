@@ -144,7 +144,7 @@ inline bool SwapSystem::State::Commit(SwapDevice& d, SwapCluster& c, uint64_t st
       break;
   }
   const uint64_t base = off - start;
-  for (uint32_t i = 0; i < n; ++i) c.table[base + i] = e;
+  for (uint32_t i = 0; i < n; ++i) SetSlot(c, base + i, e);
   if (c.count == 0) {
     c.order = static_cast<uint8_t>(rq.order);
   } else if (rq.order > 0 && c.order != rq.order) {

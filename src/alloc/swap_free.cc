@@ -40,13 +40,13 @@ void SwapSystem::State::PutOneClusterLocked(SwapCluster& c, uint32_t i) {
     const uint32_t v = c.extend[i] - 1;
     if (v == static_cast<uint32_t>(count_max) - 1) {
       c.extend[i] = 0;
-      c.table[i] = slot::WithCount(e, v);
+      SetSlot(c, i, slot::WithCount(e, v));
       if (--c.extend_users == 0) c.extend.reset();
     } else {
       c.extend[i] = v;
     }
   } else {
-    c.table[i] = slot::WithCount(e, cnt - 1);
+    SetSlot(c, i, slot::WithCount(e, cnt - 1));
   }
 }
 
@@ -56,9 +56,9 @@ void SwapSystem::State::FreeSlotsClusterLocked(SwapDevice& d, SwapCluster& c, ui
   c.lock.AssertHeld();
   const uint64_t base = first - ClusterStart(d, c);
   if (n == 1) {
-    c.table[base] = slot::kEmpty;  // order 0: one store, not a memset call
+    SetSlot(c, base, slot::kEmpty);  // order 0: one store, not a loop
   } else {
-    for (uint64_t i = 0; i < n; ++i) c.table[base + i] = slot::kEmpty;
+    for (uint64_t i = 0; i < n; ++i) SetSlot(c, base + i, slot::kEmpty);
   }
   c.count -= static_cast<uint32_t>(n);
   // The list move and swap_usage_sub share one device-lock section.
@@ -79,7 +79,7 @@ void SwapSystem::State::DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Fol
   bool all_zero = true;
   for (uint32_t i = base; i < base + n; ++i) {
     const uint32_t cnt = slot::Count(c.table[i]);
-    c.table[i] = slot::Make(SlotKind::kShadow, cnt);
+    SetSlot(c, i, slot::Make(SlotKind::kShadow, cnt));
     all_zero &= cnt == 0;
   }
   FolioAccess::SetSwap(f, SwapEntry{});
@@ -127,10 +127,10 @@ Status DupRangeClusterLocked(SwapSystem::State& s, SwapDevice& d, SwapCluster& c
     const uint64_t e = c.table[i];
     const uint32_t cnt = slot::Count(e);
     if (cnt < cm - 1) {
-      c.table[i] = slot::WithCount(e, cnt + 1);
+      SwapSystem::State::SetSlot(c, i, slot::WithCount(e, cnt + 1));
     } else if (cnt == cm - 1) {
       c.extend[i] = cm;
-      c.table[i] = slot::WithCount(e, cm);
+      SwapSystem::State::SetSlot(c, i, slot::WithCount(e, cm));
       ++c.extend_users;
     } else {
       ++c.extend[i];
@@ -344,7 +344,7 @@ Status SwapSystem::SwapCacheAddFolio(Folio& folio, SwapEntry entry) {
                         std::string(Name(slot::Kind(e))) + ", not swapped out");
   }
   for (uint32_t i = base; i < base + static_cast<uint32_t>(folio.nr_pages()); ++i)
-    c.table[i] = slot::Cached(&folio, slot::Count(c.table[i]));
+    s.SetSlot(c, i, slot::Cached(&folio, slot::Count(c.table[i])));
   FolioAccess::SetSwap(folio, entry);
   return Status::Ok();
 }
