@@ -117,14 +117,22 @@ struct SwapSystem::State {
   }
   void RecordViolation(std::string what);
   // Every store to a slot entry of a cluster with a table goes through
-  // here, so that SwapCluster::reclaimable counts its Reclaimable slots.
-  static void SetSlot(SwapCluster& c, uint64_t i, uint64_t e) REQUIRES(c.lock) {
+  // SetSlot (or says why the slot was not and will not be Reclaimable), so
+  // that SwapCluster::reclaimable counts its Reclaimable slots (C7).
+  static void AddReclaimable(SwapCluster& c, int delta) REQUIRES(c.lock) {
+    c.reclaimable.store(
+        static_cast<uint16_t>(c.reclaimable.load(std::memory_order_relaxed) + delta),
+        std::memory_order_relaxed);
+  }
+  // `old` is c.table[i], which the caller has read.
+  static void SetSlot(SwapCluster& c, uint64_t i, uint64_t old, uint64_t e) REQUIRES(c.lock) {
     const int delta =
-        static_cast<int>(slot::Reclaimable(e)) - static_cast<int>(slot::Reclaimable(c.table[i]));
-    if (delta != 0)
-      c.reclaimable.store(c.reclaimable.load(std::memory_order_relaxed) + delta,
-                          std::memory_order_relaxed);
+        static_cast<int>(slot::Reclaimable(e)) - static_cast<int>(slot::Reclaimable(old));
+    if (delta != 0) AddReclaimable(c, delta);
     c.table[i] = e;
+  }
+  static void SetSlot(SwapCluster& c, uint64_t i, uint64_t e) REQUIRES(c.lock) {
+    SetSlot(c, i, c.table[i], e);
   }
 
   // cluster_lists.h (inline) and cluster_lists.cc
