@@ -3,6 +3,7 @@
 // state (system_state.h).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -34,7 +35,14 @@ struct SwapCluster {
   bool hib_claimed GUARDED_BY(lock) = false;   // on the session's private list (flag FREE)
   bool hib_whole GUARDED_BY(lock) = false;     // handed out whole, no table, count counts it
   bool hib_reserved GUARDED_BY(lock) = false;  // reserved at swapon: no list, flag NONE
-  uint32_t extend_users GUARDED_BY(lock) = 0;  // slots whose count lives in extend
+  // Slot counts below fit 16 bits: a cluster has at most 2^15 slots.
+  static_assert(kMaxClusterShift < 16);
+  uint16_t extend_users GUARDED_BY(lock) = 0;  // slots whose count lives in extend
+  // Slots of table that are slot::Reclaimable: the index the full-cluster
+  // reclaim walks by (SwapSystem::State::ReclaimFull). Written only with
+  // `lock` held (SetSlot), read under the device lock without it, as the
+  // list links are: an atomic, so that read is not a data race.
+  std::atomic<uint16_t> reclaimable{0};
   std::unique_ptr<uint64_t[]> table GUARDED_BY(lock);   // CLUSTER slot entries, or none
   std::unique_ptr<uint32_t[]> extend GUARDED_BY(lock);  // counts past the inline width
 };

@@ -32,6 +32,27 @@ inline void SwapSystem::State::ListRemoveDeviceLocked(SwapDevice& d, ClusterList
   c.listed = false;
 }
 
+inline void SwapSystem::State::ListRotateDeviceLocked(SwapDevice& d, ClusterList& l, uint64_t r) {
+  d.lock.AssertHeld();
+  if (r == 0 || r >= l.len) return;
+  // The new head is the r-th cluster: walk to it from the nearer end.
+  uint32_t h;
+  if (r <= l.len / 2) {
+    h = l.head;
+    for (uint64_t k = 0; k < r; ++k) h = d.clusters[h].next;
+  } else {
+    h = l.tail;
+    for (uint64_t k = l.len - 1; k > r; --k) h = d.clusters[h].prev;
+  }
+  const uint32_t new_tail = d.clusters[h].prev;
+  d.clusters[l.tail].next = l.head;
+  d.clusters[l.head].prev = l.tail;
+  d.clusters[new_tail].next = kNil;
+  d.clusters[h].prev = kNil;
+  l.head = h;
+  l.tail = new_tail;
+}
+
 inline void SwapSystem::State::MoveClusterDeviceLocked(SwapDevice& d, SwapCluster& c,
                                                        ClusterFlag to) {
   d.lock.AssertHeld();

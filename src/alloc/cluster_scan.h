@@ -144,7 +144,9 @@ inline bool SwapSystem::State::Commit(SwapDevice& d, SwapCluster& c, uint64_t st
       break;
   }
   const uint64_t base = off - start;
+  // Onto EMPTY slots only (CheckRange, or the reclaim that emptied them).
   for (uint32_t i = 0; i < n; ++i) c.table[base + i] = e;
+  if (slot::Reclaimable(e)) AddReclaimable(c, static_cast<int>(n));
   if (c.count == 0) {
     c.order = static_cast<uint8_t>(rq.order);
   } else if (rq.order > 0 && c.order != rq.order) {

@@ -86,7 +86,7 @@ Status SwapSystem::FreeHibernationSlot(SwapEntry entry) {
                                    " offset " + std::to_string(entry.offset) + " is " +
                                    std::string(Name(slot::Kind(e))) + " with count " +
                                    std::to_string(slot::Count(e)) + ", not a hibernation slot");
-      if (placeholder) c.table[i] = slot::Shadow(0);  // put: 1 → 0, then free
+      if (placeholder) s.SetSlot(c, i, slot::Shadow(0));  // put: 1 → 0, then free
       s.FreeSlotsClusterLocked(*d, c, entry.offset, 1);
     }
     if (!s.policy.hibernation_hib_entry) s.TryReclaim(*d, entry.offset, kReclaimAnyway);

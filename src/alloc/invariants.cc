@@ -107,7 +107,7 @@ InvariantReport SwapSystem::CheckInvariants() const {
       if (seen[ci] && (c.hib_claimed || c.hib_reserved))
         return (ck.Fail("C2", At(t, ci) + " is held by the hibernation session but on a list"),
                 ck.report);
-      uint32_t nonempty = 0, bad = 0, extended = 0;
+      uint32_t nonempty = 0, bad = 0, extended = 0, reclaimable = 0;
       if (c.table) {
         for (uint32_t j = 0; j < cs; ++j) {
           const uint64_t e = c.table[j];
@@ -122,6 +122,7 @@ InvariantReport SwapSystem::CheckInvariants() const {
             continue;
           }
           ++nonempty;
+          if (slot::Reclaimable(e)) ++reclaimable;
           if (kind > SlotKind::kHib)
             return (ck.Fail("S1", "slot " + std::to_string(off) + " has kind " +
                                       std::to_string(static_cast<int>(kind))),
@@ -214,6 +215,14 @@ InvariantReport SwapSystem::CheckInvariants() const {
       if (extended != c.extend_users || (c.extend && extended == 0))
         return (ck.Fail("S3", At(t, ci) +
                                   " has an extend table that no slot uses, or a wrong user count"),
+                ck.report);
+      // C7: the full-cluster reclaim's index counts every cache-only slot
+      // it could take back, so a full cluster is skipped exactly when its
+      // scan would free nothing.
+      if (c.reclaimable.load(std::memory_order_relaxed) != reclaimable)
+        return (ck.Fail("C7", At(t, ci) + " counts " +
+                                  std::to_string(c.reclaimable.load(std::memory_order_relaxed)) +
+                                  " reclaimable slots but has " + std::to_string(reclaimable)),
                 ck.report);
       // C1 (a cluster handed out whole to hibernation has no table: §9.5)
       if (c.hib_whole && !c.table) nonempty = c.count;

@@ -76,9 +76,10 @@ bool SwapSystem::State::SlotCacheAlloc(PerCpu& pc, int cpu, Folio& f, SwapEntry*
     {
       SwapCluster& c = d->ClusterOf(e.offset, cluster_shift);
       SpinGuard cg(c.lock);
-      uint64_t& v = c.table[e.offset - ClusterStart(*d, c)];
+      const uint64_t i = e.offset - ClusterStart(*d, c);
+      const uint64_t v = c.table[i];
       if (slot::Kind(v) == SlotKind::kCached && slot::FolioOf(v) == nullptr) {
-        v = slot::Cached(&f, 0);
+        SetSlot(c, i, slot::Cached(&f, 0));
         FolioAccess::SetSwap(f, e);
         ok = true;
       }

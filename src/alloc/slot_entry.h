@@ -33,6 +33,14 @@ inline uint64_t Cached(Folio* f, uint32_t count) {
 inline uint64_t Shadow(uint32_t count) { return Make(SlotKind::kShadow, count); }
 inline uint64_t Bad() { return Make(SlotKind::kBad, 0); }
 inline uint64_t Hib() { return Make(SlotKind::kHib, 0); }
+// A cache-only slot the full-cluster reclaim can take back: in the swap
+// cache with a folio (not held by the slot cache) and count 0 (what
+// swap_reclaim_full_clusters() looks for).
+inline bool Reclaimable(uint64_t e) {
+  return (e & (kKindMask | (kCountMask << kCountShift))) ==
+             static_cast<uint64_t>(SlotKind::kCached) &&
+         (e >> kPayloadShift) != 0;
+}
 inline uint64_t WithCount(uint64_t e, uint32_t count) {
   return (e & ~(kCountMask << kCountShift)) | (static_cast<uint64_t>(count) << kCountShift);
 }

@@ -1,4 +1,5 @@
 // References, freeing and the swap cache (allocator spec §3, §4.5).
+#include <cassert>
 #include <string>
 
 #include "alloc/cluster_lists.h"
@@ -40,13 +41,13 @@ void SwapSystem::State::PutOneClusterLocked(SwapCluster& c, uint32_t i) {
     const uint32_t v = c.extend[i] - 1;
     if (v == static_cast<uint32_t>(count_max) - 1) {
       c.extend[i] = 0;
-      c.table[i] = slot::WithCount(e, v);
+      SetSlot(c, i, e, slot::WithCount(e, v));
       if (--c.extend_users == 0) c.extend.reset();
     } else {
       c.extend[i] = v;
     }
   } else {
-    c.table[i] = slot::WithCount(e, cnt - 1);
+    SetSlot(c, i, e, slot::WithCount(e, cnt - 1));
   }
 }
 
@@ -55,6 +56,9 @@ void SwapSystem::State::FreeSlotsClusterLocked(SwapDevice& d, SwapCluster& c, ui
                                                uint64_t n) {
   c.lock.AssertHeld();
   const uint64_t base = first - ClusterStart(d, c);
+  // Never a Reclaimable slot (SwapCluster::reclaimable stays): callers free
+  // SHADOW slots, slots of no folio, and slot-cache slots (no folio).
+  for (uint64_t i = 0; i < n; ++i) assert(!slot::Reclaimable(c.table[base + i]));
   if (n == 1) {
     c.table[base] = slot::kEmpty;  // order 0: one store, not a memset call
   } else {
@@ -77,11 +81,15 @@ void SwapSystem::State::DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Fol
   const uint32_t base = static_cast<uint32_t>(first - ClusterStart(d, c));
   const uint32_t n = static_cast<uint32_t>(f.nr_pages());
   bool all_zero = true;
+  int reclaimable = 0;  // one update of SwapCluster::reclaimable for the folio
   for (uint32_t i = base; i < base + n; ++i) {
-    const uint32_t cnt = slot::Count(c.table[i]);
+    const uint64_t e = c.table[i];
+    const uint32_t cnt = slot::Count(e);
+    reclaimable += slot::Reclaimable(e);
     c.table[i] = slot::Make(SlotKind::kShadow, cnt);
     all_zero &= cnt == 0;
   }
+  if (reclaimable != 0) AddReclaimable(c, -reclaimable);
   FolioAccess::SetSwap(f, SwapEntry{});
   if (all_zero) {
     FreeSlotsClusterLocked(d, c, first, n);
@@ -127,10 +135,10 @@ Status DupRangeClusterLocked(SwapSystem::State& s, SwapDevice& d, SwapCluster& c
     const uint64_t e = c.table[i];
     const uint32_t cnt = slot::Count(e);
     if (cnt < cm - 1) {
-      c.table[i] = slot::WithCount(e, cnt + 1);
+      SwapSystem::State::SetSlot(c, i, e, slot::WithCount(e, cnt + 1));
     } else if (cnt == cm - 1) {
       c.extend[i] = cm;
-      c.table[i] = slot::WithCount(e, cm);
+      SwapSystem::State::SetSlot(c, i, e, slot::WithCount(e, cm));
       ++c.extend_users;
     } else {
       ++c.extend[i];
@@ -344,7 +352,7 @@ Status SwapSystem::SwapCacheAddFolio(Folio& folio, SwapEntry entry) {
                         std::string(Name(slot::Kind(e))) + ", not swapped out");
   }
   for (uint32_t i = base; i < base + static_cast<uint32_t>(folio.nr_pages()); ++i)
-    c.table[i] = slot::Cached(&folio, slot::Count(c.table[i]));
+    s.SetSlot(c, i, slot::Cached(&folio, slot::Count(c.table[i])));
   FolioAccess::SetSwap(folio, entry);
   return Status::Ok();
 }

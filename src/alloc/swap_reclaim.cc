@@ -1,5 +1,6 @@
 // Swap cache reclaim, full-cluster reclaim, discard and deferred work
 // (allocator spec §3.6, §4).
+#include <algorithm>
 #include <string>
 
 #include "alloc/cluster_lists.h"
@@ -45,13 +46,45 @@ int SwapSystem::State::TryReclaim(SwapDevice& d, uint64_t off, unsigned flags) {
   return n;
 }
 
-// Mirrors swap_reclaim_full_clusters() (§4.4).
+// A round of swap_reclaim_full_clusters() on a cluster with no Reclaimable
+// slot frees nothing and only moves it from the head of the full list to
+// the tail, so a run of such clusters is one rotation of the list, found by
+// reading SwapCluster::reclaimable instead of every slot. A cluster whose
+// lock is busy is turned over too (isolate_lock_cluster would skip it): it
+// frees nothing either way, and the order differs only while another
+// thread holds that lock.
+int64_t SwapSystem::State::SkipUnreclaimable(SwapDevice& d, int64_t rounds) {
+  SpinGuard g(d.lock);
+  ClusterList& l = d.full_list();
+  if (l.len == 0) return rounds;  // Isolate would find nothing
+  uint64_t k = 0;
+  uint32_t i = l.head;
+  while (i != kNil && static_cast<int64_t>(k) < rounds &&
+         d.clusters[i].reclaimable.load(std::memory_order_relaxed) == 0) {
+    i = d.clusters[i].next;
+    ++k;
+  }
+  if (i == kNil) {  // nothing anywhere: every remaining round turns the list
+    ListRotateDeviceLocked(d, l, static_cast<uint64_t>(rounds) % l.len);
+    return rounds;
+  }
+  ListRotateDeviceLocked(d, l, k);
+  return static_cast<int64_t>(k);
+}
+
+// Mirrors swap_reclaim_full_clusters() (§4.4): `force` takes as many rounds
+// as there are clusters' worth of used slots, at least one.
 // Isolate returns the cluster locked; the walk drops it around each folio.
 void SwapSystem::State::ReclaimFull(SwapDevice& d, bool force) {
-  int64_t budget = force ? static_cast<int64_t>(d.inuse_pages() / cluster_size) : 1;
-  while (SwapCluster* c = Isolate(d, ListId::kFull)) {
+  int64_t rounds =
+      std::max<int64_t>(force ? static_cast<int64_t>(d.inuse_pages() / cluster_size) : 1, 1);
+  while (rounds > 0) {
+    rounds -= SkipUnreclaimable(d, rounds);
+    if (rounds == 0) break;
+    SwapCluster* c = Isolate(d, ListId::kFull);
+    if (c == nullptr) break;
     c->lock.AssertHeld();  // Isolate returns it locked
-    --budget;
+    --rounds;
     const uint64_t start = ClusterStart(d, *c);
     const uint64_t end = std::min(d.max, start + cluster_size);
     for (uint64_t o = start; o < end;) {
@@ -69,7 +102,6 @@ void SwapSystem::State::ReclaimFull(SwapDevice& d, bool force) {
     }
     if (c->flag == ClusterFlag::kNone) Relocate(d, *c);  // nothing freed: back to full
     c->lock.Unlock();
-    if (budget <= 0) break;
   }
 }
 

@@ -121,7 +121,7 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
     SwapCluster& c = d.ClusterOf(off, s.cluster_shift);
     c.lock.AssertUnpublished();
     if (!c.table) s.AllocTable(c);
-    c.table[off - s.ClusterStart(d, c)] = slot::Bad();
+    s.SetSlot(c, off - s.ClusterStart(d, c), slot::Bad());
     ++c.count;
   };
   mark_bad(0);

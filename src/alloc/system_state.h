@@ -116,12 +116,33 @@ struct SwapSystem::State {
            (order == 0 || c.count == 0 || c.order == order);
   }
   void RecordViolation(std::string what);
+  // Every store to a slot entry of a cluster with a table goes through
+  // SetSlot (or says why the slot was not and will not be Reclaimable), so
+  // that SwapCluster::reclaimable counts its Reclaimable slots (C7).
+  static void AddReclaimable(SwapCluster& c, int delta) REQUIRES(c.lock) {
+    c.reclaimable.store(
+        static_cast<uint16_t>(c.reclaimable.load(std::memory_order_relaxed) + delta),
+        std::memory_order_relaxed);
+  }
+  // `old` is c.table[i], which the caller has read.
+  static void SetSlot(SwapCluster& c, uint64_t i, uint64_t old, uint64_t e) REQUIRES(c.lock) {
+    const int delta =
+        static_cast<int>(slot::Reclaimable(e)) - static_cast<int>(slot::Reclaimable(old));
+    if (delta != 0) AddReclaimable(c, delta);
+    c.table[i] = e;
+  }
+  static void SetSlot(SwapCluster& c, uint64_t i, uint64_t e) REQUIRES(c.lock) {
+    SetSlot(c, i, c.table[i], e);
+  }
 
   // cluster_lists.h (inline) and cluster_lists.cc
   void ListAppendDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
   void ListRemoveDeviceLocked(SwapDevice& d, ClusterList& l, SwapCluster& c) REQUIRES(d.lock);
   void MoveClusterDeviceLocked(SwapDevice& d, SwapCluster& c, ClusterFlag to)
       REQUIRES(d.lock, c.lock);
+  // Rotates l by r < l.len places: its first r clusters, in order, go to
+  // the tail (what r isolate-and-relocate rounds leave behind).
+  void ListRotateDeviceLocked(SwapDevice& d, ClusterList& l, uint64_t r) REQUIRES(d.lock);
   // Every list move: cluster lock held, device lock taken inside (§9).
   // `freed` slots of c were just freed: inuse drops by them in the same
   // device-lock section (swap_range_free's swap_usage_sub).
@@ -190,6 +211,10 @@ struct SwapSystem::State {
   // swap_reclaim.cc
   int TryReclaim(SwapDevice& d, uint64_t off, unsigned flags);
   void ReclaimFull(SwapDevice& d, bool force);
+  // Turns over the clusters at the head of the full list that have no
+  // Reclaimable slot, at most `rounds` of them; returns how many rounds of
+  // ReclaimFull that stood for.
+  int64_t SkipUnreclaimable(SwapDevice& d, int64_t rounds);
   int DoDiscard(SwapDevice& d);  // clusters discarded
   void RunDeferred();
   void MaybeRunDeferred() {

@@ -205,6 +205,62 @@ TEST(Reclaim_4_4, ForcedBudgetIsInuseOverCluster) {
   EXPECT_EQ(h.Dv(c.t).inuse, 16u);
 }
 
+// §4.4: the forced walk turns over clusters with no cache-only slot
+// (every slot mapped, or its folio locked) the way isolate + relocate does,
+// and reclaims from the one that has some, in list order; the index it
+// walks by (invariant C7) follows every slot change on the way.
+TEST(Reclaim_4_4, ForcedWalkSkipsClustersWithNothingToReclaim) {
+  CacheFilled c(64);
+  c.Fill(63);
+  Harness& h = c.h;
+  ASSERT_EQ(h.L(c.t, ListId::kFull), (Offs{0, 1, 2, 3}));
+  for (auto& [off, f] : c.at) {  // clusters 0 and 3: mapped
+    if (off < 16 || off >= 48) {
+      ASSERT_TRUE(h.Dup(*f).ok());
+    }
+  }
+  for (uint64_t o = 32; o < 48; ++o) c.at[o]->Lock();  // cluster 2: locked
+  ASSERT_INVARIANTS(h.sys);
+  // 63 / 16 = 3 rounds: 0 turned over, 1 reclaimed, 2 turned over.
+  ASSERT_TRUE(h.sys.ReclaimFullClusters(c.t, true).ok());
+  for (uint64_t o = 32; o < 48; ++o) c.at[o]->Unlock();
+  ASSERT_INVARIANTS(h.sys);
+  EXPECT_EQ(h.sys.counters().folios_reclaimed, 16u);
+  EXPECT_EQ(h.L(c.t, ListId::kFull), (Offs{3, 0, 2}));
+  EXPECT_EQ(h.L(c.t, ListId::kFree), (Offs{1}));
+  // Cluster 2 mapped too: nothing is left to reclaim, and 47 / 16 = 2
+  // rounds turn the list by two.
+  for (auto& [off, f] : c.at) {
+    if (off >= 32 && off < 48) {
+      ASSERT_TRUE(h.Dup(*f).ok());
+    }
+  }
+  ASSERT_TRUE(h.sys.ReclaimFullClusters(c.t, true).ok());
+  ASSERT_INVARIANTS(h.sys);
+  EXPECT_EQ(h.L(c.t, ListId::kFull), (Offs{2, 3, 0}));
+  EXPECT_EQ(h.sys.counters().folios_reclaimed, 16u);
+}
+
+// §4.4: more rounds than full clusters (used slots in nonfull ones count
+// toward the budget) turn the list over more than once.
+TEST(Reclaim_4_4, ForcedWalkTurnsTheListMoreThanOnce) {
+  CacheFilled c(64);
+  c.Fill(63);
+  Harness& h = c.h;
+  for (auto& [off, f] : c.at) ASSERT_TRUE(h.Dup(*f).ok());
+  for (uint64_t o : {20, 40}) {  // one slot each of clusters 1 and 2
+    ASSERT_TRUE(h.Put(*c.at[o]).ok());
+    h.FreeCacheOnly(*c.at[o]);
+  }
+  ASSERT_EQ(h.L(c.t, ListId::kFull), (Offs{0, 3}));
+  ASSERT_EQ(h.Dv(c.t).inuse, 61u);
+  // 61 / 16 = 3 rounds on two clusters: 0, 3, then 0 again.
+  ASSERT_TRUE(h.sys.ReclaimFullClusters(c.t, true).ok());
+  ASSERT_INVARIANTS(h.sys);
+  EXPECT_EQ(h.L(c.t, ListId::kFull), (Offs{3, 0}));
+  EXPECT_EQ(h.sys.counters().folios_reclaimed, 0u);
+}
+
 // §2.8 step 5 / §4.4: the commit that makes the device exactly full while
 // vm_swap_full schedules the forced reclaim work (run inline here, at the
 // end of that call).
