@@ -40,10 +40,13 @@ struct NoPagesNeeded {
 // The kernel's sysfs name of an mTHP size: hugepages-64kB → "64kB".
 std::string SizeName(int order) { return std::to_string(4u << order) + "kB"; }
 
-// Swap-out counts per mTHP size over one step (sysfs stats/swpout and
-// swpout_fallback of each hugepages-<size> directory).
-void MthpCounters(const StepRun& run, const alloc::SwapCounters& before,
-                  const std::vector<SizeWeight>& mix) {
+// Runs `step` (a swap-out of folios drawn from `mix`) and adds the swap-out
+// counts per mTHP size over it (sysfs stats/swpout and swpout_fallback of
+// each hugepages-<size> directory).
+template <class F>
+Status CountingMthpSwapouts(StepRun& run, const std::vector<SizeWeight>& mix, F step) {
+  const alloc::SwapCounters before = run.sys.counters();
+  if (Status st = step(); !st.ok()) return st;
   const alloc::SwapCounters after = run.sys.counters();
   std::vector<int> orders;
   for (const auto& s : mix) orders.push_back(OrderOfPages(s.pages));
@@ -58,6 +61,7 @@ void MthpCounters(const StepRun& run, const alloc::SwapCounters& before,
     run.out->Add(SizeName(o) + " failure rate %", sw + fb > 0 ? 100.0 * fb / (sw + fb) : 0,
                  MetricKind::kPercent);
   }
+  return Status::Ok();
 }
 
 template <>
@@ -120,10 +124,7 @@ struct StepRow<MthpSpec> : NoPagesNeeded {
   }
   static void Scale(MthpSpec& s, double f) { s.total_pages = Scaled(s.total_pages, f, 1); }
   static Status Run(StepRun& run, const MthpSpec& s) {
-    const alloc::SwapCounters before = run.sys.counters();
-    Status st = MthpMix(run.w, s).status();
-    if (st.ok()) MthpCounters(run, before, s.mix);
-    return st;
+    return CountingMthpSwapouts(run, s.mix, [&] { return MthpMix(run.w, s).status(); });
   }
 };
 
@@ -163,10 +164,7 @@ struct StepRow<ChurnSpec> : NoPagesNeeded {
     if (s.growing > 1) s.growing = std::max<uint64_t>(2, Scaled(s.growing, f, 1));
   }
   static Status Run(StepRun& run, const ChurnSpec& s) {
-    const alloc::SwapCounters before = run.sys.counters();
-    Status st = BuildChurn(run.w, s).status();
-    if (st.ok()) MthpCounters(run, before, s.mix);
-    return st;
+    return CountingMthpSwapouts(run, s.mix, [&] { return BuildChurn(run.w, s).status(); });
   }
 };
 
