@@ -35,13 +35,12 @@ class TempFile {
   int slot_ = -1;
 };
 
-// A private temporary directory (mkdtemp under $TMPDIR or /var/tmp, named
-// swaplab-vm.XXXXXX), removed with everything in it by the destructor
-// unless keep() was called.
-// Work directories are TMPDIR (default /var/tmp)/swaplab-vm-<pid>.XXXXXX:
-// removed when the run ends (SIGINT / SIGTERM included); one left by a
-// SIGKILLed run is found by its dead pid (RemoveDeadWorkDirs, called by
-// `swaplab kernel cleanup`). Its qemu died with it (PR_SET_PDEATHSIG).
+// Work directories (a `vm` run's guest files): private directories
+// $TMPDIR (default /var/tmp)/swaplab-vm-<pid>.XXXXXX made by mkdtemp and
+// removed with everything in them by WorkDir's destructor unless keep() was
+// called: when the run ends, SIGINT and SIGTERM included. One left by a
+// SIGKILLed run is found by its dead pid: RemoveDeadWorkDirs, called by
+// `swaplab kernel cleanup` (the run's qemu died with it: PR_SET_PDEATHSIG).
 inline constexpr char kWorkDirPrefix[] = "swaplab-vm-";
 // Removes every work directory in $TMPDIR and /var/tmp whose swaplab is no
 // longer running; returns their paths.
