@@ -30,6 +30,9 @@ struct VariantResult {
 struct ScenarioResult {
   const Scenario* scenario = nullptr;
   std::vector<VariantResult> variants;
+  // Wall time of its jobs: the scenario's run from start to end when it
+  // ran alone (RunScenario), the sum of its jobs' seconds when its jobs
+  // shared threads with other scenarios' (RunScenarios).
   double wall_seconds = 0;
   // Image steps ran structurally (RunOptions::structural on a simulated
   // device): runs, bios and modelled seconds, no page data made or checked.
@@ -43,7 +46,8 @@ struct RunOptions {
   // full-size images without generating, copying or checking page data.
   // Real swap files always carry and check data.
   bool structural = false;
-  // Progress lines (the caller shows them only on a TTY).
+  // Progress lines (the caller shows them only on a TTY); called from
+  // every thread that runs jobs, so it must be thread-safe.
   std::function<void(const std::string&)> progress;
 };
 
