@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 
+#include "swaplab/report/html_report.h"
 #include "swaplab/report/report.h"
 #include "swaplab/workload/scenario_batch.h"
 #include "swaplab/workload/shipped.h"  // ScaleScenario
@@ -21,6 +22,25 @@ namespace {
 
 void Progress(const std::string& line) {
   if (::isatty(2)) fmt::print(stderr, "\r\033[K{}", line);
+}
+
+// --html DIR: DIR/index.html, the page of the same run.
+int WriteHtml(const std::vector<workload::ScenarioResult>& results, const ScenarioCmdOptions& o,
+              const report::MapCapture& maps, double wall, bool reproduce) {
+  report::HtmlOptions ho;
+  ho.command = reproduce ? "reproduce" + (o.name.empty() ? std::string() : " " + o.name) : "run";
+  ho.scale = o.scale;
+  ho.wall_seconds = wall;
+  ::mkdir(o.html_dir.c_str(), 0755);
+  const std::string path = o.html_dir + "/index.html";
+  std::ofstream f(path, std::ios::binary);
+  f << report::RenderHtml(results, &maps, ho);
+  f.close();
+  if (!f) {
+    fmt::print(stderr, "swaplab: cannot write {}\n", path);
+    return 1;
+  }
+  return 0;
 }
 
 int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmdOptions& o,
@@ -61,14 +81,17 @@ int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions&
     std::lock_guard<std::mutex> g(mu);
     Progress(line);
   };
+  report::MapCapture maps;  // --html: the cluster maps of the page
+  if (!o.html_dir.empty()) ro.observe = maps.Observer();
   auto results = workload::RunScenarios(scenarios, ro);
   if (!results.ok()) {
     fmt::print(stderr, "\nswaplab: {}\n", results.status().ToString());
     return 1;
   }
   if (::isatty(2)) fmt::print(stderr, "\r\033[K");
-  return Emit(*results, o,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (int rc = Emit(*results, o, wall); rc != 0) return rc;
+  return o.html_dir.empty() ? 0 : WriteHtml(*results, o, maps, wall, reproduce);
 }
 
 // --host-cpu: the prices, or an exit code 2 after the message.

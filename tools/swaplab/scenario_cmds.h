@@ -16,7 +16,8 @@ struct ScenarioCmdOptions {
   std::vector<std::string> files;  // run
   std::string name;                // reproduce: one group or scenario
   bool json = false, csv = false;
-  std::string out_dir;  // reproduce: also write files here
+  std::string out_dir;   // reproduce: also write files here
+  std::string html_dir;  // --html: also write DIR/index.html (tables, plots, cluster maps)
   double scale = 1.0;
   int jobs = 2;
   bool list = false;
