@@ -19,6 +19,7 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_option("--html", o.html_dir,
                 "also write DIR/index.html: the tables, plots and cluster maps of this run (one "
                 "self-contained page)");
+  AddProgressOption(c, o);
   c->add_option("--scale", o.scale,
                 "multiply every scenario's sizes by this factor (default 1: the seeds' sizes)")
       ->check(CLI::Range(1e-4, 16.0));
