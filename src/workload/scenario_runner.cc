@@ -54,12 +54,14 @@ class Job {
  public:
   // `file`: the scenario's real swap file for device 0 (formatted once by
   // RunScenario; the reader restores its signature after every image).
-  Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file, bool structural)
+  Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file, bool structural,
+      const std::function<void(const JobPhase&)>& observe)
       : sc_(sc),
         v_(v),
         rep_(rep),
         file_(file),
-        structural_(structural && !sc.devices[0].real_file) {}
+        structural_(structural && !sc.devices[0].real_file),
+        observe_(observe) {}
 
   Result<Sample> Run() {
     alloc::SystemOptions so;
@@ -76,11 +78,15 @@ class Job {
           !st.ok())
         return st;
     }
+    Observe("aging");
     Sample out;
     for (size_t i = 0; i < sc_.measured.size(); ++i) {
+      const bool image = std::holds_alternative<ImageStepSpec>(sc_.measured[i]);
+      if (image) Observe("before");
       if (Status st = RunAt(w, sc_.measured[i], "$.measured[" + std::to_string(i) + "]", &out);
           !st.ok())
         return st;
+      if (image) Observe("after");
     }
     return out;
   }
@@ -123,6 +129,10 @@ class Job {
     return Status::Ok();
   }
 
+  void Observe(const char* phase) {
+    if (observe_) observe_(JobPhase{&sc_, &v_, rep_, phase, sys_.get(), type0_});
+  }
+
   static std::string Where(const std::string& path, const Step& s, const Status& st) {
     return path + " (" + GeneratorName(s) + "): " + st.message();
   }
@@ -143,6 +153,7 @@ class Job {
   const std::string& file_;
   bool structural_ = false;
   int type0_ = -1;
+  const std::function<void(const JobPhase&)>& observe_;
 };
 
 }  // namespace
@@ -174,7 +185,8 @@ void ScenarioRun::RunJob(size_t i) {
                 std::to_string(s.rep + 1) + "/" + std::to_string(sc_.repetitions));
   const auto t0 = Clock::now();
   static const std::string kNoFile;
-  auto r = Job(sc_, sc_.variants[s.variant], s.rep, temp_ ? temp_->path() : kNoFile, o_.structural)
+  auto r = Job(sc_, sc_.variants[s.variant], s.rep, temp_ ? temp_->path() : kNoFile, o_.structural,
+               o_.observe)
                .Run();
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   s.status = r.status();

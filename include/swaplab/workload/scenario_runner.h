@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "swaplab/alloc/swap_system.h"
 #include "swaplab/workload/scenario.h"
 
 namespace swaplab::workload {
@@ -40,6 +41,18 @@ struct ScenarioResult {
   bool has_image = false;
 };
 
+// A point of a job the caller may look at (cluster maps): after the aging
+// phase ("aging"), and right before and after each measured image step
+// ("before", "after": the image's slots are still allocated then).
+struct JobPhase {
+  const Scenario* scenario = nullptr;
+  const VariantSpec* variant = nullptr;
+  int rep = 0;
+  const char* phase = "";
+  const alloc::SwapSystem* sys = nullptr;
+  int type0 = -1;  // device 0's swap type
+};
+
 struct RunOptions {
   int jobs = 2;  // variants × repetitions run on this many threads (scenario.parallel)
   // Image steps on simulated devices run structurally (ImageSpec::structural):
@@ -49,6 +62,8 @@ struct RunOptions {
   // Progress lines (the caller shows them only on a TTY); called from
   // every thread that runs jobs, so it must be thread-safe.
   std::function<void(const std::string&)> progress;
+  // Called on the job's thread at each JobPhase; it must only read.
+  std::function<void(const JobPhase&)> observe;
 };
 
 // Errors: the first generator or I/O error, with the variant and step.
