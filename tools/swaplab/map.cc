@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <fstream>
+#include <string_view>
 
 #include "policy_arg.h"
 #include "swaplab/alloc/printable.h"
@@ -21,11 +22,14 @@ int Fail(const std::string& msg, int code) {
   return code;
 }
 
+// Whether `path` starts as a trace does; reads only that many bytes (an
+// area or a block device may hold no newline for gigabytes).
 bool IsTrace(const std::string& path) {
-  std::ifstream f(path);
-  std::string first;
-  std::getline(f, first);
-  return first.rfind("swaplab-trace", 0) == 0;
+  static constexpr std::string_view kMagic = "swaplab-trace";
+  std::ifstream f(path, std::ios::binary);
+  std::string first(kMagic.size(), '\0');
+  f.read(first.data(), static_cast<std::streamsize>(first.size()));
+  return f.gcount() == static_cast<std::streamsize>(kMagic.size()) && first == kMagic;
 }
 
 // The scenario: a shipped name, else a file.
