@@ -199,6 +199,10 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
 // each placed page then holds one swap reference (its page-table entry),
 // the folio stays in the swap cache, clean and unmapped.
 Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
+  // The reader checks this; a record built by a caller may not be.
+  if (r.order < 0 || r.order >= static_cast<int>(std::size(spare_pages_)))
+    return At(where, "order " + std::to_string(r.order) + " is outside 0.." +
+                         std::to_string(std::size(spare_pages_) - 1));
   if (folios_.count(*r.folio))
     return At(where, "folio " + std::to_string(*r.folio) +
                          " is still live (allocated at an earlier line)");

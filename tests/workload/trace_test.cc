@@ -429,6 +429,24 @@ TEST_F(Replay, SemanticErrorsNameTheLine) {
   EXPECT_NE(st.message().find("t.trace:42"), std::string::npos);
 }
 
+// A record the reader did not make (a library caller's) with an order out
+// of range is refused, and nothing is placed.
+TEST_F(Replay, AnAllocOfAnOrderOutOfRangeIsRefused) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\n");
+  for (int order : {-1, 16, 40}) {
+    TraceRecord r;
+    r.op = TraceOp::kAlloc;
+    r.folio = 5;
+    r.order = order;
+    r.line = 7;
+    Status st = runner_.Apply(r, "t.trace");
+    EXPECT_EQ(st.code(), -EINVAL) << order;
+    EXPECT_NE(st.message().find("outside 0..15"), std::string::npos) << st.message();
+    EXPECT_FALSE(runner_.Live(5));
+  }
+  EXPECT_EQ(sys_.Device(0)->inuse, 0u);
+}
+
 }  // namespace
 }  // namespace swaplab::workload
 
