@@ -7,7 +7,8 @@
 
 #include <cmath>
 #include <map>
-#include <regex>
+#include <string>
+#include <string_view>
 
 #include "alloc/test_util.h"
 #include "swaplab/report/plots.h"
@@ -22,24 +23,47 @@ struct Cell {
   std::string fill, title;
 };
 
+// The value of attribute `name` in the tag text `tag`, "" if absent.
+std::string Attr(std::string_view tag, std::string_view name) {
+  const std::string key = " " + std::string(name) + "=\"";
+  const size_t p = tag.find(key);
+  if (p == std::string_view::npos) return "";
+  const size_t v = p + key.size();
+  return std::string(tag.substr(v, tag.find('"', v) - v));
+}
+
+// Each tag that starts with `open`, the text of the element right after it
+// (`<next ...>TEXT</next>` or `<next>TEXT</next>`), by f(tag, text). No
+// <regex>: GCC 12's warns inside its own headers at -O1 with sanitizers.
+template <typename F>
+void ForEachTagAndText(const std::string& svg, const std::string& open, const std::string& next,
+                       F f) {
+  for (size_t p = svg.find(open); p != std::string::npos; p = svg.find(open, p + 1)) {
+    const size_t gt = svg.find('>', p);
+    if (gt == std::string::npos) return;
+    const std::string_view tag(svg.data() + p, gt - p);
+    const std::string_view rest(svg.data() + gt + 1, svg.size() - gt - 1);
+    if (rest.substr(0, next.size() + 1) != "<" + next) continue;
+    const size_t text = rest.find('>');
+    const size_t close = rest.find("</" + next + ">");
+    if (text == std::string_view::npos || close == std::string_view::npos || close < text) continue;
+    f(tag, std::string(rest.substr(text + 1, close - text - 1)));
+  }
+}
+
 // The map cells (rect class "c" with their <title>) and the legend (fill of
 // each list name), read from the SVG text.
 std::vector<Cell> Cells(const std::string& svg) {
-  static const std::regex re(
-      R"re(<rect class="c" [^>]*fill="(#[0-9a-f]{6})"[^>]*><title>([^<]*)</title></rect>)re");
   std::vector<Cell> out;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator();
-       ++it)
-    out.push_back({(*it)[1], (*it)[2]});
+  ForEachTagAndText(svg, "<rect class=\"c\" ", "title", [&](std::string_view tag, std::string t) {
+    out.push_back({Attr(tag, "fill"), std::move(t)});
+  });
   return out;
 }
 std::map<std::string, std::string> Legend(const std::string& svg) {
-  static const std::regex re(
-      R"re(<rect class="key" [^>]*fill="(#[0-9a-f]{6})"[^>]*/><text [^>]*>([^<]*)</text>)re");
   std::map<std::string, std::string> out;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator();
-       ++it)
-    out[(*it)[2]] = (*it)[1];
+  ForEachTagAndText(svg, "<rect class=\"key\" ", "text",
+                    [&](std::string_view tag, std::string t) { out[t] = Attr(tag, "fill"); });
   return out;
 }
 
