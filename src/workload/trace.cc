@@ -100,7 +100,7 @@ constexpr void ForEachKey(std::string_view list, F f) {
 }
 
 // The keys of a space-separated key list (OpSpec) as a mask.
-constexpr unsigned KeyMask(std::string_view list) {
+unsigned KeyMask(std::string_view list) {
   unsigned m = 0;
   ForEachKey(list, [&m](std::string_view k) {
     for (size_t i = 0; i < std::size(kKeyNames); ++i) {
@@ -113,7 +113,7 @@ constexpr unsigned KeyMask(std::string_view list) {
 struct OpMasks {
   unsigned required, allowed;
 };
-constexpr std::array<OpMasks, std::size(kSpecs)> MakeMasks() {
+std::array<OpMasks, std::size(kSpecs)> MakeMasks() {
   std::array<OpMasks, std::size(kSpecs)> m{};
   for (size_t i = 0; i < std::size(kSpecs); ++i) {
     m[i].required = KeyMask(kSpecs[i].required);
@@ -121,7 +121,8 @@ constexpr std::array<OpMasks, std::size(kSpecs)> MakeMasks() {
   }
   return m;
 }
-constexpr std::array<OpMasks, std::size(kSpecs)> kMasks = MakeMasks();
+// Built once at start-up (clang 14 cannot evaluate it as a constant).
+const std::array<OpMasks, std::size(kSpecs)> kMasks = MakeMasks();
 
 constexpr bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
