@@ -34,15 +34,15 @@ uint64_t JobWork(const Scenario& sc) {
 // a short one.
 class JobBoard {
  public:
-  JobBoard(std::vector<std::unique_ptr<ScenarioRun>>& runs,
-           const std::vector<const Scenario*>& scenarios, const std::vector<size_t>& members)
+  JobBoard(std::vector<std::unique_ptr<ScenarioRun>>& runs, const std::vector<size_t>& members)
       : runs_(runs) {
     for (size_t i : members) {
+      const uint64_t work = JobWork(runs[i]->scenario());
       for (size_t j = 0; j < runs[i]->jobs(); ++j) {
         if (runs[i]->Serial())
           lane_.push_back({i, j});
         else
-          pool_.push_back({i, j, JobWork(*scenarios[i])});
+          pool_.push_back({i, j, work});
       }
     }
     std::stable_sort(pool_.begin(), pool_.end(),
@@ -118,22 +118,22 @@ Result<std::vector<ScenarioResult>> RunScenarios(const std::vector<Scenario>& sc
   for (const auto& r : out) failed = failed || (r && !r->ok());
   if (!failed && !shared.empty()) {
     std::vector<std::unique_ptr<ScenarioRun>> runs(scenarios.size());
-    std::vector<const Scenario*> by_index(scenarios.size());
-    std::vector<size_t> prepared;
+    bool prepared = true;
     for (size_t i : shared) {
-      by_index[i] = &scenarios[i];
       auto r = ScenarioRun::Prepare(scenarios[i], ro);
-      if (!r.ok()) {
+      if (!r.ok()) {  // nothing runs: the batch ends with this error
         out[i] = r.status();
+        prepared = false;
         break;
       }
       runs[i] = std::move(r).value();
-      prepared.push_back(i);
     }
-    JobBoard board(runs, by_index, prepared);
-    RunWorkers(ro.jobs, [&board] { board.Work(); });
-    for (size_t i : prepared)  // a scenario stopped by another's error has none
-      if (runs[i]->Settled()) out[i] = runs[i]->Finish();
+    if (prepared) {
+      JobBoard board(runs, shared);
+      RunWorkers(ro.jobs, [&board] { board.Work(); });
+      for (size_t i : shared)  // a scenario stopped by another's error has none
+        if (runs[i]->Settled()) out[i] = runs[i]->Finish();
+    }
   }
   std::vector<ScenarioResult> results;
   for (auto& r : out) {

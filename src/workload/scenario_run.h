@@ -23,6 +23,7 @@ class ScenarioRun {
   // Jobs in rep-major order (every variant of repetition 0 first), so
   // variants measured one after another see the same machine.
   size_t jobs() const { return jobs_.size(); }
+  const Scenario& scenario() const { return sc_; }
   // Runs job i; jobs of one run may run on several threads at once unless
   // they share a real swap file (Serial()).
   void RunJob(size_t i);
