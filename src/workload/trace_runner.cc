@@ -2,6 +2,7 @@
 #include "swaplab/workload/trace_runner.h"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_set>
 
 namespace swaplab::workload {
@@ -67,28 +68,126 @@ Status At(const TraceRunner::Where& where, const std::string& what, int code = -
 
 }  // namespace
 
+size_t TraceRunner::FolioIndex::Home(uint64_t id) const {
+  // Fibonacci hashing: trace ids are often dense, the top bits of the
+  // product spread them over the table.
+  return shift_ >= 64 ? 0 : static_cast<size_t>((id * 0x9E3779B97F4A7C15ull) >> shift_);
+}
+
+uint32_t TraceRunner::FolioIndex::Find(uint64_t id) const {
+  if (slots_.empty()) return kNil;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = Home(id);; i = (i + 1) & mask) {
+    if (slots_[i].id == id) return slots_[i].folio;
+    if (slots_[i].id == kNone) return kNil;
+  }
+}
+
+void TraceRunner::FolioIndex::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
+  shift_ = 64 - std::countr_zero(slots_.size());
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.id == kNone) continue;
+    size_t i = Home(s.id);
+    while (slots_[i].id != kNone) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+void TraceRunner::FolioIndex::Insert(uint64_t id, uint32_t folio) {
+  if (2 * (used_ + 1) > slots_.size()) Grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = Home(id);
+  while (slots_[i].id != kNone) i = (i + 1) & mask;
+  slots_[i] = Slot{id, folio};
+  ++used_;
+}
+
+// Backward-shift deletion: each slot after the hole whose probe path from
+// its home crosses the hole moves into it, so no probe stops early and no
+// tombstone is left.
+void TraceRunner::FolioIndex::Erase(uint64_t id) {
+  const size_t mask = slots_.size() - 1;
+  size_t hole = Home(id);
+  while (slots_[hole].id != id) hole = (hole + 1) & mask;
+  for (size_t j = (hole + 1) & mask; slots_[j].id != kNone; j = (j + 1) & mask) {
+    const size_t home = Home(slots_[j].id);
+    if (((j - home) & mask) >= ((j - hole) & mask)) {  // the hole is on its path
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+  }
+  slots_[hole] = Slot{};
+  --used_;
+}
+
+void TraceRunner::LruUnlink(uint32_t i) {
+  TFolio& f = slab_[i];
+  if (!f.on_lru) return;
+  (f.lru_prev == kNil ? lru_head_ : slab_[f.lru_prev].lru_next) = f.lru_next;
+  (f.lru_next == kNil ? lru_tail_ : slab_[f.lru_next].lru_prev) = f.lru_prev;
+  f.lru_prev = f.lru_next = kNil;
+  f.on_lru = false;
+}
+
+void TraceRunner::Touch(uint32_t i) {
+  LruUnlink(i);
+  TFolio& f = slab_[i];
+  f.lru_prev = lru_tail_;
+  (lru_tail_ == kNil ? lru_head_ : slab_[lru_tail_].lru_next) = i;
+  lru_tail_ = i;
+  f.on_lru = true;
+}
+
 alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
-  auto it = folios_.find(folio);
-  if (it == folios_.end() || page >= it->second.pages().size()) return {};
-  const Page& p = it->second.pages()[page];
+  const uint32_t i = Find(folio);
+  if (i == kNil || page >= slab_[i].pages().size()) return {};
+  const Page& p = slab_[i].pages()[page];
   return p.refs != 0 && !p.in_memory ? p.slot : SwapEntry{};
 }
 
 // A folio whose pages hold nothing any more is forgotten (its id may be
 // used again).
-void TraceRunner::ForgetIfDone(uint64_t id) {
-  if (auto it = folios_.find(id); it != folios_.end()) ForgetIfDone(it);
-}
-
-void TraceRunner::ForgetIfDone(FolioMap::iterator it) {
-  TFolio& f = it->second;
+void TraceRunner::ForgetIfDone(uint32_t i) {
+  TFolio& f = slab_[i];
   for (const Page& p : f.pages()) {
     if (p.refs != 0 || p.in_memory || (p.cache && p.cache->in_swap_cache())) return;
   }
   CacheFolios(f.pages(), &caches_);
   for (Folio* cf : caches_) Release(cf);
   if (f.order > 0) spare_pages_[f.order].push_back(std::move(f.many));
-  folios_.erase(it);
+  LruUnlink(i);
+  f.order = -1;
+  index_.Erase(f.id);
+  free_folios_.push_back(i);
+}
+
+// A global drop-cache is reclaim of every folio of the mapping: it visits
+// the folios that may hold swap-cache folios in the order they were last
+// swapped out or in, oldest first (reclaim scans an LRU list from its old
+// end, shrink_lruvec). A folio none of whose pages refers to a cache folio
+// any more leaves that order: a drop changes nothing in it, and it is not
+// done (a folio is forgotten as soon as a record leaves it done; only a
+// cache folio leaving the swap cache behind the runner's back makes one
+// done unseen, and then a page still refers to it).
+Status TraceRunner::DropAllCaches(const Where& where) {
+  drop_.clear();
+  for (uint32_t i = lru_head_; i != kNil;) {
+    TFolio& f = slab_[i];
+    const uint32_t next = f.lru_next;
+    const std::span<const Page> pages = f.pages();
+    if (std::none_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache; })) {
+      LruUnlink(i);
+    } else {
+      if (Status st = DoDropCache(f, where, /*keep_mapped=*/true); !st.ok()) return st;
+      drop_.push_back(i);
+    }
+    i = next;
+  }
+  for (uint32_t i : drop_) ForgetIfDone(i);
+  return Status::Ok();
 }
 
 Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
@@ -120,26 +219,18 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       sys_.SetStorageSuspended(false);
       return Status::Ok();
     case TraceOp::kDropCache: {
-      if (r.folio) {
-        auto it = folios_.find(*r.folio);
-        if (it == folios_.end()) return At(where, "unknown folio " + std::to_string(*r.folio));
-        Status st = DoDropCache(it->second, where, /*keep_mapped=*/false);
-        ForgetIfDone(it);
-        return st;
-      }
-      drop_.clear();
-      for (auto f = folios_.begin(); f != folios_.end(); ++f) {
-        if (Status st = DoDropCache(f->second, where, /*keep_mapped=*/true); !st.ok()) return st;
-        drop_.push_back(f);
-      }
-      for (FolioMap::iterator f : drop_) ForgetIfDone(f);
-      return Status::Ok();
+      if (!r.folio) return DropAllCaches(where);
+      const uint32_t i = Find(*r.folio);
+      if (i == kNil) return At(where, "unknown folio " + std::to_string(*r.folio));
+      Status st = DoDropCache(slab_[i], where, /*keep_mapped=*/false);
+      ForgetIfDone(i);
+      return st;
     }
     default:
       break;
   }
-  auto it = folios_.find(*r.folio);
-  if (it == folios_.end()) {
+  const uint32_t i = Find(*r.folio);
+  if (i == kNil) {
     if (r.op == TraceOp::kExpect) {
       ++sum_.expected;
       if (sum_.disagreements.size() < keep_)
@@ -148,15 +239,19 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
     }
     return At(where, "unknown folio " + std::to_string(*r.folio) + " (no alloc before it)");
   }
-  TFolio& f = it->second;
+  TFolio& f = slab_[i];
   switch (r.op) {
     case TraceOp::kFree: {
       Status st = DoFree(r, f, where);
-      ForgetIfDone(it);
+      ForgetIfDone(i);
       return st;
     }
-    case TraceOp::kCache:
-      return DoCache(r, f, where);
+    case TraceOp::kCache: {
+      bool in = false;
+      Status st = DoCache(r, f, where, &in);
+      if (in) Touch(i);  // a page faulted back in: the folio is the youngest
+      return st;
+    }
     case TraceOp::kDup:
       for (Page& p : f.pages()) {
         if (p.refs == 0 || p.in_memory) continue;  // only swapped-out pages
@@ -203,7 +298,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   if (r.order < 0 || r.order >= static_cast<int>(std::size(spare_pages_)))
     return At(where, "order " + std::to_string(r.order) + " is outside 0.." +
                          std::to_string(std::size(spare_pages_) - 1));
-  if (folios_.count(*r.folio))
+  if (Find(*r.folio) != kNil)
     return At(where, "folio " + std::to_string(*r.folio) +
                          " is still live (allocated at an earlier line)");
   if (r.cpu >= sys_.options().nr_cpus)
@@ -231,7 +326,17 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
     for (Folio* p : split)
       if (!p->in_swap_cache()) Release(p);
   }
-  TFolio& tf = folios_[*r.folio];
+  uint32_t index;
+  if (!free_folios_.empty()) {
+    index = free_folios_.back();
+    free_folios_.pop_back();
+  } else {
+    index = static_cast<uint32_t>(slab_.size());
+    slab_.emplace_back();
+  }
+  index_.Insert(*r.folio, index);
+  TFolio& tf = slab_[index];
+  tf.id = *r.folio;
   tf.order = r.order;
   if (r.order > 0) {
     std::vector<std::vector<Page>>& spare = spare_pages_[r.order];
@@ -266,6 +371,8 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   } else {
     for (Page& p : pages) p.in_memory = true;
   }
+  // Swapped out into the swap cache: the youngest in the reclaim order.
+  if (std::any_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache; })) Touch(index);
   uint64_t runs = 0;
   for (size_t i = 0; i < pages.size(); ++i) {
     const Page& p = pages[i];
@@ -333,7 +440,7 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
 }
 
 // cache: pages swapped back in (fault) and kept in the swap cache.
-Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where) {
+Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where, bool* in) {
   const std::span<Page> pages = f.pages();
   uint64_t first, count;
   if (!RecordPageRange(r, pages.size(), &first, &count))
@@ -356,6 +463,7 @@ Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where)
     cf->mapped = true;
     --p.refs;
     p.in_memory = true;
+    *in = true;
   }
   return Status::Ok();
 }
@@ -400,7 +508,10 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   auto d = devs_.find(r.dev);
   if (d == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
   const int type = d->second;
-  for (auto& [id, f] : folios_) {
+  // Every live folio, in slab order: the order is not seen (only slots of
+  // the device going away are put, and they all go).
+  for (TFolio& f : slab_) {
+    if (f.order < 0) continue;
     std::vector<Folio*> caches;  // in page order
     for (Page& p : f.pages()) {
       if (!p.slot.valid() || p.slot.type != type) continue;

@@ -466,5 +466,27 @@ TEST_F(Replay, GlobalDropKeepsMappedFoliosPerFolioDropFreesThem) {
   EXPECT_EQ(Slot(1).kind, SlotKind::kEmpty);
   EXPECT_EQ(Slot(2).kind, SlotKind::kShadow);
 }
+
+// A global drop is reclaim: it takes folios oldest first (docs/fidelity.md
+// "The order of a global drop-cache"), so the cluster of the older folio is
+// the first to regain free slots and heads the nonfull list an order-0
+// allocation with nothing else left steals from (kStealHigher). Folio ids
+// run against age here, so an order by id would pick the other cluster.
+TEST_F(Replay, GlobalDropTakesTheOldestFolioFirst) {
+  std::string body = "swapon dev=0 pages=1536 ssd=1 blkdev=1\n";
+  for (int id = 64; id >= 1; --id)  // clusters 1 and 2, 32 order-4 folios each
+    body += "alloc folio=" + std::to_string(id) + " order=4 cpu=0\n";
+  for (int id = 100; id < 100 + 511; ++id)  // cluster 0 after the header page
+    body += "alloc folio=" + std::to_string(id) + " order=0 cpu=0\n";
+  Run(body);
+  ASSERT_EQ(sys_.Device(0)->inuse, 1535u);
+  ASSERT_EQ(runner_.SlotOf(64, 0).offset, 512u);  // the oldest, in cluster 1
+  ASSERT_EQ(runner_.SlotOf(1, 0).offset, 1520u);  // the youngest, in cluster 2
+  // Half of each: the count-0 slots stay with their cached folio.
+  Run("free folio=1 page=0 n=8\nfree folio=64 page=0 n=8\n");
+  ASSERT_EQ(sys_.Device(0)->inuse, 1535u);
+  Run("drop-cache\nalloc folio=5000 order=0 cpu=1\n");
+  EXPECT_EQ(runner_.SlotOf(5000, 0).offset, 512u);
+}
 }  // namespace
 }  // namespace swaplab::workload

@@ -8,7 +8,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "swaplab/alloc/swap_system.h"
@@ -46,7 +45,7 @@ class TraceRunner {
   // folio is unknown or the page is not in swap.
   alloc::SwapEntry SlotOf(uint64_t folio, uint64_t page) const;
   // Whether folio `id` is live (allocated and not yet forgotten).
-  bool Live(uint64_t id) const { return folios_.count(id) != 0; }
+  bool Live(uint64_t id) const { return Find(id) != kNil; }
   // Trace device id → device type.
   const std::map<uint64_t, int>& devices() const { return devs_; }
 
@@ -64,11 +63,17 @@ class TraceRunner {
     bool in_memory = false;         // mapped in memory
   };
   // A folio of the mapping: one page held inline (order 0), or a page
-  // array of 2^order used again for later folios of that order.
+  // array of 2^order used again for later folios of that order. Folios
+  // live in slab_ and are named by their index there.
   struct TFolio {
-    int order = 0;
+    uint64_t id = 0;
+    int order = -1;  // -1: the slab entry is free
     Page one;
     std::vector<Page> many;
+    // Links of the reclaim order (lru_): the live folios that may hold
+    // swap-cache folios, least recently swapped out or in first.
+    uint32_t lru_prev = kNil, lru_next = kNil;
+    bool on_lru = false;
     std::span<Page> pages() {
       return order == 0 ? std::span<Page>(&one, 1) : std::span<Page>(many);
     }
@@ -76,34 +81,63 @@ class TraceRunner {
       return order == 0 ? std::span<const Page>(&one, 1) : std::span<const Page>(many);
     }
   };
+  static constexpr uint32_t kNil = ~uint32_t{0};
+
+  // Folio id → slab index, by open addressing (linear probing, Fibonacci
+  // hashing): a lookup reads one slot.
+  class FolioIndex {
+   public:
+    uint32_t Find(uint64_t id) const;          // kNil when absent
+    void Insert(uint64_t id, uint32_t folio);  // id not present
+    void Erase(uint64_t id);                   // id present
+
+   private:
+    static constexpr uint64_t kNone = ~uint64_t{0};  // trace ids stop at 2^63 - 1
+    struct Slot {
+      uint64_t id = kNone;
+      uint32_t folio = kNil;
+    };
+    size_t Home(uint64_t id) const;
+    void Grow();
+    std::vector<Slot> slots_;  // a power of two, at most half used
+    size_t used_ = 0;
+    int shift_ = 64;
+  };
+
   Status DoAlloc(const TraceRecord& r, const Where& where);
   Status DoFree(const TraceRecord& r, TFolio& f, const Where& where);
-  Status DoCache(const TraceRecord& r, TFolio& f, const Where& where);
+  // *in: some page came back into memory.
+  Status DoCache(const TraceRecord& r, TFolio& f, const Where& where, bool* in);
   // keep_mapped: reclaim (a global drop) leaves mapped folios in the cache.
   Status DoDropCache(TFolio& f, const Where& where, bool keep_mapped);
+  Status DropAllCaches(const Where& where);
   Status DoSwapoff(const TraceRecord& r, const Where& where);
   alloc::Folio* NewFolio(int order);
   void Release(alloc::Folio* f);
   // The distinct cache folios `pages` refer to, in page order, into *out.
   void CacheFolios(std::span<const Page> pages, std::vector<alloc::Folio*>* out);
-  // The iteration order of this map decides the order of a global
-  // drop-cache and of swapoff, and so placements: keep its type.
-  using FolioMap = std::unordered_map<uint64_t, TFolio>;
-  void ForgetIfDone(uint64_t id);
-  void ForgetIfDone(FolioMap::iterator it);
+  // The live folio `id`'s slab index, or kNil.
+  uint32_t Find(uint64_t id) const { return index_.Find(id); }
+  void ForgetIfDone(uint32_t folio);
+  // The reclaim order: `folio` becomes the most recently used (lru_ tail).
+  void Touch(uint32_t folio);
+  void LruUnlink(uint32_t folio);
 
   alloc::SwapSystem& sys_;
   size_t keep_;
   ReplaySummary sum_;
   std::map<uint64_t, int> devs_;
-  FolioMap folios_;
+  std::vector<TFolio> slab_;           // live folios and free entries
+  std::vector<uint32_t> free_folios_;  // free entries of slab_
+  FolioIndex index_;                   // folio id → slab_ index, live folios only
+  uint32_t lru_head_ = kNil, lru_tail_ = kNil;
   std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
   std::vector<alloc::Folio*> spare_;     // order-0 folios of pool_ never put in the swap cache
   std::vector<alloc::Folio*> released_;  // folios of pool_ no page refers to any more
   std::vector<std::vector<Page>> spare_pages_[16];  // page arrays of forgotten folios, by order
   // Scratch lists kept from record to record (no allocation per record).
   std::vector<alloc::Folio*> caches_, split_, touched_;
-  std::vector<FolioMap::iterator> drop_;
+  std::vector<uint32_t> drop_;
 };
 
 }  // namespace swaplab::workload
