@@ -41,6 +41,8 @@ class StreamCheck {
   // Stream page p (0 … T−1); where() names it, called only for a message.
   template <typename Where>
   Status Page(uint64_t p, const std::byte* page, Where where) {
+    if (o_.progress && ((p + 1) % kProgressPages == 0 || p + 1 == rep_.T))
+      o_.progress(p + 1, rep_.T);
     if (!o_.verify_pages) return o_.on_page ? o_.on_page(p, page) : Status::Ok();
     // swaplab's own images: the snapshot names the first page that differs.
     if (snap_ != nullptr) {

@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "swaplab/hibernate/image_reader.h"  // kProgressPages
+
 namespace swaplab::hibernate {
 
 uint64_t CountRuns(std::vector<uint64_t> d) {
@@ -105,8 +107,9 @@ class SwapWriter {
 // which QueueWrite does. Otherwise the page is generated straight into the
 // write copy (no second copy).
 Status SaveImage(SwapWriter& w, RequestBatcher& batch, const SyntheticSnapshot& snap,
-                 WriteReport& rep) {
+                 const WriterOptions& o, WriteReport& rep) {
   for (uint64_t p = 1; p < rep.T; ++p) {
+    if (o.progress && p % kProgressPages == 0) o.progress(p, rep.T);
     const std::byte* page = snap.PageInMemory(p);
     if (page == nullptr) {
       std::byte* copy = batch.CopyBuffer();
@@ -154,6 +157,8 @@ Status SaveCompressed(SwapWriter& w, RequestBatcher& batch, const SyntheticSnaps
       const uint64_t n = std::min<uint64_t>(kUncPages, rep.T - next);
       for (uint64_t i = 0; i < n; ++i) snap.StreamPage(next + i, u.unc[i].data());
       next += n;
+      if (o.progress && next / kProgressPages != (next - n) / kProgressPages)
+        o.progress(next, rep.T);
       u.unc_len = n * kPageSize;
       th.workers[filled]->Go([&u, c] {
         auto l = CompressBlock(c, {u.unc_data(), u.unc_len},
@@ -212,7 +217,7 @@ Status WriteBody(ImageSession& session, RequestBatcher& batch, const SyntheticSn
   snap.StreamPage(0, page.data());
   st = w.WritePage(page.data(), /*async=*/false);  // swsusp_info, sync
   if (!st.ok()) return st;
-  st = o.compress == Compressor::kNone ? SaveImage(w, batch, snap, rep)
+  st = o.compress == Compressor::kNone ? SaveImage(w, batch, snap, o, rep)
                                        : SaveCompressed(w, batch, snap, o, rep);
   if (!st.ok()) return st;
   st = batch.Wait();
@@ -235,6 +240,7 @@ Status WriteBody(ImageSession& session, RequestBatcher& batch, const SyntheticSn
     return st;
   }
   w.FlushLast();
+  if (o.progress) o.progress(rep.T, rep.T);
   return Status::Ok();
 }
 

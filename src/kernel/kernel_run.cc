@@ -492,6 +492,7 @@ Result<RunReport> Runner::Run() {
     }
     st = Apply(recs[i]);
     ++rep_.records;
+    if (o_.progress) o_.progress(i + 1, recs.size());
     if (o_.annotate_inuse && recs[i].op != TraceOp::kExpect)
       out_.push_back("# kernel inuse " + std::to_string(s_.UsedSlots()));
   }

@@ -145,30 +145,37 @@ void MarkImageByDelta(ClusterMap& after, const ClusterMap& before) {
       "granularity)";
 }
 
+void MarkImageSlots(ClusterMap& m, const std::vector<uint64_t>& stream,
+                    const std::vector<uint64_t>& map, bool count_slots) {
+  std::vector<uint64_t> slots;
+  slots.reserve(stream.size() + map.size());
+  auto add = [&](uint64_t dblock, bool is_map) {
+    if (dblock / m.cluster_size >= m.cells.size()) return;  // the chain walk bounds them
+    ClusterCell& c = m.cells[dblock / m.cluster_size];
+    ++c.image_slots;
+    c.count += count_slots;
+    c.map_pages += is_map;
+    c.kind = CellKind::kImage;
+    if (count_slots) c.list = CellKind::kImage;
+    slots.push_back(dblock);
+  };
+  for (uint64_t d : stream) add(d, false);
+  for (uint64_t d : map) add(d, true);
+  std::sort(slots.begin(), slots.end());
+  m.run_starts.clear();
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (i == 0 || slots[i] != slots[i - 1] + 1) m.run_starts.push_back(slots[i] / m.cluster_size);
+  m.runs_note =
+      "image runs: stretches of consecutive dblocks (§10.4), numbered from the disk start";
+}
+
 ClusterMap ImageAreaMap(const hibernate::ImageChain& chain, uint64_t device_pages,
                         uint32_t cluster_size) {
   ClusterMap m;
   m.cluster_size = cluster_size;
   m.cells.resize((device_pages + cluster_size - 1) / cluster_size);
   for (auto& c : m.cells) c.kind = c.list = CellKind::kNotImage;
-  std::vector<uint64_t> slots;
-  slots.reserve(chain.entries.size() + chain.map_dblocks.size());
-  auto add = [&](uint64_t dblock, bool map) {
-    if (dblock / cluster_size >= m.cells.size()) return;  // the chain walk bounds them
-    ClusterCell& c = m.cells[dblock / cluster_size];
-    ++c.image_slots;
-    ++c.count;
-    c.map_pages += map;
-    c.kind = c.list = CellKind::kImage;
-    slots.push_back(dblock);
-  };
-  for (uint64_t d : chain.entries) add(d, false);
-  for (uint64_t d : chain.map_dblocks) add(d, true);
-  std::sort(slots.begin(), slots.end());
-  for (size_t i = 0; i < slots.size(); ++i)
-    if (i == 0 || slots[i] != slots[i - 1] + 1) m.run_starts.push_back(slots[i] / cluster_size);
-  m.runs_note =
-      "image runs: stretches of consecutive dblocks (§10.4), numbered from the disk start";
+  MarkImageSlots(m, chain.entries, chain.map_dblocks, true);
   m.notes.push_back(fmt::format("{} stream pages and {} map pages on the area",
                                 chain.entries.size(), chain.map_dblocks.size()));
   return m;

@@ -1,6 +1,8 @@
 // Where cluster maps come from (map_sources.h).
 #include "swaplab/report/map_sources.h"
 
+#include <fmt/core.h>
+
 #include <memory>
 #include <tuple>
 
@@ -25,8 +27,15 @@ void MapCapture::Take(const workload::JobPhase& p) {
   }
   ClusterMap map = std::move(m).value();
   if (std::string(p.phase) == "after") {
-    auto before = maps_.find({p.scenario->name, p.variant->label, "before"});
-    if (before != maps_.end()) MarkImageByDelta(map, before->second);
+    if (p.image_stream != nullptr && !p.image_stream->empty()) {
+      // The writer's placement: the image's own slots and runs.
+      MarkImageSlots(map, *p.image_stream, *p.image_map, false);
+      map.notes.push_back(fmt::format("{} stream pages and {} map pages of the image",
+                                      p.image_stream->size(), p.image_map->size()));
+    } else {
+      auto before = maps_.find({p.scenario->name, p.variant->label, "before"});
+      if (before != maps_.end()) MarkImageByDelta(map, before->second);
+    }
   }
   maps_[{p.scenario->name, p.variant->label, p.phase}] = std::move(map);
 }

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -214,6 +215,9 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
 
   BootResult r;
   LogWatch watch(log, b.stop_on);
+  size_t milestone = 0;
+  std::optional<LogWatch> awaited;
+  if (!b.milestones.empty()) awaited.emplace(log, b.milestones[0]);
   bool cancelled = false;
   int status = 0;
   for (int polls = 0;; ++polls) {
@@ -227,6 +231,13 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
       kill_now = r.timed_out = true;
     else if (polls % 4 == 0 && watch.Seen())
       kill_now = r.stopped = true;
+    if (polls % 4 == 0 && awaited && awaited->Seen()) {
+      if (b.on_milestone) b.on_milestone(milestone);
+      if (++milestone < b.milestones.size())
+        awaited.emplace(log, b.milestones[milestone]);  // read again from the start
+      else
+        awaited.reset();
+    }
     if (kill_now) {
       ::kill(pid, SIGKILL);
       waitpid(pid, &status, 0);

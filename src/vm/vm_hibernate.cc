@@ -5,12 +5,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "model_side.h"
 #include "swaplab/area/swap_area.h"
@@ -160,8 +162,23 @@ Status ReadKernelImage(const std::string& disk, SideMetrics* k, KernelSideInfo* 
 
 }  // namespace
 
+std::vector<const char*> HibernateStages(bool resume) {
+  std::vector<const char*> s = {"prepare",   "boot",        "layout",
+                                "hibernate", "image write", "image read"};
+  if (resume) s.insert(s.end(), {"resume boot", "image load"});
+  s.push_back("model");
+  return s;
+}
+
 Result<HibernateReport> RunHibernate(const HibernateOptions& o,
                                      const volatile std::sig_atomic_t* interrupted) {
+  const std::vector<const char*> stages = HibernateStages(o.resume);
+  size_t stage_at = 0;
+  auto stage = [&](const char* name) {
+    while (stage_at < stages.size() && std::string_view(stages[stage_at]) != name) ++stage_at;
+    if (o.vm.stage && stage_at < stages.size()) o.vm.stage(stage_at, name);
+  };
+  stage("prepare");
   HibernateReport rep;
   rep.options = o;
   if (o.swap_bytes % alloc::kPageSize || o.swap_bytes < (1u << 20))
@@ -211,6 +228,10 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
   // of 120; the boot is then stopped and made again from a fresh disk,
   // once, instead of waiting for the time limit.
   b.stop_on = kGuestHangLine;
+  // The guest's init starts the agent; the agent hibernates; the kernel's
+  // save_image() / save_compressed_image() announce the data pages.
+  b.milestones = {"swaplab-init: start at uptime", "swaplab-agent: hibernating", "image data"};
+  b.on_milestone = [&](size_t k) { stage(std::array{"layout", "hibernate", "image write"}[k]); };
   b.append = "swaplab.mode=layout swaplab.layout=" + std::string(workload::Name(o.layout)) +
              " swaplab.swap_pages=" + std::to_string(rep.swap_pages) +
              " swaplab.image_pages=" + std::to_string(rep.image_pages_asked) +
@@ -229,6 +250,8 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     }
     if (Status st = MakeZeroFile(trace_disk, (8ull << 20) + rep.swap_pages * 128); !st.ok())
       return st;
+    stage_at = 0;  // a boot made again starts its stages again
+    stage("boot");
     boot = Boot(o.vm, b, dir, interrupted);
     if (!boot.ok()) return boot.status();
     rep.kinfo.boot_wall_s += boot->wall_s;
@@ -272,6 +295,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     std::ofstream(dir + "/trace.txt") << rep.trace;
     keep("layout.trace", rep.trace);
   }
+  stage("image read");
   if (Status st = ReadKernelImage(disk, &rep.kernel, &rep.kinfo); !st.ok()) return st;
   if (!o.keep_dir.empty()) {
     std::error_code ec;
@@ -287,6 +311,10 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     // ("Hibernate inconsistent memory map detected!").
     r.append = "swaplab.mode=resume" + std::string(kGuestHangTimeoutArg) +
                (o.vm.append.empty() ? "" : " " + o.vm.append);
+    // load_image() / load_compressed_image() announce the data pages.
+    r.milestones = {"image data"};
+    r.on_milestone = [&](size_t) { stage("image load"); };
+    stage("resume boot");
     auto rb = Boot(o.vm, r, dir, interrupted);
     if (!rb.ok()) return rb.status();
     keep("resume.log", rb->console);
@@ -300,6 +328,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
                               Tail(rb->console, 25));
   }
 
+  stage("model");
   if (Status st = RunModelSide(dir + "/trace.txt", o.policy, o.vm.smp, rep.kernel.stream_pages,
                                &rep.model, &rep.minfo);
       !st.ok())

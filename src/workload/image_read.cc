@@ -74,6 +74,7 @@ Result<ImageReadResult> ReadImageOnArea(const ImageReadOptions& o, ImageReadStep
   ro.threads = o.threads;
   ro.consume = o.consume;
   ro.pipelined = !o.kernel_io;
+  ro.progress = o.progress;
   if (dump.f != nullptr) {
     ro.on_page = [&](uint64_t p, const std::byte* page) {
       if (std::fwrite(page, 1, area::kPageSize, dump.f) != area::kPageSize)

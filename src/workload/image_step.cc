@@ -184,6 +184,8 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
   res.write_bio_sizes = w.batch.bio_sizes;
   res.fallback_slots = w.session.fallback_slots;
   res.alloc_calls = w.session.runs_taken;
+  res.stream_dblocks = std::move(w.stream_dblocks);
+  res.map_dblocks = std::move(w.map_dblocks);
   if (spec.read_back) {
     hibernate::ReaderOptions ro;
     ro.batch = spec.batch;

@@ -99,6 +99,7 @@ Result<ImageWriteResult> Write(const ImageWriteOptions& o, area::SwapArea& area,
   wo.memory_budget_pages = o.memory_budget_bytes / alloc::kPageSize;  // bounds the write copies
   wo.compress = o.compress;
   wo.threads = o.threads;
+  wo.progress = o.progress;
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -87,6 +87,8 @@ class Job {
           !st.ok())
         return st;
       if (image) Observe("after");
+      image_stream_.clear();  // held only until the observer has seen it
+      image_map_.clear();
     }
     return out;
   }
@@ -130,7 +132,8 @@ class Job {
   }
 
   void Observe(const char* phase) {
-    if (observe_) observe_(JobPhase{&sc_, &v_, rep_, phase, sys_.get(), type0_});
+    if (observe_)
+      observe_(JobPhase{&sc_, &v_, rep_, phase, sys_.get(), type0_, &image_stream_, &image_map_});
   }
 
   static std::string Where(const std::string& path, const Step& s, const Status& st) {
@@ -138,7 +141,17 @@ class Job {
   }
 
   Status RunAt(Workload& w, const Step& step, const std::string& path, Sample* out) {
-    StepRun run{w, *sys_, sc_, v_, rep_, engine_.get(), type0_, structural_, out};
+    StepRun run{w,
+                *sys_,
+                sc_,
+                v_,
+                rep_,
+                engine_.get(),
+                type0_,
+                structural_,
+                out,
+                observe_ ? &image_stream_ : nullptr,
+                observe_ ? &image_map_ : nullptr};
     if (Status st = RunStep(step, run); !st.ok())
       return Status(st.code(),
                     v_.label + " rep " + std::to_string(rep_) + ": " + Where(path, step, st));
@@ -154,6 +167,7 @@ class Job {
   bool structural_ = false;
   int type0_ = -1;
   const std::function<void(const JobPhase&)>& observe_;
+  std::vector<uint64_t> image_stream_, image_map_;  // the last image step's placement
 };
 
 }  // namespace

@@ -310,6 +310,8 @@ struct StepRow<ImageStepSpec> {
     if (im.read) out.Add("read bios", static_cast<double>(r->read_bios), MetricKind::kCount);
     out.Add("single-slot fallbacks", static_cast<double>(r->fallback_slots), MetricKind::kCount);
     out.Add("allocator calls", static_cast<double>(r->alloc_calls), MetricKind::kCount);
+    if (run.image_stream) *run.image_stream = std::move(r->stream_dblocks);
+    if (run.image_map) *run.image_map = std::move(r->map_dblocks);
     if (run.sc.host_cpu && r->modelled) {
       out.Add("write + host CPU, s", r->WriteWithHostCpu(*run.sc.host_cpu),
               MetricKind::kModelledSeconds);

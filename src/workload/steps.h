@@ -43,6 +43,9 @@ struct StepRun {
   int type0 = -1;                    // device 0's swap type
   bool structural = false;           // image steps skip page contents
   Sample* out = nullptr;             // the step's metrics
+  // Image steps: the writer's placement goes here (JobPhase "after").
+  std::vector<uint64_t>* image_stream = nullptr;
+  std::vector<uint64_t>* image_map = nullptr;
 };
 
 // Parses the step at `path` by its "generator" name; `cpus` bounds its

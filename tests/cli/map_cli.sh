@@ -26,6 +26,31 @@ cmp -s "$W/t.svg" "$W/t3.svg" && fail "the map after 3 records equals the one at
 "$S" map --scenario rfc-shuffled --scale 0.01 -o "$W/s.svg" || fail "scenario map"
 $CHECK "$W/s.svg" 0 --require image || fail "scenario map"
 grep -c '<text [^>]*class="caption"' "$W/s.svg" | grep -qx 3 || fail "three variants, three panels"
+# The runs overlay is the writer's placement: per variant, the runs the
+# legend counts are the runs the scenario reports (same scale, repetition 0).
+for sc in rfc-shuffled rfc-holes; do
+  "$S" map --scenario $sc --scale 0.01 -o "$W/$sc.svg" || fail "map of $sc"
+  "$S" run "$(dirname "$0")/../../scenarios/$sc.json" --structural --scale 0.01 --json >"$W/$sc.json" || fail "run $sc"
+  python3 - "$W/$sc.svg" "$W/$sc.json" <<'PY' || fail "$sc: runs on the map"
+import json, re, sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+notes = " ".join(t.text for t in root.iter(ns + "text") if t.get("class") == "note")  # unwrapped
+want = {v["label"]: int(v["metrics"]["runs"]["value"]) for v in json.load(open(sys.argv[2]))["scenarios"][0]["variants"]}
+legend = {}
+for label in want:
+    m = re.search(re.escape(label) + r", after: image runs: stretches of consecutive dblocks .*?\((\d+) runs\)", notes)
+    if m:
+        legend[label] = int(m.group(1))
+if legend != want:
+    sys.exit(f"{sys.argv[1]}: runs in the legend {legend}, reproduce reports {want}")
+labels = sum(1 for t in root.iter(ns + "text") if t.get("class") == "run")
+print(f"{sys.argv[1]}: runs {legend} as reproduce reports; {labels} run labels")
+if labels > sum(want.values()) or (labels == 0 and max(want.values()) <= 1000):
+    sys.exit(f"{labels} run labels for {sum(want.values())} runs")
+PY
+done
 "$S" map --scenario rfc-shuffled --scale 0.01 --variant base --at before -o "$W/b.svg" || fail "before"
 $CHECK "$W/b.svg" 0 || fail "scenario map before"
 grep -q 'fill="#111111"' "$W/b.svg" && fail "image cells before the image write"

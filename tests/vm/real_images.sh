@@ -50,9 +50,22 @@ reader_checks() {  # NAME DISK MODE T
   rc=$?
   [ $rc -eq 0 ] || vm_fail "$name: swaplab image inspect exited $rc: $(head -c 600 "$out.inspect.err")"
   python3 "$CHECK" check-inspect "$out.inspect.json" "$t" || vm_fail "$name: swaplab image inspect --json: see above"
-  "$VM_SWAPLAB" image read "$disk" --json --dump "$out.stream" >"$out.read.json" 2>"$out.read.err"
+  # The kernel's image as a cluster map: one cell per 512-slot cluster of
+  # the 256 MiB disk, image cells, and the stream and map pages inspect found.
+  "$VM_SWAPLAB" map "$disk" -o "$out.map.svg" 2>"$out.map.err" ||
+    vm_fail "$name: swaplab map of the kernel's image failed: $(head -c 600 "$out.map.err")"
+  local svg
+  svg="$(python3 "$VM_DIR/../cli/check_svg.py" "$out.map.svg" 128 --require image)" ||
+    vm_fail "$name: the map of the kernel's image: $svg"
+  n="$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print("%d stream pages and %d map pages on the area" % (d["stream_pages"], d["map_pages"]))' "$out.inspect.json")"
+  grep -q "$n" "$out.map.svg" || vm_fail "$name: the map does not say '$n'"
+  vm_log "$name: map: ${svg##*/}; $n"
+  "$VM_SWAPLAB" image read "$disk" --json --dump "$out.stream" --progress always >"$out.read.json" 2>"$out.read.err"
   rc=$?
   [ $rc -eq 0 ] || vm_fail "$name: swaplab image read exited $rc on the kernel's image: $(head -c 600 "$out.read.err")"
+  tr '\r' '\n' <"$out.read.err" | grep -aEq '\[#{20}\] 100% ([0-9.]+)/\1 MB, .*image read' ||
+    vm_fail "$name: image read --progress always drew no full bar: $(tr '\r' '\n' <"$out.read.err" | tail -2)"
   python3 "$CHECK" check-read "$out.read.json" "$mode" "$t" || vm_fail "$name: swaplab image read --json: see above"
   [ "$(stat -c %s "$out.stream")" -eq $((t * 4096)) ] ||
     vm_fail "$name: --dump wrote $(stat -c %s "$out.stream") bytes, want T=$t pages = $((t * 4096))"

@@ -7,6 +7,7 @@
 
 #include "area.h"
 #include "policy_arg.h"
+#include "progress.h"
 #include "size_arg.h"
 #include "swaplab/alloc/printable.h"
 #include "swaplab/alloc/types.h"
@@ -39,6 +40,8 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
                   "compression threads (0: clamp(CPUs - 1, 1, 3) as the kernel)")
         ->check(CLI::Range(0u, 64u));
   }
+  AddProgressOption(c.write, o.progress);
+  AddProgressOption(c.read, o.progress);
   c.read->add_flag(
       "--consume", o.consume,
       "restore the swap signature first, as the kernel's resume does: the image can then never be "
@@ -124,8 +127,15 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
       o.area,   bo,        *compress,    *source,          *layout,   *policy, *size,
       *budget,  *snap_mem, o.zero_share, o.seed,           o.threads, o.batch, o.bio_capacity,
       o.source, o.layout,  o.compress,   Printable(o.size)};
+  // Snapshot pages written, as bytes of the image.
+  ProgressBar bar(o.progress, 0, "pages", ProgressBar::Unit::kBytes);
+  w.progress = [&bar](uint64_t done, uint64_t total) {
+    bar.SetTotal(total * alloc::kPageSize);
+    bar.Update(done * alloc::kPageSize, "image write");
+  };
   workload::ImageWriteStep step;
   auto r = workload::WriteImageToArea(w, &step);
+  bar.End();
   if (!r.ok()) {
     const Status& st = r.status();
     switch (step) {

@@ -29,6 +29,7 @@ struct ImageOptions {
   bool consume = false;    // read: restore the swap signature as resume does
   std::string dump;        // read: write the decompressed stream here
   bool kernel_io = false;  // read: issue the kernel's resume reads (sync map and metadata pages)
+  std::string progress = "auto";  // write, read: --progress always|never|auto
 };
 
 struct ImageCommands {

@@ -6,7 +6,9 @@
 #include <fmt/core.h>
 
 #include "image.h"
+#include "progress.h"
 #include "swaplab/alloc/printable.h"
+#include "swaplab/alloc/types.h"
 #include "swaplab/report/image_report.h"
 
 namespace swaplab::tools {
@@ -29,6 +31,8 @@ int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o) {
   auto batch_mode = hibernate::ParseBatchMode(o.batch);
   if (!capacity.ok()) return Fail(capacity.status(), what, 2);
   if (!batch_mode.ok()) return Fail(batch_mode.status(), what, 2);
+  // Stream pages read, as bytes of the image (inspect reads none).
+  ProgressBar bar(inspect ? "never" : o.progress, 0, "pages", ProgressBar::Unit::kBytes);
   workload::ImageReadStep step;
   auto r = workload::ReadImageOnArea({o.area,
                                       inspect,
@@ -36,8 +40,13 @@ int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o) {
                                       o.threads,
                                       o.consume,
                                       o.kernel_io,
-                                      o.dump},
+                                      o.dump,
+                                      [&bar](uint64_t done, uint64_t total) {
+                                        bar.SetTotal(total * alloc::kPageSize);
+                                        bar.Update(done * alloc::kPageSize, "image read");
+                                      }},
                                      &step);
+  bar.End();
   if (!r.ok()) {
     const Status& st = r.status();
     switch (step) {

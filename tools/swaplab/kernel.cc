@@ -8,6 +8,7 @@
 #include <csignal>
 
 #include "policy_arg.h"
+#include "progress.h"
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/interrupt.h"
 #include "swaplab/kernel/kernel_run.h"
@@ -75,9 +76,15 @@ int RunRun(const KernelOptions& o) {
                "swaplab kernel run: needs root (swapon, /proc/PID/pagemap, sysfs); run as root\n");
     return 1;
   }
+  ProgressBar bar(o.progress, 0, "records");
+  ro.progress = [&bar](uint64_t done, uint64_t total) {
+    bar.SetTotal(total);
+    bar.Update(done, "kernel run");
+  };
   auto k = kernel::WithSignals<kernel::KernelComparison>({SIGINT, SIGTERM}, [&](auto* intr) {
     return kernel::RunAndCompare(ro, o.device, *policy, intr);
   });
+  bar.End();
   if (!k.ok()) {
     fmt::print(stderr, "swaplab kernel run: {}\n", k.status().ToString());
     return ExitCode(k.status());
@@ -114,6 +121,7 @@ KernelCommands AddKernel(CLI::App& app, KernelOptions& o) {
   c.run->add_option("--timeout", o.timeout_s, "seconds before the run gives up")
       ->check(CLI::Range(1, 3600));
   c.run->add_flag("--json", o.json, "one JSON document on stdout");
+  AddProgressOption(c.run, o.progress);
   c.run->add_flag("--annotate-inuse", o.annotate,
                   "write '# kernel inuse N' (slots in use) after each record of --out");
   c.cleanup = c.kernel->add_subcommand(

@@ -19,6 +19,7 @@ struct KernelOptions {
   int timeout_s = 300;
   bool json = false;
   bool annotate = false;
+  std::string progress = "auto";  // run: --progress always|never|auto
 };
 
 struct KernelCommands {

@@ -2,6 +2,7 @@
 // program, side by side with what the seeds reported.
 #include <fmt/core.h>
 
+#include "progress.h"
 #include "scenario_cmds.h"
 #include "swaplab/workload/host_cpu.h"
 #include "swaplab/workload/scenario_batch.h"
@@ -19,7 +20,7 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_option("--html", o.html_dir,
                 "also write DIR/index.html: the tables, plots and cluster maps of this run (one "
                 "self-contained page)");
-  AddProgressOption(c, o);
+  AddProgressOption(c, o.progress);
   c->add_option("--scale", o.scale,
                 "multiply every scenario's sizes by this factor (default 1: the seeds' sizes)")
       ->check(CLI::Range(1e-4, 16.0));
@@ -67,7 +68,7 @@ int RunReproduce(const ScenarioCmdOptions& o) {
       if (!c) return 2;
       cpu = *c;
     }
-    return RunReproduceVm(o.vm_scale, o.accel, cpu ? &*cpu : nullptr, o.json);
+    return RunReproduceVm(o.vm_scale, o.accel, cpu ? &*cpu : nullptr, o.json, o.progress);
   }
   auto all = workload::ShippedInReportOrder();
   if (!all.ok()) {  // a shipped file is part of the program: a bug

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "policy_arg.h"
+#include "progress.h"
 #include "scenario_cmds.h"
 #include "swaplab/alloc/printable.h"
 #include "swaplab/workload/host_cpu.h"
@@ -16,7 +17,7 @@ CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_option("--html", o.html_dir,
                 "also write DIR/index.html: the tables, plots and cluster maps of this run (one "
                 "self-contained page)");
-  AddProgressOption(c, o);
+  AddProgressOption(c, o.progress);
   c->add_option("--scale", o.scale, "multiply the scenario's sizes by this factor")
       ->check(CLI::Range(1e-4, 16.0));
   c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 
+#include "progress.h"
 #include "swaplab/alloc/printable.h"
 #include "swaplab/report/html_report.h"
 #include "swaplab/report/report.h"
@@ -21,28 +22,6 @@
 namespace swaplab::tools {
 
 namespace {
-
-// A bar on stderr: jobs started of all, their rate, the current job.
-class ProgressBar {
- public:
-  ProgressBar(bool on, uint64_t total) : on_(on), total_(std::max<uint64_t>(1, total)) {}
-  bool on() const { return on_; }
-  void Line(const std::string& line) {
-    if (!on_) return;
-    if (line.find(" rep ") != std::string::npos) ++started_;  // a job starts
-    const uint64_t k = std::min(started_, total_);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    const int filled = static_cast<int>(20 * k / total_);
-    fmt::print(stderr, "\r\033[K[{}{}] {:3}% {}/{} jobs, {:.1f} jobs/s  {}",
-               std::string(filled, '#'), std::string(20 - filled, '-'), 100 * k / total_, k, total_,
-               s > 0 ? static_cast<double>(k) / s : 0.0, Printable(line, 200));
-  }
-
- private:
-  bool on_;
-  uint64_t total_, started_ = 0;
-  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
-};
 
 // --html DIR: DIR/index.html, the page of the same run.
 int WriteHtml(const std::vector<workload::ScenarioResult>& results, const ScenarioCmdOptions& o,
@@ -99,30 +78,27 @@ int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions&
   uint64_t jobs = 0;
   for (const auto& sc : scenarios)
     jobs += sc.variants.size() * static_cast<uint64_t>(std::max(1, sc.repetitions));
-  ProgressBar bar(o.progress == "always" || (o.progress == "auto" && ::isatty(2)), jobs);
+  // Jobs started of all; the line names the job.
+  ProgressBar bar(o.progress, jobs, "jobs");
   std::mutex mu;
-  ro.progress = [&mu, &bar](const std::string& line) {
+  uint64_t started = 0;
+  ro.progress = [&mu, &bar, &started](const std::string& line) {
     std::lock_guard<std::mutex> g(mu);
-    bar.Line(line);
+    if (line.find(" rep ") != std::string::npos) ++started;  // a job starts
+    bar.Update(started, line);
   };
   report::MapCapture maps;  // --html: the cluster maps of the page
   if (!o.html_dir.empty()) ro.observe = maps.Observer();
   auto results = workload::RunScenarios(scenarios, ro);
   if (!results.ok()) {
-    fmt::print(stderr, "{}swaplab: {}\n", bar.on() ? "\n" : "", results.status().ToString());
+    bar.End();
+    fmt::print(stderr, "swaplab: {}\n", results.status().ToString());
     return 1;
   }
-  if (bar.on()) fmt::print(stderr, "\r\033[K");
+  bar.End();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (int rc = Emit(*results, o, wall); rc != 0) return rc;
   return o.html_dir.empty() ? 0 : WriteHtml(*results, o, maps, wall, reproduce);
-}
-
-void AddProgressOption(CLI::App* c, ScenarioCmdOptions& o) {
-  c->add_option("--progress", o.progress,
-                "a progress bar on stderr: always, never, or auto (only when stderr is a terminal)")
-      ->check(CLI::IsMember({"always", "never", "auto"}))
-      ->capture_default_str();
 }
 
 // --host-cpu: the prices, or an exit code 2 after the message.

@@ -38,8 +38,6 @@ struct ScenarioCmdOptions {
 };
 
 CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);
-// --progress on `c` (run, reproduce).
-void AddProgressOption(CLI::App* c, ScenarioCmdOptions& o);
 CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o);
 int RunRun(const ScenarioCmdOptions& o);
 int RunReproduce(const ScenarioCmdOptions& o);

@@ -4,8 +4,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <csignal>
 
+#include "progress.h"
 #include "size_arg.h"
 #include "swaplab/kernel/interrupt.h"
 #include "swaplab/report/vm_report.h"
@@ -26,6 +28,18 @@ int ExitCode(const Status& st) { return st.code() == -EINVAL ? 2 : st.code() == 
 // SIGINT, SIGTERM and SIGHUP interrupt a vm run: the vm layer then kills
 // qemu and removes its work dir.
 constexpr auto kVmSignals = {SIGINT, SIGTERM, SIGHUP};
+
+// The stages of `runs` guest runs (vm::HibernateStages) on `bar`; the
+// note names the stage and, with several runs, the run.
+void ShowStages(ProgressBar& bar, vm::VmOptions& vo, bool resume, int runs) {
+  const size_t n = vm::HibernateStages(resume).size();
+  bar.SetTotal(n * static_cast<size_t>(runs));
+  vo.stage = [&bar, n, runs, run = -1](size_t k, const char* name) mutable {
+    if (k == 0) ++run;  // a run starts with its first stage
+    bar.Update(static_cast<size_t>(std::max(run, 0)) * n + k,
+               runs > 1 ? fmt::format("run {}/{}: {}", run + 1, runs, name) : name);
+  };
+}
 
 }  // namespace
 
@@ -58,6 +72,7 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
   h->add_option("--policy", o.policy, "the model's preset")->capture_default_str();
   h->add_option("--keep", o.keep, "copy the disk, trace and consoles into DIR");
   h->add_option("--agent", o.agent, "the static guest agent (default: the one built with swaplab)");
+  AddProgressOption(h, o.progress);
   return c;
 }
 
@@ -85,21 +100,29 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   ho.vm.timeout_s = o.timeout_s;
   ho.vm.rotational = o.rotational;
   ho.vm.agent = o.agent;
+  ProgressBar bar(o.progress, 0, "stages");
+  ShowStages(bar, ho.vm, o.resume, 1);
   auto rep = kernel::WithSignals<vm::HibernateReport>(
       kVmSignals, [&](auto* intr) { return vm::RunHibernate(ho, intr); });
+  if (rep.ok()) bar.Update(vm::HibernateStages(o.resume).size(), "done");
+  bar.End();
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()));
   fmt::print("{}", o.json ? report::VmHibernateJson(*rep) : report::VmHibernateText(*rep));
   return 0;
 }
 
 int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu,
-                   bool json) {
+                   bool json, const std::string& progress) {
   vm::SeedTableOptions so;
   so.scale = scale;
   so.vm.accel = *vm::ParseAccel(accel);
   so.vm.mem_mib = 0;  // from the image size
+  ProgressBar bar(progress, 0, "stages");
+  ShowStages(bar, so.vm, /*resume=*/true, 2);  // both layouts, each resumed (RunSeedTable)
   auto rep = kernel::WithSignals<vm::SeedTableReport>(
       kVmSignals, [&](auto* intr) { return vm::RunSeedTable(so, intr); });
+  if (rep.ok()) bar.Update(2 * vm::HibernateStages(true).size(), "done");
+  bar.End();
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm");
   fmt::print("{}", json ? report::VmSeedTableJson(*rep, cpu) : report::VmSeedTableText(*rep, cpu));
   return 0;

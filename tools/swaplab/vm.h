@@ -18,6 +18,7 @@ struct VmCmdOptions {
   int mem_mib = 384, smp = 1, timeout_s = 300;
   bool rotational = false;
   uint64_t seed = 1;
+  std::string progress = "auto";  // --progress always|never|auto
 };
 
 struct VmCommands {
@@ -28,8 +29,8 @@ struct VmCommands {
 VmCommands AddVm(CLI::App& app, VmCmdOptions& o);
 int RunVm(const VmCommands& c, const VmCmdOptions& o);
 // `reproduce --vm`: seed 001's two layouts at `scale` (cpu: the prices
-// added to the model's seconds, or nullptr).
+// added to the model's seconds, or nullptr; progress: --progress).
 int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu,
-                   bool json);
+                   bool json, const std::string& progress);
 
 }  // namespace swaplab::tools

@@ -47,6 +47,9 @@ class ReaderScratch {
   std::unique_ptr<Impl> impl_;
 };
 
+// Stream pages between two calls of a reader's or writer's progress hook.
+inline constexpr uint64_t kProgressPages = 1024;
+
 struct ReaderOptions {
   BatchOptions batch{};
   // Restore the swap signature at once, as swsusp_check() does at resume,
@@ -86,6 +89,10 @@ struct ReaderOptions {
   // Called with every stream page 0 … T−1 in order, uncompressed (what
   // snapshot_write_next() would be handed); an error stops the read.
   std::function<Status(uint64_t p, const std::byte* page)> on_page;
+  // Stream pages read so far, of T: where load_image() /
+  // load_compressed_image() print "Image loading progress", here every
+  // kProgressPages pages and at the last. Read-only.
+  std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
 };
 
 struct ReadReport {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "swaplab/alloc/status.h"
@@ -37,6 +38,10 @@ struct WriterOptions {
   uint64_t memory_budget_pages = 0;
   Compressor compress = Compressor::kNone;
   unsigned threads = 0;  // compressor threads; 0: DefaultCompressionThreads() (§7.1)
+  // Snapshot pages handed to the writer so far, of T: where save_image() /
+  // save_compressed_image() print "Image saving progress", here every
+  // kProgressPages pages (image_reader.h) and at the end. Read-only; on the writer's thread.
+  std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
 };
 
 struct WriteReport {

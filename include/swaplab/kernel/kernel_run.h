@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,8 @@ struct RunOptions {
   int timeout_s = 300;                          // bound on the run's wall time
   int writeback_timeout_ms = 5000;
   bool annotate_inuse = false;  // a "# kernel inuse N" comment after each record (debugging)
+  // Records applied so far, of all; called after each record (read-only).
+  std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
 };
 
 // Something the kernel did that the trace did not ask for. Reported, never

@@ -57,6 +57,15 @@ Result<ClusterMap> SnapshotClusters(const alloc::SwapSystem& sys, int type);
 // here are stretches of consecutive clusters holding its slots.
 void MarkImageByDelta(ClusterMap& after, const ClusterMap& before);
 
+// The image's slots on `m`: `stream` and `map` are the dblocks (= slots)
+// of its stream pages and map pages, as the writer placed them (§4.2) or
+// the map chain lists them. Each cluster holding one is image-owned; the
+// runs are stretches of consecutive dblocks (§10.4 (a)), numbered where
+// they start. `count_slots`: the map has no counts of its own (an area read
+// from disk), the image's slots are its count.
+void MarkImageSlots(ClusterMap& m, const std::vector<uint64_t>& stream,
+                    const std::vector<uint64_t>& map, bool count_slots);
+
 // An area with a hibernation image on it (the kernel's or swaplab's): the
 // clusters holding its stream pages and map pages, read from its map chain.
 // The runs are stretches of consecutive dblocks (§10.4 (a)).

@@ -19,8 +19,9 @@
 namespace swaplab::report {
 
 // Captures device 0's maps of repetition 0 of every variant through
-// RunOptions::observe: "aging", "before" and "after" (image-owned clusters
-// marked by what the write added, MarkImageByDelta). Thread-safe.
+// RunOptions::observe: "aging", "before" and "after" (the image's slots and
+// runs from the writer's placement, MarkImageSlots; by what the write added
+// to each cluster, MarkImageByDelta, when the job gave none). Thread-safe.
 class MapCapture {
  public:
   std::function<void(const workload::JobPhase&)> Observer();

@@ -4,6 +4,7 @@
 // started here is killed and reaped before the call returns, on every path.
 #pragma once
 #include <csignal>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,9 @@ struct VmOptions {
   bool rotational = false;  // the guest marks /dev/vda rotational before swapon
   std::string qemu = "qemu-system-x86_64";
   std::string agent;  // the static guest agent; empty: the one built with swaplab
+  // A run's stages as they begin (vm_hibernate.h, HibernateStages): stage
+  // k of them, on the caller's thread. Read-only.
+  std::function<void(size_t k, const char* name)> stage = nullptr;
 };
 
 struct Drive {
@@ -53,6 +57,10 @@ struct BootSpec {
   Accel accel = Accel::kTcg;  // kTcg or kKvm
   int timeout_s = 300;
   std::string stop_on;  // non-empty: kill the guest once the console shows this
+  // Console texts awaited in this order; on_milestone(k) is called (on the
+  // caller's thread, polled ten times a second) once the k-th has shown.
+  std::vector<std::string> milestones;
+  std::function<void(size_t k)> on_milestone = nullptr;
 };
 
 struct BootResult {

@@ -77,6 +77,12 @@ struct HibernateReport {
   std::string trace;  // the guest's trace (with expect lines)
 };
 
+// RunHibernate's stages in order, as VmOptions::stage reports them: the
+// guest's prepared, booted, laying out its swap, hibernating, writing its
+// image (the kernel's "... image data" line), the image read on the host,
+// with resume a second boot and the kernel's image load, then the model.
+std::vector<const char*> HibernateStages(bool resume);
+
 // Boots the guest (one boot, two with resume), reads the image, replays the
 // trace and writes the model's image. -EINTR when interrupted (qemu killed,
 // work dir removed); -ENOENT for a missing qemu / kernel / busybox / agent;

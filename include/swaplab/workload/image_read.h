@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,8 @@ struct ImageReadOptions {
   bool consume = false;    // restore the swap signature first, as resume does
   bool kernel_io = false;  // the kernel's sync reads of map and metadata pages
   std::string dump;        // the decompressed stream to this new file ("" = none)
+  // Stream pages read so far, of T (hibernate::ReaderOptions::progress).
+  std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
 };
 
 struct ImageReadResult {

@@ -50,6 +50,9 @@ struct ImageResult {
   bool data_checked = false;  // every page read back was compared with the snapshot
   std::map<uint32_t, uint64_t> write_bio_sizes, read_bio_sizes;  // pages per bio -> bios
   uint64_t map_pages = 0;                                        // Q + 1, as the reader walked them
+  // The writer's placement (§4.2): the dblock of each stream page and of
+  // each map page, in their order. Read-only (cluster maps draw it).
+  std::vector<uint64_t> stream_dblocks, map_dblocks;
 
   // Modelled seconds plus the host CPU work `c` prices.
   double WriteWithHostCpu(const HostCpuCost& c) const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "swaplab/alloc/policy.h"
@@ -35,6 +36,8 @@ struct ImageWriteOptions {
   unsigned threads = 0;  // compressor threads (0: the kernel's rule)
   // As the user named them, for the report.
   std::string batch_name, capacity_name, source_name, layout_name, compress_name, size_arg;
+  // Snapshot pages written so far, of T (hibernate::WriterOptions::progress).
+  std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
 };
 
 struct ImageWriteResult {

@@ -51,6 +51,10 @@ struct JobPhase {
   const char* phase = "";
   const alloc::SwapSystem* sys = nullptr;
   int type0 = -1;  // device 0's swap type
+  // "after": where the writer put the image on device 0 (§4.2), the dblock
+  // (= slot) of each stream page and map page; empty at the other phases.
+  const std::vector<uint64_t>* image_stream = nullptr;
+  const std::vector<uint64_t>* image_map = nullptr;
 };
 
 struct RunOptions {
