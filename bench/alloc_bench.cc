@@ -4,7 +4,9 @@
 //   * filling a 12 GiB device at order 0 from one CPU;
 //   * memory: an empty 1 TiB device per cluster, a filled device per slot
 //     (mallinfo2() deltas, glibc);
-//   * the order-0 pair under each policy preset, and with two CPUs.
+//   * the order-0 pair under each policy preset, and with two CPUs;
+//   * `swaplab replay`'s cost per record (BM_ReplayPerRecord), next to the
+//     pair it is measured against.
 //
 // Every folio operation runs under the folio lock, as the kernel's caller
 // holds it (shrink_folio_list / __remove_mapping); the lock and unlock are
@@ -14,14 +16,21 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "swaplab/alloc/swap_system.h"
+#include "swaplab/workload/replay.h"
 
 namespace {
 
@@ -429,6 +438,91 @@ void BM_MemFilled4GiB(benchmark::State& state) {
 }
 BENCHMARK(BM_MemFilled4GiB)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// --- replay per record ------------------------------------------------------
+
+// `swaplab replay`'s code path (workload::Replay: the TraceReader on a file
+// and the TraceRunner) on a trace written once to a temporary file, timed
+// per record: the goal is at most 2x BM_Order0PairHeld per record.
+// The generated trace mixes like bench/make_replay_trace.py: one 1 GiB SSD
+// device kept 40 % full by folios of order 0 (70 %) and 2, 3, 4; whole and
+// one-page frees, one-page swap-ins, per-folio cache drops, and a global
+// drop-cache every 20,000 records. SWAPLAB_REPLAY_TRACES (paths separated by
+// ':') adds one benchmark per trace file (BM_ReplayPerRecord/<file>).
+constexpr uint64_t kReplayRecords = 200'000;
+
+std::string WriteReplayTrace(uint64_t records) {
+  char path[] = "/tmp/swaplab-replay-bench-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return {};
+  FILE* out = fdopen(fd, "w");
+  constexpr uint64_t kPages = 262144;
+  const uint64_t target = (kPages - 1) * 4 / 10;
+  std::mt19937_64 rnd(1);
+  auto below = [&](uint64_t n) { return static_cast<uint64_t>(rnd() % n); };
+  std::vector<uint64_t> live;
+  std::vector<int> order_of;  // by folio id
+  uint64_t used = 0;
+  std::fprintf(out, "swaplab-trace 1\nswapon dev=0 pages=%llu\n",
+               static_cast<unsigned long long>(kPages));
+  static constexpr int kOrders[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 3, 4, 4};
+  for (uint64_t n = 1; n < records; ++n) {
+    if (n % 20000 == 0) {
+      std::fputs("drop-cache\n", out);
+    } else if (used < target || live.empty()) {
+      const int order = kOrders[below(std::size(kOrders))];
+      std::fprintf(out, "alloc folio=%zu order=%d cpu=%d\n", order_of.size(), order,
+                   static_cast<int>(below(4)));
+      live.push_back(order_of.size());
+      order_of.push_back(order);
+      used += uint64_t{1} << order;
+    } else {
+      const uint64_t r = below(100);
+      const size_t i = below(live.size());
+      const uint64_t f = live[i];
+      const uint64_t pages = uint64_t{1} << order_of[f];
+      if (r < 75) {
+        live[i] = live.back();
+        live.pop_back();
+        used -= pages;
+        std::fprintf(out, "free folio=%llu\n", static_cast<unsigned long long>(f));
+      } else if (r < 80 && pages > 1) {
+        // Not the last page: a folio stays live until freed whole.
+        std::fprintf(out, "free folio=%llu page=%llu n=1\n", static_cast<unsigned long long>(f),
+                     static_cast<unsigned long long>(below(pages - 1)));
+      } else if (r < 93) {
+        std::fprintf(out, "cache folio=%llu page=%llu n=1\n", static_cast<unsigned long long>(f),
+                     static_cast<unsigned long long>(below(pages)));
+      } else {
+        std::fprintf(out, "drop-cache folio=%llu\n", static_cast<unsigned long long>(f));
+      }
+    }
+  }
+  std::fclose(out);
+  return path;
+}
+
+void BM_ReplayPerRecord(benchmark::State& state, const std::string& trace) {
+  swaplab::workload::ReplayOptions o;
+  o.trace = trace;
+  o.policy = Policy::Preset(swaplab::alloc::kDefaultPreset).value();  // replay's default
+  uint64_t records = 0;
+  for (auto _ : state) {
+    auto res = swaplab::workload::Replay(o);
+    if (!res.ok()) {
+      state.SkipWithError(res.status().ToString().c_str());
+      return;
+    }
+    records = res->summary.records;
+    benchmark::DoNotOptimize(res->counters);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(records * state.iterations()));
+  state.counters["records"] = static_cast<double>(records);
+  // Seconds per record (the report prints it in ns with the default unit).
+  state.counters["per_record"] =
+      benchmark::Counter(static_cast<double>(records * state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -438,6 +532,22 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_Order0PairPreset/" + name).c_str(), BM_Order0PairPreset,
                                  name);
   }
+  static const std::string generated = WriteReplayTrace(kReplayRecords);
+  if (!generated.empty()) {
+    benchmark::RegisterBenchmark("BM_ReplayPerRecord/generated", BM_ReplayPerRecord, generated)
+        ->Unit(benchmark::kMillisecond);
+  }
+  if (const char* list = std::getenv("SWAPLAB_REPLAY_TRACES")) {
+    std::string_view rest(list);
+    while (!rest.empty()) {
+      const std::string path(rest.substr(0, rest.find(':')));
+      rest.remove_prefix(std::min(rest.size(), path.size() + 1));
+      if (path.empty()) continue;
+      const std::string base = path.substr(path.rfind('/') + 1);
+      benchmark::RegisterBenchmark(("BM_ReplayPerRecord/" + base).c_str(), BM_ReplayPerRecord, path)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
   // Echo the configuration at the top of the report (conventions: options).
   benchmark::AddCustomContext("swaplab.goal_policy", Options(kGoalPreset, 2).policy.Describe());
   benchmark::AddCustomContext("swaplab.ring_pages", std::to_string(kRingPages));
@@ -445,5 +555,6 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("swaplab.cluster_size", std::to_string(SwapSystem().cluster_size()));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  if (!generated.empty()) std::remove(generated.c_str());
   return 0;
 }

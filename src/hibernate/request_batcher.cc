@@ -81,12 +81,30 @@ Result<std::unique_ptr<CopyArena>> CopyArena::Make(uint64_t pages) {
 
 CopyArena::~CopyArena() { std::free(base_); }
 
-// Copy pages are handed out in order (arena, then heap) and all become
-// free at once when Wait has completed every queued bio.
+// Copy pages come from the arena in order, then from the heap: a page
+// whose bio has completed first, else a new one. Arena pages are free
+// again only after a Wait, as every page is when Wait has completed every
+// queued bio.
 std::byte* RequestBatcher::TakeCopyPage() {
   if (o_.arena != nullptr && arena_used_ < o_.arena->pages()) return o_.arena->page(arena_used_++);
-  if (heap_used_ == heap_.size()) heap_.push_back(std::make_unique<AlignedPage>());
-  return heap_[heap_used_++]->data();
+  if (heap_free_.empty() && in_flight_) PollCompletions();
+  if (heap_free_.empty()) {
+    if (heap_pages_ == heap_.size() * kHeapChunk)
+      heap_.push_back(std::make_unique<AlignedPage[]>(kHeapChunk));
+    heap_free_.push_back(heap_[heap_pages_ / kHeapChunk][heap_pages_ % kHeapChunk].data());
+    ++heap_pages_;
+  }
+  std::byte* p = heap_free_.back();
+  heap_free_.pop_back();
+  return p;
+}
+
+void RequestBatcher::PollCompletions() {
+  polled_.clear();
+  Status st = engine_.Poll(&polled_);
+  if (st.ok()) st = CheckCompletions(polled_);
+  if (!st.ok() && deferred_.ok()) deferred_ = st;
+  MarkDone(polled_);
 }
 
 std::byte* RequestBatcher::CopyBuffer() {
@@ -112,6 +130,7 @@ void RequestBatcher::QueueWrite(uint64_t dblock, const std::byte* page) {
     std::memcpy(copy, page, kPageSize);  // write_page's copy (§4.3)
   }
   ++copies_;
+  if (!InArena(copy)) heap_queued_.push_back(copy);
   Queue(true, dblock, copy);
 }
 
@@ -128,7 +147,7 @@ void RequestBatcher::Close() {
   rq.bufs = std::move(cur_->pages);
   rq.tag = next_tag_++;
   if (in_flight_pages_.empty()) first_tag_ = rq.tag;
-  in_flight_pages_.push_back({rq.page, n, cur_->seq});
+  in_flight_pages_.push_back({rq.page, n, cur_->seq, rq.write});
   closed_.push_back(std::move(rq));
   cur_.reset();
   closed_pages_ += n;
@@ -203,9 +222,28 @@ void RequestBatcher::Settled() {
   done_seq_ = queued_seq_;
   in_flight_ = false;
   copies_ = 0;  // the copy pages are free again
-  heap_used_ = 0;
+  heap_free_.insert(heap_free_.end(), heap_queued_.begin(), heap_queued_.end());
+  heap_queued_.clear();
+  if (next_ != nullptr && !InArena(next_)) heap_free_.push_back(next_);
   arena_used_ = 0;
   next_ = nullptr;
+}
+
+void RequestBatcher::MarkDone(const std::vector<area::IoCompletion>& done) {
+  for (const auto& c : done)
+    if (c.tag >= first_tag_ && c.tag - first_tag_ < in_flight_pages_.size())
+      in_flight_pages_[c.tag - first_tag_].done = true;
+  for (; done_bios_ < in_flight_pages_.size() && in_flight_pages_[done_bios_].done; ++done_bios_) {
+    const InFlight& f = in_flight_pages_[done_bios_];
+    done_seq_ = f.seq + f.pages;
+    // Its copies are the oldest queued ones (bios close in queue order);
+    // with an arena, some are arena pages, so all wait for the next Wait.
+    if (!f.write || o_.model_only || o_.arena != nullptr) continue;
+    for (uint32_t k = 0; k < f.pages && !heap_queued_.empty(); ++k) {
+      heap_free_.push_back(heap_queued_.front());
+      heap_queued_.pop_front();
+    }
+  }
 }
 
 Status RequestBatcher::WaitSome() {
@@ -223,13 +261,7 @@ Status RequestBatcher::WaitSome() {
     return st;
   }
   if (st.ok()) st = CheckCompletions(done);
-  for (const auto& c : done)
-    if (c.tag >= first_tag_ && c.tag - first_tag_ < in_flight_pages_.size())
-      in_flight_pages_[c.tag - first_tag_].done = true;
-  for (; done_bios_ < in_flight_pages_.size() && in_flight_pages_[done_bios_].done; ++done_bios_) {
-    const InFlight& f = in_flight_pages_[done_bios_];
-    done_seq_ = f.seq + f.pages;
-  }
+  MarkDone(done);
   if (done_bios_ == in_flight_pages_.size()) Settled();
   return st;
 }

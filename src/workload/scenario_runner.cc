@@ -9,15 +9,15 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "swaplab/area/io_engine.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/workload/image_step.h"
 #include "swaplab/workload/temp_files.h"
+#include "workload/scenario_run.h"
 #include "workload/steps.h"
+#include "workload/workers.h"
 
 namespace swaplab::workload {
 
@@ -54,12 +54,14 @@ class Job {
  public:
   // `file`: the scenario's real swap file for device 0 (formatted once by
   // RunScenario; the reader restores its signature after every image).
-  Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file, bool structural)
+  Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file, bool structural,
+      const std::function<void(const JobPhase&)>& observe)
       : sc_(sc),
         v_(v),
         rep_(rep),
         file_(file),
-        structural_(structural && !sc.devices[0].real_file) {}
+        structural_(structural && !sc.devices[0].real_file),
+        observe_(observe) {}
 
   Result<Sample> Run() {
     alloc::SystemOptions so;
@@ -76,11 +78,15 @@ class Job {
           !st.ok())
         return st;
     }
+    Observe("aging");
     Sample out;
     for (size_t i = 0; i < sc_.measured.size(); ++i) {
+      const bool image = std::holds_alternative<ImageStepSpec>(sc_.measured[i]);
+      if (image) Observe("before");
       if (Status st = RunAt(w, sc_.measured[i], "$.measured[" + std::to_string(i) + "]", &out);
           !st.ok())
         return st;
+      if (image) Observe("after");
     }
     return out;
   }
@@ -123,6 +129,10 @@ class Job {
     return Status::Ok();
   }
 
+  void Observe(const char* phase) {
+    if (observe_) observe_(JobPhase{&sc_, &v_, rep_, phase, sys_.get(), type0_});
+  }
+
   static std::string Where(const std::string& path, const Step& s, const Status& st) {
     return path + " (" + GeneratorName(s) + "): " + st.message();
   }
@@ -143,62 +153,62 @@ class Job {
   const std::string& file_;
   bool structural_ = false;
   int type0_ = -1;
+  const std::function<void(const JobPhase&)>& observe_;
 };
 
 }  // namespace
 
-Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
-  const auto t0 = Clock::now();
-  struct Slot {
-    size_t variant;
-    int rep;
-    Status status = Status(-EINTR, "not run");
-    Sample sample;
-  };
-  std::vector<Slot> jobs;
-  for (int r = 0; r < sc.repetitions; ++r)  // interleaved: rep-major
-    for (size_t v = 0; v < sc.variants.size(); ++v)
-      jobs.push_back(Slot{v, r, Status(-EINTR, "not run"), Sample{}});
-  // A real swap file for the jobs: labelled, and removed on every exit
-  // path but SIGKILL (then `swaplab kernel cleanup` finds it).
-  std::optional<TempFile> temp;
-  if (sc.devices[0].real_file) temp.emplace(TempAreaPath(sc.devices[0].dir, sc.name));
-  const std::string& file_path = temp ? temp->path() : std::string();
-  if (temp) {
+Result<std::unique_ptr<ScenarioRun>> ScenarioRun::Prepare(const Scenario& sc, const RunOptions& o) {
+  std::unique_ptr<ScenarioRun> run(new ScenarioRun(sc, o));
+  for (int r = 0; r < sc.repetitions; ++r)
+    for (size_t v = 0; v < sc.variants.size(); ++v) {
+      Slot s;
+      s.variant = v;
+      s.rep = r;
+      run->jobs_.push_back(std::move(s));
+    }
+  if (sc.devices[0].real_file) {
+    run->temp_.emplace(TempAreaPath(sc.devices[0].dir, sc.name));
     area::FormatOptions fo;
     fo.size_bytes = sc.devices[0].pages * alloc::kPageSize;
     fo.label = TempAreaLabel();
-    if (Status st = area::FormatArea(file_path, fo); !st.ok())
+    if (Status st = area::FormatArea(run->temp_->path(), fo); !st.ok())
       return Status(st.code(), sc.file + ": $.devices[0]: " + st.message());
   }
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
-      Slot& s = jobs[i];
-      if (o.progress) {
-        std::lock_guard<std::mutex> g(mu);
-        o.progress(sc.name + ": " + sc.variants[s.variant].label + " rep " +
-                   std::to_string(s.rep + 1) + "/" + std::to_string(sc.repetitions));
-      }
-      auto r = Job(sc, sc.variants[s.variant], s.rep, file_path, o.structural).Run();
-      s.status = r.status();
-      if (r.ok()) s.sample = std::move(r).value();
-    }
-  };
-  // One real swap file is shared by the jobs: never two at once.
-  const int n = sc.parallel && !sc.devices[0].real_file
-                    ? std::max(1, std::min<int>(o.jobs, static_cast<int>(jobs.size())))
-                    : 1;
-  std::vector<std::thread> th;
-  for (int t = 1; t < n; ++t) th.emplace_back(worker);
-  worker();
-  for (auto& t : th) t.join();
+  return run;
+}
 
+void ScenarioRun::RunJob(size_t i) {
+  Slot& s = jobs_[i];
+  if (o_.progress)
+    o_.progress(sc_.name + ": " + sc_.variants[s.variant].label + " rep " +
+                std::to_string(s.rep + 1) + "/" + std::to_string(sc_.repetitions));
+  const auto t0 = Clock::now();
+  static const std::string kNoFile;
+  auto r = Job(sc_, sc_.variants[s.variant], s.rep, temp_ ? temp_->path() : kNoFile, o_.structural,
+               o_.observe)
+               .Run();
+  s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  s.status = r.status();
+  if (r.ok()) s.sample = std::move(r).value();
+  s.ran = true;
+}
+
+bool ScenarioRun::Settled() const {
+  bool all = true;
+  for (const Slot& s : jobs_) {
+    if (s.ran && !s.status.ok()) return true;
+    all = all && s.ran;
+  }
+  return all;
+}
+
+Result<ScenarioResult> ScenarioRun::Finish() {
+  const Scenario& sc = sc_;
   ScenarioResult res;
   res.scenario = &sc;
   for (const Step& st : sc.measured) res.has_image |= std::holds_alternative<ImageStepSpec>(st);
-  res.structural_image = res.has_image && o.structural && !sc.devices[0].real_file;
+  res.structural_image = res.has_image && o_.structural && !sc.devices[0].real_file;
   for (const auto& v : sc.variants) {
     VariantResult vr;
     vr.label = v.label;
@@ -206,7 +216,10 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
     vr.effective_policy = v.policy;
     res.variants.push_back(vr);
   }
-  for (Slot& s : jobs) {
+  for (const Slot& s : jobs_)  // a job that failed before one that did not run
+    if (s.ran && !s.status.ok())
+      return Status(s.status.code(), sc.file + ": " + s.status.message());
+  for (Slot& s : jobs_) {
     if (!s.status.ok()) return Status(s.status.code(), sc.file + ": " + s.status.message());
     VariantResult& vr = res.variants[s.variant];
     for (const auto& [name, value] : s.sample.values) {
@@ -214,9 +227,29 @@ Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
       vr.samples[name].push_back(value);
       vr.kinds[name] = s.sample.kinds.at(name);
     }
+    res.wall_seconds += s.seconds;
   }
-  res.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return res;
+}
+
+Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o) {
+  auto run = ScenarioRun::Prepare(sc, o);
+  if (!run.ok()) return run.status();
+  ScenarioRun& r = **run;
+  const auto t0 = Clock::now();
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < r.jobs();) r.RunJob(i);
+  };
+  const int n = sc.parallel && !r.Serial()
+                    ? std::max(1, std::min<int>(o.jobs, static_cast<int>(r.jobs())))
+                    : 1;
+  RunWorkers(n, worker);
+  auto res = r.Finish();
+  if (!res.ok()) return res.status();
+  ScenarioResult out = std::move(res).value();
+  out.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return out;
 }
 
 }  // namespace swaplab::workload

@@ -25,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 //   Status Parse(r, j, path, cpus, T&)  reads and checks the step's keys
 //   void Scale(T&, f)                   shrinks it by f (ScaleScenario)
 //   Status Run(StepRun&, const T&)      runs it, adding its metrics
+//   uint64_t WorkPages(const T&)        pages it swaps out in all, roughly
+//                                       (a batch runs the longest jobs first)
 // and, for steps that leave pages swapped out, PagesNeeded and kPagesKey.
 template <class T>
 struct StepRow;
@@ -81,6 +83,7 @@ struct StepRow<FillFreeSpec> {
   }
   static constexpr const char* kPagesKey = ".region";
   static uint64_t PagesNeeded(const FillFreeSpec& s) { return s.region_pages; }
+  static uint64_t WorkPages(const FillFreeSpec& s) { return s.region_pages; }
   static void Scale(FillFreeSpec& s, double f) {
     s.region_pages = Scaled(s.region_pages, f, uint64_t{1} << s.order);
   }
@@ -105,6 +108,7 @@ struct StepRow<HolesSpec> {
   }
   static constexpr const char* kPagesKey = ".region";
   static uint64_t PagesNeeded(const HolesSpec& s) { return s.region_pages; }
+  static uint64_t WorkPages(const HolesSpec& s) { return s.region_pages; }
   static void Scale(HolesSpec& s, double f) {
     s.region_pages = Scaled(s.region_pages, f, 2 * s.hole_pages);
   }
@@ -123,6 +127,7 @@ struct StepRow<MthpSpec> : NoPagesNeeded {
     return Status::Ok();
   }
   static void Scale(MthpSpec& s, double f) { s.total_pages = Scaled(s.total_pages, f, 1); }
+  static uint64_t WorkPages(const MthpSpec& s) { return s.total_pages; }
   static Status Run(StepRun& run, const MthpSpec& s) {
     return CountingMthpSwapouts(run, s.mix, [&] { return MthpMix(run.w, s).status(); });
   }
@@ -163,6 +168,9 @@ struct StepRow<ChurnSpec> : NoPagesNeeded {
     // Fewer jobs at once too; still interleaved (2 at least) if they were.
     if (s.growing > 1) s.growing = std::max<uint64_t>(2, Scaled(s.growing, f, 1));
   }
+  static uint64_t WorkPages(const ChurnSpec& s) {
+    return s.processes * ((s.min_pages + s.max_pages) / 2);
+  }
   static Status Run(StepRun& run, const ChurnSpec& s) {
     return CountingMthpSwapouts(run, s.mix, [&] { return BuildChurn(run.w, s).status(); });
   }
@@ -188,6 +196,10 @@ struct StepRow<UsememStepSpec> : NoPagesNeeded {
   static void Scale(UsememStepSpec& s, double f) {
     s.spec.pages_per_process = Scaled(s.spec.pages_per_process, f, uint64_t{1} << s.spec.order);
     s.spec.limit_pages = Scaled(s.spec.limit_pages, f, uint64_t{1} << s.spec.order);
+  }
+  // Every process's pages, once per pass (each touch may swap a page out).
+  static uint64_t WorkPages(const UsememStepSpec& s) {
+    return s.spec.processes * s.spec.pages_per_process * s.spec.passes;
   }
   // The variant's `threads` hammers at once, one per CPU, each its own
   // workload (seed 004's usemem throughput).
@@ -233,6 +245,7 @@ struct StepRow<RotationStepSpec> : NoPagesNeeded {
     return Status::Ok();
   }
   static void Scale(RotationStepSpec& s, double f) { s.allocations = Scaled(s.allocations, f, 1); }
+  static uint64_t WorkPages(const RotationStepSpec& s) { return s.allocations; }
   // How long allocation stays on one device (seed 004).
   static Status Run(StepRun& run, const RotationStepSpec& s) {
     auto rot = Rotation(run.w, s.allocations, s.cpus);
@@ -269,6 +282,8 @@ struct StepRow<ImageStepSpec> {
   }
   static constexpr const char* kPagesKey = ".size";
   static uint64_t PagesNeeded(const ImageStepSpec& s) { return ImageStepSlots(s); }
+  // Written, and read back unless told not to.
+  static uint64_t WorkPages(const ImageStepSpec& s) { return ImageStepSlots(s) * (s.read ? 2 : 1); }
   static void Scale(ImageStepSpec& s, double f) { s.pages = Scaled(s.pages, f, 1); }
   // Writes (and reads back) a hibernation image on the aged device 0: its
   // counts and seconds, and the host CPU rows when priced.
@@ -351,6 +366,10 @@ Result<Step> ParseStep(const ScenarioReader& r, const json& j, const std::string
 
 uint64_t PagesNeeded(const Step& s) {
   return WithRow(s, [](auto row, const auto& x) { return row.PagesNeeded(x); });
+}
+
+uint64_t WorkPages(const Step& s) {
+  return WithRow(s, [](auto row, const auto& x) { return row.WorkPages(x); });
 }
 
 const char* PagesKey(const Step& s) {

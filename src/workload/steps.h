@@ -53,6 +53,9 @@ Result<Step> ParseStep(const ScenarioReader& r, const nlohmann::json& j, const s
 // that states them (".region", ".size").
 uint64_t PagesNeeded(const Step& s);
 const char* PagesKey(const Step& s);
+// Pages the step swaps out in all, roughly: its share of a job's length,
+// for running the longest jobs first.
+uint64_t WorkPages(const Step& s);
 // v·f rounded to a multiple of `unit`, at least one unit.
 uint64_t Scaled(uint64_t v, double f, uint64_t unit);
 // Scales the step's sizes by f (ScaleScenario).

@@ -38,15 +38,25 @@ void TraceRunner::Release(Folio* f) { released_.push_back(f); }
 
 // The distinct cache folios `pages` refer to, in page order (pages of one
 // folio need not be adjacent: a page faulted back in gets a folio of its own).
-std::vector<Folio*> TraceRunner::CacheFolios(const std::vector<Page>& pages) {
-  std::vector<Folio*> v;
+void TraceRunner::CacheFolios(std::span<const Page> pages, std::vector<Folio*>* out) {
+  std::vector<Folio*>& v = *out;
+  v.clear();
   for (const Page& p : pages) {
     if (p.cache != nullptr && (v.empty() || v.back() != p.cache)) v.push_back(p.cache);
   }
-  if (v.size() <= 1) return v;
+  if (v.size() <= 1) return;
+  if (v.size() <= 32) {  // a few: keep the first of each by a linear search
+    size_t n = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (std::find(v.begin(), v.begin() + static_cast<ptrdiff_t>(n), v[i]) ==
+          v.begin() + static_cast<ptrdiff_t>(n))
+        v[n++] = v[i];
+    }
+    v.resize(n);
+    return;
+  }
   std::unordered_set<Folio*> seen(v.size());
   std::erase_if(v, [&](Folio* f) { return !seen.insert(f).second; });
-  return v;
 }
 
 namespace {
@@ -59,8 +69,8 @@ Status At(const TraceRunner::Where& where, const std::string& what, int code = -
 
 alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
   auto it = folios_.find(folio);
-  if (it == folios_.end() || page >= it->second.pages.size()) return {};
-  const Page& p = it->second.pages[page];
+  if (it == folios_.end() || page >= it->second.pages().size()) return {};
+  const Page& p = it->second.pages()[page];
   return p.refs != 0 && !p.in_memory ? p.slot : SwapEntry{};
 }
 
@@ -71,10 +81,13 @@ void TraceRunner::ForgetIfDone(uint64_t id) {
 }
 
 void TraceRunner::ForgetIfDone(FolioMap::iterator it) {
-  for (const Page& p : it->second.pages) {
+  TFolio& f = it->second;
+  for (const Page& p : f.pages()) {
     if (p.refs != 0 || p.in_memory || (p.cache && p.cache->in_swap_cache())) return;
   }
-  for (Folio* cf : CacheFolios(it->second.pages)) Release(cf);
+  CacheFolios(f.pages(), &caches_);
+  for (Folio* cf : caches_) Release(cf);
+  if (f.order > 0) spare_pages_[f.order].push_back(std::move(f.many));
   folios_.erase(it);
 }
 
@@ -114,12 +127,12 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
         ForgetIfDone(it);
         return st;
       }
-      std::vector<uint64_t> ids;
-      for (auto& [id, f] : folios_) {
-        if (Status st = DoDropCache(f, where, /*keep_mapped=*/true); !st.ok()) return st;
-        ids.push_back(id);
+      drop_.clear();
+      for (auto f = folios_.begin(); f != folios_.end(); ++f) {
+        if (Status st = DoDropCache(f->second, where, /*keep_mapped=*/true); !st.ok()) return st;
+        drop_.push_back(f);
       }
-      for (uint64_t id : ids) ForgetIfDone(id);
+      for (FolioMap::iterator f : drop_) ForgetIfDone(f);
       return Status::Ok();
     }
     default:
@@ -145,7 +158,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
     case TraceOp::kCache:
       return DoCache(r, f, where);
     case TraceOp::kDup:
-      for (Page& p : f.pages) {
+      for (Page& p : f.pages()) {
         if (p.refs == 0 || p.in_memory) continue;  // only swapped-out pages
         if (Status st = sys_.SwapDupEntryDirect(p.slot); !st.ok())
           return At(where, st.ToString(), st.code());
@@ -153,11 +166,11 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       }
       return Status::Ok();
     case TraceOp::kExpect: {
-      if (r.page >= f.pages.size())
+      if (r.page >= f.pages().size())
         return At(where, "page " + std::to_string(r.page) + " is outside folio " +
                              std::to_string(*r.folio));
       ++sum_.expected;
-      const Page& p = f.pages[r.page];
+      const Page& p = f.pages()[r.page];
       auto dev = devs_.find(r.dev);
       const bool ok = p.slot.valid() && dev != devs_.end() && dev->second == p.slot.type &&
                       p.slot.offset == r.offset;
@@ -186,6 +199,10 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
 // each placed page then holds one swap reference (its page-table entry),
 // the folio stays in the swap cache, clean and unmapped.
 Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
+  // The reader checks this; a record built by a caller may not be.
+  if (r.order < 0 || r.order >= static_cast<int>(std::size(spare_pages_)))
+    return At(where, "order " + std::to_string(r.order) + " is outside 0.." +
+                         std::to_string(std::size(spare_pages_) - 1));
   if (folios_.count(*r.folio))
     return At(where, "folio " + std::to_string(*r.folio) +
                          " is still live (allocated at an earlier line)");
@@ -193,9 +210,9 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
     return At(where, "cpu " + std::to_string(r.cpu) + " but the model has " +
                          std::to_string(sys_.options().nr_cpus) + " CPUs (--cpus)");
   Folio* f = NewFolio(r.order);
-  std::vector<Folio*> split;
+  std::vector<Folio*>& split = split_;
+  split.clear();
   if (r.order > 0) {
-    split.reserve(size_t{1} << r.order);
     for (int i = 0; i < (1 << r.order); ++i) split.push_back(NewFolio(0));
   }
   alloc::SwapOutResult res;
@@ -214,9 +231,19 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
     for (Folio* p : split)
       if (!p->in_swap_cache()) Release(p);
   }
-  TFolio tf;
+  TFolio& tf = folios_[*r.folio];
   tf.order = r.order;
-  tf.pages.resize(size_t{1} << r.order);
+  if (r.order > 0) {
+    std::vector<std::vector<Page>>& spare = spare_pages_[r.order];
+    if (!spare.empty()) {
+      tf.many = std::move(spare.back());
+      spare.pop_back();
+    }
+    tf.many.assign(size_t{1} << r.order, Page{});
+  } else {
+    tf.one = Page{};
+  }
+  const std::span<Page> pages = tf.pages();
   auto unmap = [&](Folio& cf) {
     FolioLockGuard g(cf);
     (void)sys_.FolioDupSwap(cf);
@@ -224,49 +251,50 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   };
   if (f->in_swap_cache()) {
     unmap(*f);
-    for (size_t i = 0; i < tf.pages.size(); ++i)
-      tf.pages[i] = Page{SwapEntry{f->swap().type, f->swap().offset + i}, f, 1, false};
+    for (size_t i = 0; i < pages.size(); ++i)
+      pages[i] = Page{SwapEntry{f->swap().type, f->swap().offset + i}, f, 1, false};
   } else if (res.split) {
-    for (size_t i = 0; i < tf.pages.size(); ++i) {
+    for (size_t i = 0; i < pages.size(); ++i) {
       Folio* p = split[i];
       if (!p->in_swap_cache()) {
-        tf.pages[i].in_memory = true;
+        pages[i].in_memory = true;
         continue;
       }
       unmap(*p);
-      tf.pages[i] = Page{p->swap(), p, 1, false};
+      pages[i] = Page{p->swap(), p, 1, false};
     }
   } else {
-    for (Page& p : tf.pages) p.in_memory = true;
+    for (Page& p : pages) p.in_memory = true;
   }
   uint64_t runs = 0;
-  for (size_t i = 0; i < tf.pages.size(); ++i) {
-    const Page& p = tf.pages[i];
+  for (size_t i = 0; i < pages.size(); ++i) {
+    const Page& p = pages[i];
     if (!p.slot.valid()) {
       ++sum_.pages_unplaced;
       continue;
     }
     ++sum_.pages_placed;
-    const bool continues = i > 0 && tf.pages[i - 1].slot.valid() &&
-                           tf.pages[i - 1].slot.type == p.slot.type &&
-                           tf.pages[i - 1].slot.offset + 1 == p.slot.offset;
+    const bool continues = i > 0 && pages[i - 1].slot.valid() &&
+                           pages[i - 1].slot.type == p.slot.type &&
+                           pages[i - 1].slot.offset + 1 == p.slot.offset;
     if (!continues) ++runs;
   }
   ++sum_.folios;
   sum_.folio_runs += runs;
-  folios_[*r.folio] = std::move(tf);
   return Status::Ok();
 }
 
 // free: the mapping drops those pages (zap / MADV_DONTNEED).
 Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) {
+  const std::span<Page> pages = f.pages();
   uint64_t first, count;
-  if (!RecordPageRange(r, f.pages.size(), &first, &count))
+  if (!RecordPageRange(r, pages.size(), &first, &count))
     return At(where, "pages [" + std::to_string(r.page) + ", +" + std::to_string(count) +
-                         ") are outside a folio of " + std::to_string(f.pages.size()) + " pages");
-  std::vector<Folio*> touched_in_memory;  // in page order, as the zap walks them
+                         ") are outside a folio of " + std::to_string(pages.size()) + " pages");
+  std::vector<Folio*>& touched_in_memory = touched_;  // in page order, as the zap walks them
+  touched_in_memory.clear();
   for (uint64_t i = first; i < first + count;) {
-    Page& p = f.pages[i];
+    Page& p = pages[i];
     if (p.in_memory) {  // a present page: unmapped; its swap cache may go
       p.in_memory = false;
       if (p.cache && p.cache->in_swap_cache() &&
@@ -282,21 +310,21 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
     }
     // Batch consecutive swapped-out pages with consecutive slots.
     uint64_t j = i + 1;
-    while (j < first + count && !f.pages[j].in_memory && f.pages[j].refs > 0 &&
-           f.pages[j].slot.type == p.slot.type &&
-           f.pages[j].slot.offset == f.pages[j - 1].slot.offset + 1 &&
-           (f.pages[j].slot.offset >> sys_.options().cluster_shift) ==
+    while (j < first + count && !pages[j].in_memory && pages[j].refs > 0 &&
+           pages[j].slot.type == p.slot.type &&
+           pages[j].slot.offset == pages[j - 1].slot.offset + 1 &&
+           (pages[j].slot.offset >> sys_.options().cluster_shift) ==
                (p.slot.offset >> sys_.options().cluster_shift))
       ++j;
     if (Status st = sys_.SwapPutEntriesDirect(p.slot, j - i); !st.ok())
       return At(where, st.ToString(), st.code());
-    for (uint64_t k = i; k < j; ++k) --f.pages[k].refs;
+    for (uint64_t k = i; k < j; ++k) --pages[k].refs;
     i = j;
   }
   // free_swap_cache(): a cached folio no longer mapped loses its swap.
   for (Folio* cf : touched_in_memory) {
     bool mapped = false;
-    for (const Page& p : f.pages) mapped |= p.cache == cf && p.in_memory;
+    for (const Page& p : pages) mapped |= p.cache == cf && p.in_memory;
     FolioLockGuard g(*cf);
     cf->mapped = mapped;
     if (!mapped && cf->in_swap_cache()) (void)sys_.FolioFreeSwap(*cf);
@@ -306,11 +334,12 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
 
 // cache: pages swapped back in (fault) and kept in the swap cache.
 Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where) {
+  const std::span<Page> pages = f.pages();
   uint64_t first, count;
-  if (!RecordPageRange(r, f.pages.size(), &first, &count))
-    return At(where, "pages are outside a folio of " + std::to_string(f.pages.size()) + " pages");
+  if (!RecordPageRange(r, pages.size(), &first, &count))
+    return At(where, "pages are outside a folio of " + std::to_string(pages.size()) + " pages");
   for (uint64_t i = first; i < first + count; ++i) {
-    Page& p = f.pages[i];
+    Page& p = pages[i];
     if (p.in_memory || p.refs == 0) continue;
     Folio* cf = p.cache;
     if (cf == nullptr || !cf->in_swap_cache()) {
@@ -334,7 +363,8 @@ Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where)
 // drop-cache: reclaim removes the folio's swap-cache folios; slots with
 // count 0 are freed. Refused (and counted) while storage is suspended.
 Status TraceRunner::DoDropCache(TFolio& f, const Where& where, bool keep_mapped) {
-  const std::vector<Folio*> caches = CacheFolios(f.pages);
+  std::vector<Folio*>& caches = caches_;
+  CacheFolios(f.pages(), &caches);
   for (Folio* cf : caches) {
     FolioLockGuard g(*cf);
     if (!cf->in_swap_cache()) continue;
@@ -353,7 +383,7 @@ Status TraceRunner::DoDropCache(TFolio& f, const Where& where, bool keep_mapped)
     }
     if (!st.ok()) return At(where, st.ToString(), st.code());
   }
-  for (Page& p : f.pages) {
+  for (Page& p : f.pages()) {
     if (p.cache && !p.cache->in_swap_cache()) {
       p.cache = nullptr;
       if (p.refs == 0) p.slot = SwapEntry{};
@@ -372,7 +402,7 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   const int type = d->second;
   for (auto& [id, f] : folios_) {
     std::vector<Folio*> caches;  // in page order
-    for (Page& p : f.pages) {
+    for (Page& p : f.pages()) {
       if (!p.slot.valid() || p.slot.type != type) continue;
       // try_to_unuse: every reference (this mapping's and forked ones) is
       // turned into a present page.
@@ -388,7 +418,7 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
       FolioLockGuard g(*cf);
       if (cf->in_swap_cache()) (void)sys_.SwapCacheDelFolio(*cf);
     }
-    for (Page& p : f.pages) {
+    for (Page& p : f.pages()) {
       if (p.slot.valid() && p.slot.type == type) {
         p.slot = SwapEntry{};
         p.cache = nullptr;

@@ -2,7 +2,8 @@
 # `swaplab run` with a real-file device: its temporary
 # area is named and labelled swaplab-r<pid>, removed on SIGINT and SIGTERM
 # (the run gone within 5 s of the signal), removed too when the run fails
-# for want of memory (256 MiB of address space: the run needs ~480 MB),
+# for want of memory (256 MiB of address space: the run needs ~300 MB,
+# mostly the reader's two 64 MiB windows, thread stacks and libraries),
 # left by SIGKILL but then removed by `swaplab kernel cleanup` — which never
 # removes the area of a run still alive.
 # usage: run_temp_area.sh SWAPLAB SCENARIO_DIR

@@ -1,12 +1,15 @@
 // RequestBatcher::WaitSome and pages_done(): reads complete out of order,
 // the batcher reports the prefix of queued pages that is complete, never a
 // page whose bio has not completed, and everything after Wait (the
-// pipelined reader's refill rests on it).
+// pipelined reader's refill rests on it). Write copies: used again only
+// once their bio has completed, and never out of a registered arena.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "hibernate/hib_test_util.h"
@@ -33,6 +36,16 @@ class ShuffledEngine : public area::IoEngine {
     ++wait_any_calls;
     return Status::Ok();
   }
+  // Completes up to poll_completes random requests in flight.
+  Status Poll(std::vector<area::IoCompletion>* done) override {
+    for (int i = 0; i < poll_completes && !pending_.empty(); ++i) CompleteOne(done);
+    return Status::Ok();
+  }
+  int poll_completes = 0;
+  // Writes: the first page whose data was not the pattern of its dblock
+  // when its request completed (a copy reused too early), or none.
+  std::optional<uint64_t> bad_write;
+  std::set<const std::byte*> write_bufs;  // every page a write carried
   Status Discard(uint64_t, uint64_t) override { return Status::Ok(); }
   area::IoStats stats() const override { return {}; }
   const area::DeviceLimits& limits() const override { return limits_; }
@@ -43,8 +56,16 @@ class ShuffledEngine : public area::IoEngine {
     const size_t i = rng_() % pending_.size();
     const area::IoRequest r = pending_[i];
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
-    for (size_t k = 0; k < r.bufs.size(); ++k)
-      std::memset(r.bufs[k], static_cast<int>((r.page + k) & 0xff), kPageSize);
+    for (size_t k = 0; k < r.bufs.size(); ++k) {
+      if (!r.write) {
+        std::memset(r.bufs[k], static_cast<int>((r.page + k) & 0xff), kPageSize);
+        continue;
+      }
+      write_bufs.insert(r.bufs[k]);
+      uint64_t v;
+      std::memcpy(&v, r.bufs[k], 8);
+      if (v != r.page + k && !bad_write) bad_write = r.page + k;
+    }
     done->push_back({r.tag, 0, 0, static_cast<uint32_t>(r.bufs.size())});
   }
   std::deque<area::IoRequest> pending_;
@@ -104,6 +125,60 @@ TEST(Batcher, WaitSomeAfterASyncReadTookTheCompletions) {
   EXPECT_EQ(b.pages_done(), 8u);
   for (uint64_t k = 0; k < 8; ++k)
     EXPECT_EQ(static_cast<uint8_t>(dest[k].data()[0]), (100 + k) & 0xff);
+}
+
+// Writes `pages` pages at dblocks 10.. (runs of 37) whose data names the
+// dblock, through `b`, then drains.
+void WriteNamedPages(RequestBatcher& b, uint64_t pages) {
+  for (uint64_t k = 0; k < pages; ++k) {
+    const uint64_t dblock = 10 + k + (k / 37) * 3;
+    AlignedPage page;
+    std::memcpy(page.data(), &dblock, 8);
+    b.QueueWrite(dblock, page.data());
+  }
+  ASSERT_TRUE(b.Wait().ok());
+}
+
+TEST(Batcher, HeapCopiesAreUsedAgainOnlyAfterTheirBioCompleted) {
+  ShuffledEngine e;
+  e.poll_completes = 1;  // one bio completes per look, in random order
+  RequestBatcher b(e, {BatchMode::kPerRun, CapacityMode::kExact, 16});
+  constexpr uint64_t kPages = 3000;
+  WriteNamedPages(b, kPages);
+  EXPECT_FALSE(e.bad_write.has_value()) << "dblock " << *e.bad_write << " was overwritten";
+  // hib_end_io frees a copy at its bio's completion: far fewer pages than
+  // writes (each look completes a bio; a new page is taken only when none
+  // is free).
+  EXPECT_LT(e.write_bufs.size(), kPages / 4);
+  EXPECT_EQ(b.queued_copies(), 0u);
+}
+
+TEST(Batcher, WithoutEarlyCompletionsEveryCopyIsItsOwnPage) {
+  ShuffledEngine e;  // completes only inside Wait
+  RequestBatcher b(e, {BatchMode::kPerPage, CapacityMode::kExact, 1});
+  WriteNamedPages(b, 500);
+  EXPECT_FALSE(e.bad_write.has_value());
+  EXPECT_EQ(e.write_bufs.size(), 500u);
+}
+
+TEST(Batcher, ArenaCopiesWaitForTheDrain) {
+  ShuffledEngine e;
+  e.poll_completes = 1;
+  auto arena = CopyArena::Make(256);
+  ASSERT_TRUE(arena.ok());
+  BatchOptions o{BatchMode::kPerRun, CapacityMode::kExact, 16};
+  o.arena = arena->get();
+  RequestBatcher b(e, o);
+  WriteNamedPages(b, 600);  // 256 arena pages, then the heap
+  EXPECT_FALSE(e.bad_write.has_value());
+  size_t in_arena = 0;
+  for (const std::byte* p : e.write_bufs)
+    in_arena += p >= (*arena)->base() && p < (*arena)->base() + 256 * kPageSize;
+  EXPECT_EQ(in_arena, 256u);  // each arena page once: handed out in order, not reused
+  // After the drain the arena is handed out from its start again.
+  e.write_bufs.clear();
+  WriteNamedPages(b, 10);
+  EXPECT_TRUE(e.write_bufs.count((*arena)->base()));
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "swaplab/workload/trace_runner.h"
@@ -152,6 +155,116 @@ TEST(TraceFormat, LinesLongerThanTheLimitAreRefused) {
   EXPECT_EQ(recs.size(), 2u);
 }
 
+// Writes `text` to a temporary file (the reader reads a file in chunks, a
+// stream through the same buffer) and reads it back.
+Status ReadAllFromFile(const std::string& text, std::vector<TraceRecord>* out,
+                       std::string* name = nullptr) {
+  char path[] = "/tmp/swaplab-trace-test-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return Status(-EIO, "mkstemp");
+  FILE* f = fdopen(fd, "w");
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  if (name) *name = path;
+  auto r = TraceReader::Open(path);
+  Status st = r.status();
+  for (TraceRecord rec; st.ok();) {
+    auto more = (*r)->Next(&rec);
+    if (!more.ok()) st = more.status();
+    if (!more.ok() || !*more) break;
+    out->push_back(rec);
+  }
+  std::remove(path);
+  return st;
+}
+
+// Lines of every length up to a few hundred bytes, 4 MB of them: many fall
+// across the reader's read chunks (256 KiB) and its buffer's refills. A file
+// and a stream give the same records, each with its line number.
+TEST(TraceFormat, LinesAcrossReadChunksAreReadWhole) {
+  std::string text = "swaplab-trace 1\n";
+  uint64_t folio = 0;
+  std::vector<uint64_t> line_of;  // by folio
+  for (uint64_t line = 2; text.size() < (4u << 20); ++line) {
+    text += "alloc folio=" + std::to_string(folio) + " order=" + std::to_string(folio % 5) +
+            " cpu=" + std::to_string(folio % 3) + " #" + std::string(folio % 397, 'c') + "\n";
+    line_of.push_back(line);
+    ++folio;
+  }
+  std::vector<TraceRecord> from_file, from_stream;
+  ASSERT_TRUE(ReadAllFromFile(text, &from_file).ok());
+  ASSERT_TRUE(ReadAll(text, &from_stream).ok());
+  ASSERT_EQ(from_file.size(), folio);
+  ASSERT_EQ(from_stream.size(), folio);
+  for (uint64_t i = 0; i < folio; ++i) {
+    ASSERT_EQ(*from_file[i].folio, i);
+    ASSERT_EQ(from_file[i].order, static_cast<int>(i % 5));
+    ASSERT_EQ(from_file[i].cpu, static_cast<int>(i % 3));
+    ASSERT_EQ(from_file[i].line, line_of[i]);
+    ASSERT_EQ(FormatRecord(from_stream[i]), FormatRecord(from_file[i]));
+    ASSERT_EQ(from_stream[i].line, line_of[i]);
+  }
+}
+
+// A line of exactly the limit is read, one byte more is refused (line
+// number, start of the line), wherever the line falls in the read buffer;
+// the lines before it are read.
+TEST(TraceFormat, LineLimitHoldsAcrossReadChunks) {
+  for (const size_t before : {size_t{0}, size_t{200000}, size_t{262100}, size_t{300000}}) {
+    std::string pad;  // lines of 1000 bytes or less, `before` bytes
+    size_t pad_lines = 0;
+    for (; pad.size() < before; ++pad_lines)
+      pad += "#" + std::string(std::min<size_t>(998, before - pad.size() - 1), 'p') + "\n";
+    auto line_of = [](size_t bytes) {
+      const std::string head = "free folio=3 #";
+      return head + std::string(bytes - head.size(), 'z');
+    };
+    std::vector<TraceRecord> recs;
+    ASSERT_TRUE(
+        ReadAllFromFile(
+            "swaplab-trace 1\n" + pad + line_of(kMaxTraceLineBytes) + "\nfree folio=4\n", &recs)
+            .ok())
+        << before;
+    ASSERT_EQ(recs.size(), 2u);
+    EXPECT_EQ(recs[0].line, 2 + pad_lines);
+    EXPECT_EQ(*recs[1].folio, 4u);
+    EXPECT_EQ(recs[1].line, 3 + pad_lines);
+    recs.clear();
+    std::string name;
+    Status st = ReadAllFromFile("swaplab-trace 1\nfree folio=1\n" + pad +
+                                    line_of(kMaxTraceLineBytes + 1) + "\nfree folio=4\n",
+                                &recs, &name);
+    EXPECT_EQ(st.code(), -EINVAL);
+    EXPECT_EQ(st.message().rfind(name + ":" + std::to_string(3 + pad_lines) +
+                                     ": line longer than the limit of 65536 bytes, "
+                                     "starting 'free folio=3 #zzz",
+                                 0),
+              0u)
+        << st.message().substr(0, 200);
+    EXPECT_EQ(recs.size(), 1u);  // the line before it
+  }
+}
+
+// CR before the newline is white space; the last line needs no newline;
+// an input of blank lines and comments only has no header.
+TEST(TraceFormat, CrLfLinesAndAMissingLastNewlineAreRead) {
+  for (bool file : {false, true}) {
+    std::vector<TraceRecord> recs;
+    const std::string text =
+        "swaplab-trace 1\r\nswapon dev=0 pages=64\r\nalloc folio=1 order=0 cpu=0\r\nswapoff dev=0";
+    ASSERT_TRUE((file ? ReadAllFromFile(text, &recs) : ReadAll(text, &recs)).ok()) << file;
+    ASSERT_EQ(recs.size(), 3u);
+    EXPECT_EQ(recs[1].cpu, 0);
+    EXPECT_EQ(recs[2].op, TraceOp::kSwapoff);
+    EXPECT_EQ(recs[2].line, 4u);
+    recs.clear();
+    std::string name = "t.trace";
+    Status st = file ? ReadAllFromFile("\n# only a comment\n\n", &recs, &name)
+                     : ReadAll("\n# only a comment\n\n", &recs);
+    EXPECT_EQ(st.message(), name + ":1: empty trace, expected 'swaplab-trace 1'");
+  }
+}
+
 // Control characters in a bad token (a terminal escape) are escaped.
 TEST(TraceFormat, ControlCharactersAreEscapedInMessages) {
   std::vector<TraceRecord> recs;
@@ -164,7 +277,7 @@ TEST(TraceFormat, ControlCharactersAreEscapedInMessages) {
 }
 
 class Replay : public ::testing::Test {
- protected:
+ public:
   Replay() : sys_(Options()), runner_(sys_) {}
   static alloc::SystemOptions Options() {
     alloc::SystemOptions o;
@@ -254,6 +367,58 @@ TEST_F(Replay, SwapInThenForkThenSwapoff) {
   EXPECT_TRUE(sys_.active_devices().empty());
 }
 
+// A folio whose pages were swapped back in one by one has a cache folio per
+// page. Dropping its cache walks them in page order (as the zap and reclaim
+// walk page tables), not in the order they were made: the folios go back to
+// the runner's pool in that order, and the next allocations take them last
+// released first (a walk in the order they were made would give them in the
+// opposite order). Order 2 and order 6 (more cache folios than the short
+// list the runner searches linearly).
+void CacheFoliosAreWalkedInPageOrder(int order) {
+  alloc::SwapSystem sys(Replay::Options());
+  TraceRunner runner(sys);
+  auto run = [&](const std::string& body) {
+    TraceReader r = FromText("swaplab-trace 1\n" + body);
+    for (TraceRecord rec;;) {
+      auto more = r.Next(&rec);
+      ASSERT_TRUE(more.ok()) << more.status().message();
+      if (!*more) break;
+      ASSERT_TRUE(runner.Apply(rec, "t.trace").ok()) << rec.line;
+    }
+    ASSERT_TRUE(sys.CheckInvariants().ok()) << sys.CheckInvariants().ToString();
+  };
+  const int pages = 1 << order;
+  run("swapon dev=0 pages=8192 ssd=1 blkdev=1\nalloc folio=1 order=" + std::to_string(order) +
+      " cpu=0\ndrop-cache folio=1\n");
+  std::vector<SwapEntry> slot(pages);
+  for (int i = 0; i < pages; ++i) slot[i] = runner.SlotOf(1, i);
+  std::string body;  // swapped in last page first
+  for (int i = pages - 1; i >= 0; --i) body += "cache folio=1 page=" + std::to_string(i) + " n=1\n";
+  run(body);
+  std::vector<const alloc::Folio*> cache_of(pages);
+  for (int i = 0; i < pages; ++i) {
+    cache_of[i] = sys.Slot(slot[i])->folio;
+    ASSERT_NE(cache_of[i], nullptr) << i;
+    for (int j = 0; j < i; ++j) ASSERT_NE(cache_of[i], cache_of[j]);
+  }
+  run("drop-cache folio=1\n");
+  // The swap-ins used up the folios the large one left unused; order-0
+  // allocations take theirs from the released ones, last first.
+  for (int k = 0; k < 3; ++k) {
+    run("alloc folio=" + std::to_string(10 + k) + " order=0 cpu=0\n");
+    const SwapEntry s = runner.SlotOf(10 + k, 0);
+    ASSERT_TRUE(s.valid());
+    EXPECT_EQ(sys.Slot(s)->folio, cache_of[pages - 1 - k]) << "order " << order << " alloc " << k;
+  }
+}
+
+TEST_F(Replay, CacheFoliosOfAnOrder2FolioAreWalkedInPageOrder) {
+  CacheFoliosAreWalkedInPageOrder(2);
+}
+TEST_F(Replay, CacheFoliosOfAnOrder6FolioAreWalkedInPageOrder) {
+  CacheFoliosAreWalkedInPageOrder(6);
+}
+
 TEST_F(Replay, SemanticErrorsNameTheLine) {
   TraceRecord r;
   r.op = TraceOp::kFree;
@@ -262,6 +427,24 @@ TEST_F(Replay, SemanticErrorsNameTheLine) {
   Status st = runner_.Apply(r, "t.trace");
   EXPECT_EQ(st.code(), -EINVAL);
   EXPECT_NE(st.message().find("t.trace:42"), std::string::npos);
+}
+
+// A record the reader did not make (a library caller's) with an order out
+// of range is refused, and nothing is placed.
+TEST_F(Replay, AnAllocOfAnOrderOutOfRangeIsRefused) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\n");
+  for (int order : {-1, 16, 40}) {
+    TraceRecord r;
+    r.op = TraceOp::kAlloc;
+    r.folio = 5;
+    r.order = order;
+    r.line = 7;
+    Status st = runner_.Apply(r, "t.trace");
+    EXPECT_EQ(st.code(), -EINVAL) << order;
+    EXPECT_NE(st.message().find("outside 0..15"), std::string::npos) << st.message();
+    EXPECT_FALSE(runner_.Live(5));
+  }
+  EXPECT_EQ(sys_.Device(0)->inuse, 0u);
 }
 
 }  // namespace

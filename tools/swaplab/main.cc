@@ -8,6 +8,7 @@
 #include "help_gen.h"
 #include "image.h"
 #include "kernel.h"
+#include "map.h"
 #include "replay.h"
 #include "scenario_cmds.h"
 #include "vm.h"
@@ -28,6 +29,8 @@ int main(int argc, char** argv) {
   swaplab::tools::ScenarioCmdOptions run_opts, repro_opts;
   CLI::App* run_cmd = swaplab::tools::AddRun(app, run_opts);
   CLI::App* repro_cmd = swaplab::tools::AddReproduce(app, repro_opts);
+  swaplab::tools::MapOptions map_opts;
+  CLI::App* map_cmd = swaplab::tools::AddMap(app, map_opts);
   swaplab::tools::VmCmdOptions vm_opts;
   const swaplab::tools::VmCommands vm_cmds = swaplab::tools::AddVm(app, vm_opts);
   swaplab::tools::HelpOutputs help_outputs;
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
     if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
     if (kernel_cmds.kernel->parsed()) return swaplab::tools::RunKernel(kernel_cmds, kernel);
     if (vm_cmds.vm->parsed()) return swaplab::tools::RunVm(vm_cmds, vm_opts);
+    if (map_cmd->parsed()) return swaplab::tools::RunMap(map_opts);
     if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
     if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);
     if (repro_cmd->parsed()) return swaplab::tools::RunReproduce(repro_opts);

@@ -16,6 +16,10 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_flag("--json", o.json, "one JSON document on stdout");
   c->add_flag("--csv", o.csv, "CSV on stdout");
   c->add_option("--out", o.out_dir, "also write report.txt, report.json, report.csv here");
+  c->add_option("--html", o.html_dir,
+                "also write DIR/index.html: the tables, plots and cluster maps of this run (one "
+                "self-contained page)");
+  AddProgressOption(c, o);
   c->add_option("--scale", o.scale,
                 "multiply every scenario's sizes by this factor (default 1: the seeds' sizes)")
       ->check(CLI::Range(1e-4, 16.0));
@@ -48,11 +52,12 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
 
 int RunReproduce(const ScenarioCmdOptions& o) {
   if (o.vm) {
-    if (!o.name.empty() || o.check_data || o.csv || !o.out_dir.empty() || o.list) {
+    if (!o.name.empty() || o.check_data || o.csv || !o.out_dir.empty() || o.list ||
+        !o.html_dir.empty()) {
       fmt::print(
           stderr,
           "swaplab reproduce --vm: runs seed 001's two layouts only, printed as text or --json "
-          "(no NAME, --check-data, --csv, --out or --list)\n");
+          "(no NAME, --check-data, --csv, --out, --html or --list)\n");
       return 2;
     }
     std::optional<workload::HostCpuCost> cpu;

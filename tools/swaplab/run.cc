@@ -13,6 +13,10 @@ CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_option("scenario", o.files, "scenario JSON file(s)")->required();
   c->add_flag("--json", o.json, "one JSON document on stdout");
   c->add_flag("--csv", o.csv, "CSV on stdout");
+  c->add_option("--html", o.html_dir,
+                "also write DIR/index.html: the tables, plots and cluster maps of this run (one "
+                "self-contained page)");
+  AddProgressOption(c, o);
   c->add_option("--scale", o.scale, "multiply the scenario's sizes by this factor")
       ->check(CLI::Range(1e-4, 16.0));
   c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));

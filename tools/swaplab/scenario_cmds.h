@@ -16,7 +16,9 @@ struct ScenarioCmdOptions {
   std::vector<std::string> files;  // run
   std::string name;                // reproduce: one group or scenario
   bool json = false, csv = false;
-  std::string out_dir;  // reproduce: also write files here
+  std::string out_dir;            // reproduce: also write files here
+  std::string progress = "auto";  // --progress always|never|auto (auto: stderr is a TTY)
+  std::string html_dir;           // --html: also write DIR/index.html (tables, plots, cluster maps)
   double scale = 1.0;
   int jobs = 2;
   bool list = false;
@@ -36,6 +38,8 @@ struct ScenarioCmdOptions {
 };
 
 CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);
+// --progress on `c` (run, reproduce).
+void AddProgressOption(CLI::App* c, ScenarioCmdOptions& o);
 CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o);
 int RunRun(const ScenarioCmdOptions& o);
 int RunReproduce(const ScenarioCmdOptions& o);

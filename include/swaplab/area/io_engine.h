@@ -86,6 +86,11 @@ class IoEngine {
   // later WaitAny or Wait. Errors as Wait, over what it appends. Engines
   // that cannot wait for less wait for everything (this default).
   virtual Status WaitAny(std::vector<IoCompletion>* done) { return Wait(done); }
+  // Appends the completions there already are, without waiting, each
+  // exactly once (a later Wait or WaitAny does not return them again);
+  // errors as Wait, over what it appends. Engines that complete requests
+  // only inside Wait report none (this default).
+  virtual Status Poll(std::vector<IoCompletion>* /*done*/) { return Status::Ok(); }
   // Discards pages [page, page + n) (BLKDISCARD or a hole punch; the
   // simulated device forgets the pages, −EOPNOTSUPP unless limits.discard).
   virtual Status Discard(uint64_t page, uint64_t n) = 0;

@@ -8,6 +8,7 @@
 #pragma GCC visibility push(default)
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -67,8 +68,11 @@ struct BatchOptions {
   // the engine once they hold this many pages, so I/O overlaps with the
   // caller's work. 0: P (one full request). Bio counts do not depend on it.
   uint32_t plug_flush_pages = 0;
-  // Write copies come from here first (in order; all free again after each
-  // Wait), then from the heap. Not owned; must outlive the batcher.
+  // Write copies come from here first (in order, so a bio's pages are
+  // contiguous in the registered buffer; all free again after each Wait),
+  // then from the heap. Not owned; must outlive the batcher. Without an
+  // arena, a heap copy is used again once its bio has completed (the
+  // engine's Poll), as hib_end_io() frees the kernel's copy page.
   CopyArena* arena = nullptr;
 };
 
@@ -160,9 +164,15 @@ class RequestBatcher {
   struct InFlight {
     uint64_t dblock;
     uint32_t pages;
-    uint64_t seq;       // queue number of its first page
-    bool done = false;  // completed (WaitSome)
+    uint64_t seq;  // queue number of its first page
+    bool write = false;
+    bool done = false;  // completed (WaitSome, Poll)
   };
+  // Marks the bios of `done` completed and advances pages_done() over the
+  // completed prefix, whose heap copies become free again.
+  void MarkDone(const std::vector<area::IoCompletion>& done);
+  // The engine's completions so far, without waiting (TakeCopyPage).
+  void PollCompletions();
   std::vector<InFlight> in_flight_pages_;
   size_t done_bios_ = 0;  // in_flight_pages_[0, done_bios_) completed
   uint64_t queued_seq_ = 0, done_seq_ = 0;
@@ -172,13 +182,24 @@ class RequestBatcher {
   uint64_t closed_pages_ = 0, flush_pages_ = 0;
   Status deferred_;  // a submit error met while queueing, returned by Wait
   uint64_t next_tag_ = 0;
-  std::unique_ptr<AlignedPage> scratch_;            // model_only
-  uint64_t copies_ = 0;                             // write copies until completion
-  std::vector<std::unique_ptr<AlignedPage>> heap_;  // every heap copy page
-  size_t heap_used_ = 0;                            // heap_[0, heap_used_) in use
-  uint64_t arena_used_ = 0;                         // arena pages in use
-  std::byte* next_ = nullptr;                       // handed out by CopyBuffer
+  std::unique_ptr<AlignedPage> scratch_;  // model_only
+  uint64_t copies_ = 0;                   // write copies until the Wait after them
+  // Heap copy pages, allocated kHeapChunk at a time; every one is either
+  // free, queued (a copy of a write not yet known complete, in queue
+  // order) or next_.
+  static constexpr size_t kHeapChunk = 64;
+  std::vector<std::unique_ptr<AlignedPage[]>> heap_;
+  size_t heap_pages_ = 0;                   // pages of heap_ handed out so far
+  std::vector<std::byte*> heap_free_;       // completed copies, ready again
+  std::deque<std::byte*> heap_queued_;      // heap copies of queued writes
+  uint64_t arena_used_ = 0;                 // arena pages in use
+  std::byte* next_ = nullptr;               // handed out by CopyBuffer
+  std::vector<area::IoCompletion> polled_;  // PollCompletions' scratch
   std::byte* TakeCopyPage();
+  bool InArena(const std::byte* p) const {
+    return o_.arena != nullptr && p >= o_.arena->base() &&
+           p < o_.arena->base() + o_.arena->pages() * kPageSize;
+  }
   BatchStats stats_;
 };
 

@@ -13,14 +13,17 @@
 
 namespace swaplab::workload {
 
-// Scenarios that measure wall time (a real swap file, or not `parallel`)
-// run alone, one after another, with o.jobs variants at once. The others
-// (modelled seconds and counts only) run whole on o.jobs threads, one job
-// each, largest devices first: three variants on two threads leave a core
-// idle a third of the time; whole scenarios side by side keep both busy.
-// Results in the scenarios' order; the first error stops the batch. Each
-// scenario run alone is announced through o.progress ("NAME: seed S\n").
-// The scenarios must outlive the results (ScenarioResult::scenario).
+// Scenarios that measure throughput on several threads (not `parallel`)
+// run alone first, one after another. The jobs (variant × repetition) of
+// all the others share o.jobs threads: those of scenarios on a real swap
+// file one at a time and in order (they share the file; a free thread
+// takes the next one first, so this serial lane never waits), the rest
+// longest first (steps' WorkPages), so every thread stays busy to the end.
+// A real-file job's measured seconds are therefore taken while the other
+// threads run simulated jobs. Results in the scenarios' order; the first
+// error stops the batch. Each scenario run alone is announced through
+// o.progress ("NAME: seed S\n"). The scenarios must outlive the results
+// (ScenarioResult::scenario).
 Result<std::vector<ScenarioResult>> RunScenarios(const std::vector<Scenario>& scenarios,
                                                  const RunOptions& o);
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "swaplab/alloc/swap_system.h"
 #include "swaplab/workload/scenario.h"
 
 namespace swaplab::workload {
@@ -31,11 +32,26 @@ struct VariantResult {
 struct ScenarioResult {
   const Scenario* scenario = nullptr;
   std::vector<VariantResult> variants;
+  // Wall time of its jobs: the scenario's run from start to end when it
+  // ran alone (RunScenario), the sum of its jobs' seconds when its jobs
+  // shared threads with other scenarios' (RunScenarios).
   double wall_seconds = 0;
   // Image steps ran structurally (RunOptions::structural on a simulated
   // device): runs, bios and modelled seconds, no page data made or checked.
   bool structural_image = false;
   bool has_image = false;
+};
+
+// A point of a job the caller may look at (cluster maps): after the aging
+// phase ("aging"), and right before and after each measured image step
+// ("before", "after": the image's slots are still allocated then).
+struct JobPhase {
+  const Scenario* scenario = nullptr;
+  const VariantSpec* variant = nullptr;
+  int rep = 0;
+  const char* phase = "";
+  const alloc::SwapSystem* sys = nullptr;
+  int type0 = -1;  // device 0's swap type
 };
 
 struct RunOptions {
@@ -44,8 +60,11 @@ struct RunOptions {
   // full-size images without generating, copying or checking page data.
   // Real swap files always carry and check data.
   bool structural = false;
-  // Progress lines (the caller shows them only on a TTY).
+  // Progress lines (the caller shows them only on a TTY); called from
+  // every thread that runs jobs, so it must be thread-safe.
   std::function<void(const std::string&)> progress;
+  // Called on the job's thread at each JobPhase; it must only read.
+  std::function<void(const JobPhase&)> observe;
 };
 
 // Errors: the first generator or I/O error, with the variant and step.

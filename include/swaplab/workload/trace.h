@@ -63,22 +63,39 @@ inline constexpr size_t kMaxTraceLineBytes = 65536;
 // Reads a trace one record at a time. Errors say "FILE:LINE: what was
 // expected"; text from the trace in a message is cut to 64 bytes ("…")
 // with control and non-ASCII bytes written as \xNN (swaplab/alloc/printable.h).
+// Lines are cut out of one read buffer (a file is read with read(2) in large
+// chunks), so reading a record allocates nothing.
 class TraceReader {
  public:
   static Result<std::unique_ptr<TraceReader>> Open(const std::string& path);
   // Reads from a stream (tests); `name` is used in messages.
   TraceReader(std::unique_ptr<std::istream> in, std::string name);
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
   // true and a record, false at the end, or an error.
   Result<bool> Next(TraceRecord* rec);
   const std::string& name() const { return name_; }
 
  private:
-  std::unique_ptr<std::istream> in_;
+  TraceReader(int fd, std::string name);
+  // The next line without its '\n' (a view valid until the next call), or
+  // false at the end. A line over kMaxTraceLineBytes is read to its end and
+  // dropped; *line is then its first kMaxTraceLineBytes bytes.
+  bool NextLine(std::string_view* line, bool* too_long);
+  // Appends input at buf_ + end_; false (and eof_) at the end of the input.
+  bool Fill();
+  Result<bool> Parse(std::string_view raw, bool too_long, TraceRecord* rec);
+
+  std::unique_ptr<std::istream> in_;  // the input: a stream, or
+  int fd_ = -1;                       // a file
   std::string name_;
   uint64_t line_ = 0;
   bool header_seen_ = false;
-  std::string line_buf_;                 // the current line; kept from line to line
-  std::vector<std::string_view> words_;  // its words (views into line_buf_)
+  std::unique_ptr<char[]> buf_;  // input bytes [pos_, end_) not yet cut into lines
+  size_t cap_ = 0, pos_ = 0, end_ = 0;
+  bool eof_ = false;
+  std::string long_line_;  // the start of a line over the limit
 };
 
 // One line of the trace format, without a newline.

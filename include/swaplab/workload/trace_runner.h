@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -63,9 +64,18 @@ class TraceRunner {
     uint32_t refs = 0;              // swap references the mapping holds
     bool in_memory = false;         // mapped in memory
   };
+  // A folio of the mapping: one page held inline (order 0), or a page
+  // array of 2^order used again for later folios of that order.
   struct TFolio {
     int order = 0;
-    std::vector<Page> pages;
+    Page one;
+    std::vector<Page> many;
+    std::span<Page> pages() {
+      return order == 0 ? std::span<Page>(&one, 1) : std::span<Page>(many);
+    }
+    std::span<const Page> pages() const {
+      return order == 0 ? std::span<const Page>(&one, 1) : std::span<const Page>(many);
+    }
   };
   Status DoAlloc(const TraceRecord& r, const Where& where);
   Status DoFree(const TraceRecord& r, TFolio& f, const Where& where);
@@ -75,7 +85,10 @@ class TraceRunner {
   Status DoSwapoff(const TraceRecord& r, const Where& where);
   alloc::Folio* NewFolio(int order);
   void Release(alloc::Folio* f);
-  static std::vector<alloc::Folio*> CacheFolios(const std::vector<Page>& pages);
+  // The distinct cache folios `pages` refer to, in page order, into *out.
+  void CacheFolios(std::span<const Page> pages, std::vector<alloc::Folio*>* out);
+  // The iteration order of this map decides the order of a global
+  // drop-cache and of swapoff, and so placements: keep its type.
   using FolioMap = std::unordered_map<uint64_t, TFolio>;
   void ForgetIfDone(uint64_t id);
   void ForgetIfDone(FolioMap::iterator it);
@@ -88,6 +101,10 @@ class TraceRunner {
   std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
   std::vector<alloc::Folio*> spare_;     // order-0 folios of pool_ never put in the swap cache
   std::vector<alloc::Folio*> released_;  // folios of pool_ no page refers to any more
+  std::vector<std::vector<Page>> spare_pages_[16];  // page arrays of forgotten folios, by order
+  // Scratch lists kept from record to record (no allocation per record).
+  std::vector<alloc::Folio*> caches_, split_, touched_;
+  std::vector<FolioMap::iterator> drop_;
 };
 
 }  // namespace swaplab::workload

@@ -97,6 +97,12 @@ Status PluggedEngine::WaitAny(std::vector<IoCompletion>* done) {
   return Collect(DriveSome(), done);
 }
 
+// Kick starts what fits and collects what has finished, without blocking.
+Status PluggedEngine::Poll(std::vector<IoCompletion>* done) {
+  Kick();
+  return Collect(Status::Ok(), done);
+}
+
 // The completions the tracker has, and what Wait / WaitAny returns for them.
 Status PluggedEngine::Collect(Status driven, std::vector<IoCompletion>* done) {
   IoCompletion first_bad;

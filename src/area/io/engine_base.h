@@ -22,6 +22,7 @@ class PluggedEngine : public IoEngine {
   Status Submit(std::span<IoRequest> batch) final;
   Status Wait(std::vector<IoCompletion>* done) final;
   Status WaitAny(std::vector<IoCompletion>* done) final;
+  Status Poll(std::vector<IoCompletion>* done) final;
   IoStats stats() const override { return stats_; }
   const DeviceLimits& limits() const override { return opts_.limits; }
   std::string name() const override { return name_; }

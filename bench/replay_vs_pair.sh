@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `swaplab replay`'s cost per record against the allocator's own order-0
+# allocate + free pair, measured in one run of bench/alloc_bench:
+# BM_ReplayPerRecord on the benchmark's generated trace and on each
+# tests/kernel/traces/*.trace, and BM_Order0PairHeld, repetitions randomly
+# interleaved. Prints, per trace, the median ns per record, the median ns
+# per pair and their ratio (the issue's goal: at most 2).
+#
+# usage: bench/replay_vs_pair.sh [REPETITIONS (default 5)] [OUT.json]
+# The machine is shared: run it while no build or other benchmark runs.
+set -euo pipefail
+reps=${1:-5}
+out=$(realpath -m "${2:-/tmp/replay_vs_pair.json}")
+cd "$(dirname "$0")/.."
+cmake --preset release >/dev/null
+cmake --build --preset release -j2 --target alloc_bench >/dev/null
+traces=$(ls "$PWD"/tests/kernel/traces/*.trace | tr '\n' ':')
+SWAPLAB_REPLAY_TRACES=$traces ./build/release/alloc_bench \
+  --benchmark_filter='BM_Order0PairHeld|BM_ReplayPerRecord' \
+  --benchmark_repetitions="$reps" \
+  --benchmark_report_aggregates_only=true \
+  --benchmark_enable_random_interleaving=true \
+  --benchmark_out="$out" --benchmark_out_format=json >/dev/null
+python3 - "$out" <<'EOF'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+med = {}
+for b in rep["benchmarks"]:
+    if b.get("aggregate_name") != "median":
+        continue
+    ns = b["cpu_time"] * scale[b["time_unit"]]
+    med[b["run_name"]] = (ns, b.get("records"))
+pair = [v[0] for k, v in med.items() if k.startswith("BM_Order0PairHeld")][0]
+print(f"BM_Order0PairHeld (median CPU time): {pair:.1f} ns per pair")
+print(f"{'trace':<34} {'records':>8} {'ns/record':>10} {'pair ns':>8} {'ratio':>6}")
+for k, (ns, records) in sorted(med.items()):
+    if not k.startswith("BM_ReplayPerRecord/"):
+        continue
+    per = ns / records
+    print(f"{k.split('/', 1)[1]:<34} {int(records):>8} {per:>10.1f} {pair:>8.1f} {per / pair:>6.2f}")
+print(f"(JSON report: {sys.argv[1]})")
+EOF

@@ -1,0 +1,56 @@
+// Where cluster maps come from: a scenario's jobs (after aging, before and
+// after the measured image write), a trace replayed to its end or to a
+// record, and a swap area holding a hibernation image.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "swaplab/alloc/policy.h"
+#include "swaplab/alloc/status.h"
+#include "swaplab/report/cluster_map.h"
+#include "swaplab/workload/scenario_runner.h"
+
+namespace swaplab::report {
+
+// Captures device 0's maps of repetition 0 of every variant through
+// RunOptions::observe: "aging", "before" and "after" (image-owned clusters
+// marked by what the write added, MarkImageByDelta). Thread-safe.
+class MapCapture {
+ public:
+  std::function<void(const workload::JobPhase&)> Observer();
+  // The map of (scenario, variant, phase); null if none was captured.
+  const ClusterMap* Find(const std::string& scenario, const std::string& variant,
+                         const std::string& phase) const;
+  // The first error met while capturing (a device that went away).
+  const Status& status() const { return status_; }
+
+ private:
+  void Take(const workload::JobPhase& p);
+  mutable std::mutex mu_;
+  std::map<std::tuple<std::string, std::string, std::string>, ClusterMap> maps_;
+  Status status_ = Status::Ok();
+};
+
+struct TraceMapOptions {
+  std::string trace;
+  alloc::Policy policy;
+  int cpus = 4;
+  int cluster_shift = alloc::kDefaultClusterShift;
+  uint64_t at_record = 0;       // stop after this many records (0: the end)
+  std::optional<uint64_t> dev;  // the trace's dev= (default: the first swapped on)
+};
+// The device's map after the records; -EINVAL naming the trace line or the
+// option (a record number past the end, an unknown dev).
+Result<ClusterMap> TraceClusterMap(const TraceMapOptions& o);
+
+// The clusters of the image on `area` (read-only: its header and map chain,
+// hibernate::InspectImage). Errors as `image inspect` has them.
+Result<ClusterMap> AreaClusterMap(const std::string& area, uint32_t cluster_size = 512);
+
+}  // namespace swaplab::report

@@ -1,0 +1,172 @@
+// The HTML report (html_report.h).
+#include "swaplab/report/html_report.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <set>
+
+#include "swaplab/report/plots.h"
+#include "swaplab/report/report.h"
+#include "swaplab/report/svg.h"
+
+namespace swaplab::report {
+
+namespace {
+
+constexpr const char* kCss =
+    "body{font-family:sans-serif;margin:1.5em;color:#111;max-width:1100px}"
+    "h1{font-size:1.4em}h2{font-size:1.15em;border-bottom:1px solid #999;margin-top:2em}"
+    "table{border-collapse:collapse;margin:.6em 0;font-size:.9em}"
+    "th,td{border:1px solid #bbb;padding:2px 6px;text-align:right}"
+    "th:first-child,td:first-child{text-align:left}"
+    "td.seed,th.seed{color:#a01c1c;background:#fbf0f0}"
+    "svg{max-width:100%;height:auto;display:block;margin:.4em 0}"
+    ".plots{display:flex;flex-wrap:wrap;gap:.5em}"
+    "ul.setup{font-size:.9em}p.note{font-size:.85em;color:#444}"
+    "@media print{body{margin:0;max-width:none}section{break-before:page}"
+    "section:first-of-type{break-before:auto}.plots,figure{break-inside:avoid}"
+    "td.seed,th.seed{background:none}}";
+
+// A chart for the rows an mm developer compares first: the image's runs,
+// bios and seconds, rates and percentages (fallback rates, throughput).
+bool Plotted(const std::string& row, workload::MetricKind k) {
+  static const std::set<std::string> kRows = {"runs",     "bios",    "read bios",
+                                              "write, s", "read, s", "write + host CPU, s"};
+  return kRows.count(row) || k == workload::MetricKind::kPercent ||
+         k == workload::MetricKind::kMeasuredRate;
+}
+
+workload::MetricKind KindOfRow(const workload::ScenarioResult& r, const std::string& row) {
+  for (const auto& v : r.variants)
+    if (auto it = v.kinds.find(row); it != v.kinds.end()) return it->second;
+  return workload::MetricKind::kCount;
+}
+
+std::string SeedCell(const workload::Scenario& sc, const std::string& row,
+                     const std::string& variant) {
+  auto it = sc.seed_reported.cells.find(row);
+  if (it == sc.seed_reported.cells.end()) return "";
+  auto jt = it->second.find(variant);
+  return jt == it->second.end() ? "" : jt->second;
+}
+
+// Inline in HTML the SVG namespace is implied: no URL in the page at all.
+std::string Inline(std::string svg) {
+  const std::string ns = " xmlns=\"http://www.w3.org/2000/svg\"";
+  for (size_t p; (p = svg.find(ns)) != std::string::npos;) svg.erase(p, ns.size());
+  return svg;
+}
+
+void ScenarioSection(XmlWriter& w, const workload::ScenarioResult& r, const MapCapture* maps,
+                     const HtmlOptions& o) {
+  const workload::Scenario& sc = *r.scenario;
+  w.Open("section", {{"id", sc.name}});
+  w.Leaf("h2", {}, sc.name + " — " + sc.title);
+  w.Open("ul", {{"class", "setup"}});
+  for (const auto& s : sc.setup) w.Leaf("li", {}, s);
+  if (sc.scale != 1.0) w.Leaf("li", {}, fmt::format("run at scale {:g}", sc.scale));
+  if (r.structural_image)
+    w.Leaf("li", {}, "image structural: no page data generated, written or checked");
+  w.Leaf("li", {},
+         fmt::format("seed {}, {} repetition(s){}, {} CPUs modelled", sc.seed, sc.repetitions,
+                     sc.repetitions > 1 ? " (medians)" : "", sc.cpus));
+  for (const auto& v : r.variants) w.Leaf("li", {}, v.label + ": " + v.effective_policy.Describe());
+  w.Close();
+
+  // The table: ours, and the seed's figure beside each of our cells.
+  const bool seed = !sc.seed_reported.cells.empty();
+  const auto rows = Rows(r);
+  w.Open("table", {{"class", "results"}});
+  w.Open("tr").Leaf("th", {}, "");
+  for (const auto& v : r.variants) {
+    w.Leaf("th", {}, v.label);
+    if (seed) w.Leaf("th", {{"class", "seed"}}, "seed");
+  }
+  w.Close();
+  for (const auto& row : rows) {
+    const auto kind = KindOfRow(r, row);
+    w.Open("tr").Leaf("td", {}, row);
+    for (const auto& v : r.variants) {
+      const double med = v.Median(row);
+      // data-v: the median as --json prints it (shortest round-trip form).
+      w.Leaf("td", {{"class", "v"}, {"data-v", std::isnan(med) ? "" : fmt::format("{}", med)}},
+             FormatValue(med, kind));
+      if (seed) w.Leaf("td", {{"class", "seed"}}, SeedCell(sc, row, v.label));
+    }
+    w.Close();
+  }
+  w.Close();
+  if (seed) {
+    w.Leaf(
+        "p", {{"class", "note"}},
+        "seed: what " +
+            (sc.seed_reported.source.empty() ? std::string("the seed") : sc.seed_reported.source) +
+            " reported for the same cell");
+    for (const auto& s : sc.seed_reported.setup) w.Leaf("p", {{"class", "note"}}, s);
+  }
+  if (!sc.answers.empty()) w.Leaf("p", {}, sc.answers);
+
+  w.Open("div", {{"class", "plots"}});
+  for (const auto& row : rows) {
+    const auto kind = KindOfRow(r, row);
+    if (!Plotted(row, kind)) continue;
+    std::vector<Bar> bars;
+    for (const auto& v : r.variants) {
+      const std::string s = SeedCell(sc, row, v.label);
+      bars.push_back(
+          {v.label, v.Median(row), ParseSeedNumber(s), FormatValue(v.Median(row), kind), s});
+    }
+    w.Raw(Inline(BarChartSvg(row, bars)));
+  }
+  w.Close();
+
+  if (maps != nullptr && r.has_image) {
+    std::vector<MapPanel> panels;
+    for (const auto& v : r.variants)
+      for (const char* phase : {"before", "after"})
+        if (const auto* m = maps->Find(sc.name, v.label, phase))
+          panels.push_back({v.label + ", " + phase + " the image write", m});
+    if (!panels.empty()) {
+      MapSvgOptions mo;
+      mo.max_cells = o.map_cells;
+      mo.max_run_labels = 300;
+      w.Open("figure");
+      w.Raw(Inline(ClusterMapSvg(sc.name + ": device 0's clusters", panels, mo)));
+      w.Leaf("figcaption", {},
+             "Device 0's clusters (repetition 0), before and after the image write, per "
+             "strategy. Hover a cell for its cluster, count, order and list.");
+      w.Close();
+    }
+  }
+  w.Close();
+}
+
+}  // namespace
+
+std::string RenderHtml(const std::vector<workload::ScenarioResult>& results, const MapCapture* maps,
+                       const HtmlOptions& o) {
+  std::string out = "<!DOCTYPE html>\n";
+  XmlWriter w(&out);
+  w.Open("html", {{"lang", "en"}});
+  w.Open("head");
+  w.Empty("meta", {{"charset", "utf-8"}});
+  w.Leaf("title", {}, "swaplab: " + o.command);
+  w.Leaf("style", {}, kCss);
+  w.Close();
+  w.Open("body");
+  w.Leaf("h1", {}, "swaplab: " + o.command);
+  w.Leaf("p", {},
+         fmt::format("{} scenario(s), scale {:g}, {:.1f} s wall. Every number below is the one "
+                     "--json prints for the same run (medians of the repetitions).",
+                     results.size(), o.scale, o.wall_seconds));
+  w.Open("ul");
+  for (const auto& r : results)
+    w.Open("li").Leaf("a", {{"href", "#" + r.scenario->name}}, r.scenario->name).Close();
+  w.Close();
+  for (const auto& r : results) ScenarioSection(w, r, maps, o);
+  w.Finish();
+  return out;
+}
+
+}  // namespace swaplab::report

@@ -1,0 +1,86 @@
+// Where cluster maps come from (map_sources.h).
+#include "swaplab/report/map_sources.h"
+
+#include <memory>
+#include <tuple>
+
+#include "swaplab/area/swap_area.h"
+#include "swaplab/workload/image_read.h"
+#include "swaplab/workload/trace.h"
+#include "swaplab/workload/trace_runner.h"
+
+namespace swaplab::report {
+
+std::function<void(const workload::JobPhase&)> MapCapture::Observer() {
+  return [this](const workload::JobPhase& p) { Take(p); };
+}
+
+void MapCapture::Take(const workload::JobPhase& p) {
+  if (p.rep != 0) return;
+  auto m = SnapshotClusters(*p.sys, p.type0);
+  std::lock_guard<std::mutex> g(mu_);
+  if (!m.ok()) {
+    if (status_.ok()) status_ = m.status();
+    return;
+  }
+  ClusterMap map = std::move(m).value();
+  if (std::string(p.phase) == "after") {
+    auto before = maps_.find({p.scenario->name, p.variant->label, "before"});
+    if (before != maps_.end()) MarkImageByDelta(map, before->second);
+  }
+  maps_[{p.scenario->name, p.variant->label, p.phase}] = std::move(map);
+}
+
+const ClusterMap* MapCapture::Find(const std::string& scenario, const std::string& variant,
+                                   const std::string& phase) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = maps_.find({scenario, variant, phase});
+  return it == maps_.end() ? nullptr : &it->second;
+}
+
+Result<ClusterMap> TraceClusterMap(const TraceMapOptions& o) {
+  if (Status st = o.policy.Validate(); !st.ok()) return st;
+  alloc::SystemOptions so;
+  so.policy = o.policy;
+  so.nr_cpus = o.cpus;
+  so.cluster_shift = o.cluster_shift;
+  if (Status st = alloc::SwapSystem::ValidateOptions(so); !st.ok()) return st;
+  alloc::SwapSystem sys(so);
+  auto reader = workload::TraceReader::Open(o.trace);
+  if (!reader.ok()) return reader.status();
+  workload::TraceRunner runner(sys);
+  uint64_t applied = 0;
+  for (workload::TraceRecord rec; o.at_record == 0 || applied < o.at_record; ++applied) {
+    auto more = (*reader)->Next(&rec);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (Status st = runner.Apply(rec, o.trace); !st.ok()) return st;
+  }
+  if (o.at_record != 0 && applied < o.at_record)
+    return Status(-EINVAL, "--at-record " + std::to_string(o.at_record) + ": " + o.trace +
+                               " has only " + std::to_string(applied) + " records");
+  const auto& devs = runner.devices();
+  if (devs.empty()) return Status(-EINVAL, o.trace + ": no device swapped on by then");
+  int type = devs.begin()->second;
+  if (o.dev) {
+    auto it = devs.find(*o.dev);
+    if (it == devs.end())
+      return Status(-EINVAL, "--dev " + std::to_string(*o.dev) + ": " + o.trace +
+                                 " has no such device by then");
+    type = it->second;
+  }
+  return SnapshotClusters(sys, type);
+}
+
+Result<ClusterMap> AreaClusterMap(const std::string& area, uint32_t cluster_size) {
+  auto info = area::InspectArea(area);
+  if (!info.ok()) return info.status();
+  workload::ImageReadOptions ro;
+  ro.area = area;
+  ro.inspect = true;
+  auto r = workload::ReadImageOnArea(ro);
+  if (!r.ok()) return r.status();
+  return ImageAreaMap(r->inspection->chain, info->size_bytes / area::kPageSize, cluster_size);
+}
+
+}  // namespace swaplab::report

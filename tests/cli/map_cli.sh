@@ -1,0 +1,52 @@
+#!/bin/bash
+# `swaplab map`: SVG pictures of a trace's device, a scenario's device after
+# aging and before / after its image write, and an area holding an image;
+# each parsed as XML with one cell per cluster coloured as its list; and
+# bad input refused with exit 2, naming what was wrong.
+S="$1"; TRACES="$2"
+W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+CHECK="python3 $(dirname "$0")/check_svg.py"
+fail() { echo "FAIL: $*"; exit 1; }
+
+T="$TRACES/frag.trace"
+"$S" map "$T" -o "$W/t.svg" || fail "map of a trace"
+# The model's own count of clusters per list, from `replay --json`.
+"$S" replay "$T" --json >"$W/replay.json" || fail "replay"
+read -r n lists < <(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["devices"][0]
+k = ["free", "nonfull", "frag", "full", "discard"]
+print(sum(d[x + "_clusters"] for x in k), ",".join("%s=%d" % (x, d[x + "_clusters"]) for x in k))' "$W/replay.json")
+$CHECK "$W/t.svg" "$n" --lists "$lists" --require full || fail "trace map"
+"$S" map "$T" --at-record 3 -o "$W/t3.svg" || fail "map at record 3"
+$CHECK "$W/t3.svg" "$n" || fail "trace map at record 3"
+cmp -s "$W/t.svg" "$W/t3.svg" && fail "the map after 3 records equals the one at the end"
+
+# A scenario: every variant stacked after the image write, image-owned cells.
+"$S" map --scenario rfc-shuffled --scale 0.01 -o "$W/s.svg" || fail "scenario map"
+$CHECK "$W/s.svg" 0 --require image || fail "scenario map"
+grep -c '<text [^>]*class="caption"' "$W/s.svg" | grep -qx 3 || fail "three variants, three panels"
+"$S" map --scenario rfc-shuffled --scale 0.01 --variant base --at before -o "$W/b.svg" || fail "before"
+$CHECK "$W/b.svg" 0 || fail "scenario map before"
+grep -q 'fill="#111111"' "$W/b.svg" && fail "image cells before the image write"
+
+# An area holding an image.
+"$S" area format "$W/area" --size 64M >/dev/null || fail "area format"
+"$S" image write "$W/area" --size 4M >/dev/null || fail "image write"
+"$S" map "$W/area" -o "$W/a.svg" || fail "map of an area"
+$CHECK "$W/a.svg" 32 --require image || fail "area map"
+
+# Bad input: exit 2, the reason named, nothing written.
+expect2() { # PATTERN CMD...
+  local pat="$1"; shift
+  "$@" >"$W/out" 2>"$W/err"; rc=$?
+  [ $rc -eq 2 ] || fail "$* exited $rc, not 2"
+  grep -Eq "$pat" "$W/err" || fail "$*: message '$(cat "$W/err")' lacks /$pat/"
+  [ ! -e "$W/x.svg" ] || fail "$*: wrote the SVG"
+}
+expect2 'at-record 999999: .* has only' "$S" map "$T" --at-record 999999 -o "$W/x.svg"
+expect2 'writes no image' "$S" map --scenario slot-cache-vs-percpu-rotation --at after -o "$W/x.svg"
+expect2 'variant nope: scenario rfc-shuffled has base' "$S" map --scenario rfc-shuffled --variant nope -o "$W/x.svg"
+expect2 'not both' "$S" map "$T" --scenario rfc-shuffled -o "$W/x.svg"
+expect2 'No such file|cannot' "$S" map "$W/missing" -o "$W/x.svg"
+echo "map cli: ok"
