@@ -28,12 +28,34 @@ if(BUILD_SHARED_LIBS)
 endif()
 
 install(TARGETS swaplab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+# The vm layer's static guest agent, where an installed swaplab looks for it
+# (src/vm/vm_hibernate.cc, AgentCandidates).
+if(TARGET swaplab_guest_agent AND TARGET swaplab_vm)
+  install(TARGETS swaplab_guest_agent RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/swaplab
+          COMPONENT runtime)
+  # Static on purpose: it runs in the guest's initramfs, which has no libc.
+  install(FILES cmake/debian/swaplab.lintian-overrides DESTINATION
+          ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides RENAME swaplab COMPONENT runtime)
+endif()
 install(TARGETS ${SWAPLAB_INSTALLED_LIBS} EXPORT swaplabTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY include/swaplab DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
         FILES_MATCHING PATTERN "*.h")
+# A stripping install (`cmake --install --strip`, CPack's packages) takes
+# the debug information out of the static libraries too, as Debian's
+# dh_strip does (a tenth of the size: the -dev package builds and is checked
+# faster).
+if(NOT BUILD_SHARED_LIBS AND CMAKE_STRIP)
+  foreach(lib ${SWAPLAB_INSTALLED_LIBS})
+    install(CODE "if(CMAKE_INSTALL_DO_STRIP)
+  execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug --enable-deterministic-archives
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/lib${lib}.a\"
+    COMMAND_ERROR_IS_FATAL ANY)
+endif()" COMPONENT dev)
+  endforeach()
+endif()
 
 set(SWAPLAB_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/swaplab)
 install(EXPORT swaplabTargets NAMESPACE swaplab:: DESTINATION ${SWAPLAB_CMAKE_DIR} COMPONENT dev)

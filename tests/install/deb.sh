@@ -32,6 +32,9 @@ for f in ./usr/bin/swaplab ./usr/share/man/man1/swaplab.1.gz ./usr/share/bash-co
   ./usr/share/doc/swaplab/copyright; do
   grep -q " $f\$" "$tmp/deb.list" || fail "swaplab lacks $f"
 done
+if [ -x "$build/swaplab_guest_agent" ]; then
+  grep -q ' ./usr/libexec/swaplab/swaplab_guest_agent$' "$tmp/deb.list" || fail "swaplab lacks the guest agent"
+fi
 for f in /usr/include/swaplab/alloc/swap_system.h libswaplab_alloc.a cmake/swaplab/swaplabConfig.cmake pkgconfig/swaplab.pc; do
   grep -q "$f\$" "$tmp/dev.list" || fail "swaplab-dev lacks $f"
 done

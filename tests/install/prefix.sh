@@ -23,6 +23,22 @@ echo "$out"
 [[ $out == "swaplab $version"* ]] || fail "--version says '$out', not swaplab $version"
 zcat "$prefix/share/man/man1/swaplab.1.gz" | grep -q '^\.SS "swaplab reproduce"' || fail "man page has no reproduce section"
 
+# The vm layer's guest agent: the installed swaplab finds it under its own
+# prefix (libexec/swaplab), and says where it looked when it is not there.
+if [ -x "$build/swaplab_guest_agent" ]; then
+  agent=$prefix/libexec/swaplab/swaplab_guest_agent
+  [ -x "$agent" ] || fail "cmake --install did not install the guest agent as $agent"
+  vm_hibernate() { env -u SWAPLAB_GUEST_AGENT "$prefix/bin/swaplab" vm hibernate --kernel /nonexistent --modules /nonexistent 2>&1 || true; }
+  out=$(vm_hibernate)
+  [ -n "$out" ] && ! grep -q 'no guest agent' <<<"$out" || fail "the installed swaplab does not find $agent: $out"
+  mv "$agent" "$agent.away"
+  out=$(vm_hibernate)
+  mv "$agent.away" "$agent"
+  grep -qF "no guest agent at $prefix/bin/swaplab_guest_agent, $agent" <<<"$out" ||
+    fail "without $agent the installed swaplab says '$out'"
+  echo "guest agent: found under the prefix"
+fi
+
 consumer_cmake "$src" "$prefix" "$tmp/cmake-consumer"
 consumer_pkgconfig "$src" "$prefix/$libdir/pkgconfig" "$tmp/pc-consumer" --static
 echo "ok: installed into a prefix; find_package and pkg-config consumers built and ran"
