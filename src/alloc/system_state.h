@@ -36,7 +36,8 @@ struct AllocRequest {
   CommitKind kind = CommitKind::kFolio;
 };
 
-struct SwapSystem::State {
+// Hidden in a shared library: only the public header's API is exported.
+struct __attribute__((visibility("hidden"))) SwapSystem::State {
   explicit State(SystemOptions o);
 
   SystemOptions opts;

@@ -162,7 +162,8 @@ struct DecUnit {
 
 }  // namespace
 
-struct ReaderScratch::Impl {
+// Hidden in a shared library: only the public header's API is exported.
+struct __attribute__((visibility("hidden"))) ReaderScratch::Impl {
   explicit Impl(unsigned nr) : nr_threads(nr != 0 ? nr : DefaultCompressionThreads()) {}
   // Decompressors and the CRC thread.
   ImageThreads& Threads() {

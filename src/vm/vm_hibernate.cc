@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include "model_side.h"
 #include "swaplab/area/swap_area.h"
@@ -21,8 +23,14 @@
 #include "swaplab/vm/initramfs.h"
 #include "swaplab/workload/temp_files.h"
 
-#ifndef SWAPLAB_GUEST_AGENT
-#define SWAPLAB_GUEST_AGENT ""
+// Where the agent is installed (cmake --install, the .deb): relative to the
+// installed swaplab's directory, and the configured prefix's path for other
+// programs linking the vm library.
+#ifndef SWAPLAB_GUEST_AGENT_FROM_BINDIR
+#define SWAPLAB_GUEST_AGENT_FROM_BINDIR ""
+#endif
+#ifndef SWAPLAB_GUEST_AGENT_INSTALLED
+#define SWAPLAB_GUEST_AGENT_INSTALLED ""
 #endif
 
 namespace swaplab::vm {
@@ -97,14 +105,31 @@ std::string Tail(const std::string& s, int lines) {
   return s.substr(at + 1);
 }
 
+// The places a guest agent is looked for when neither --agent nor
+// SWAPLAB_GUEST_AGENT names one, in order: beside the running program (the
+// build tree), the install prefix it runs from, the configured prefix.
+std::vector<std::string> AgentCandidates() {
+  std::vector<std::string> c;
+  std::error_code ec;
+  const fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (!ec) {
+    c.push_back((dir / "swaplab_guest_agent").string());
+    const fs::path from_bindir = SWAPLAB_GUEST_AGENT_FROM_BINDIR;
+    if (!from_bindir.empty()) c.push_back((dir / from_bindir).lexically_normal().string());
+  }
+  const std::string installed = SWAPLAB_GUEST_AGENT_INSTALLED;
+  if (!installed.empty() && std::find(c.begin(), c.end(), installed) == c.end())
+    c.push_back(installed);
+  return c;
+}
+
+// The agent's path; empty when none of the candidates exists.
 std::string AgentPath(const VmOptions& o) {
   if (!o.agent.empty()) return o.agent;
   if (const char* e = std::getenv("SWAPLAB_GUEST_AGENT"); e && *e) return e;
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && fs::exists(self.parent_path() / "swaplab_guest_agent", ec))
-    return (self.parent_path() / "swaplab_guest_agent").string();
-  return SWAPLAB_GUEST_AGENT;
+  for (const std::string& p : AgentCandidates())
+    if (access(p.c_str(), R_OK) == 0) return p;
+  return "";
 }
 
 Status MakeZeroFile(const std::string& path, uint64_t bytes) {
@@ -197,9 +222,15 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     return Status(-EINVAL, "--kernel needs --modules (its lib/modules/RELEASE)");
   }
   const std::string agent = AgentPath(o.vm);
-  if (agent.empty() || access(agent.c_str(), R_OK) != 0)
-    return Status(-ENOENT,
-                  "no guest agent (build the swaplab_guest_agent target; needs a static libc)");
+  if (agent.empty()) {
+    std::string tried;
+    for (const std::string& p : AgentCandidates()) tried += (tried.empty() ? "" : ", ") + p;
+    return Status(-ENOENT, "no guest agent at " + tried +
+                               " (--agent or SWAPLAB_GUEST_AGENT names one; the "
+                               "swaplab_guest_agent target builds it, with a static libc)");
+  }
+  if (access(agent.c_str(), R_OK) != 0)
+    return Status(-ENOENT, "cannot read the guest agent " + agent);
   auto wd = workload::WorkDir::Create();
   if (!wd.ok()) return wd.status();
   const std::string dir = wd->path();

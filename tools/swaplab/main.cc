@@ -5,6 +5,7 @@
 
 #include "area.h"
 #include "demo.h"
+#include "help_gen.h"
 #include "image.h"
 #include "kernel.h"
 #include "map.h"
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
   CLI::App* map_cmd = swaplab::tools::AddMap(app, map_opts);
   swaplab::tools::VmCmdOptions vm_opts;
   const swaplab::tools::VmCommands vm_cmds = swaplab::tools::AddVm(app, vm_opts);
+  swaplab::tools::HelpOutputs help_outputs;
+  swaplab::tools::AddHelpOutputs(app, help_outputs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
   // Out of memory (a run larger than this machine or its RLIMIT_AS allows):
   // a message and exit 1, not an abort; the unwinding removes the run's
   // temporary areas on the way (TempFile).
+  if (swaplab::tools::RunHelpOutputs(app, help_outputs)) return 0;
   try {
     if (area_cmds.area->parsed()) return swaplab::tools::RunArea(area_cmds, area);
     if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);

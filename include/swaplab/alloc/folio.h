@@ -2,6 +2,7 @@
 // pages that can sit in the swap cache (kernel: struct folio, the fields
 // swap and reclaim read).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <atomic>
 #include <thread>
@@ -68,3 +69,4 @@ class FolioLockGuard {
 };
 
 }  // namespace swaplab::alloc
+#pragma GCC visibility pop

@@ -1,6 +1,7 @@
 // Every allocator behaviour that changed between kernel versions, as data
 // (allocator spec §10). A kernel version is a preset: a bundle of knobs.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <optional>
@@ -129,3 +130,4 @@ inline constexpr std::string_view kDefaultPreset = "linux-6.18";
 inline constexpr std::string_view kRfcBasePreset = "mm-new";
 
 }  // namespace swaplab::alloc
+#pragma GCC visibility pop

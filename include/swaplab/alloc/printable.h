@@ -3,6 +3,7 @@
 // for a message: every layer's parser messages and the command line's
 // output use this one function.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstddef>
 #include <string>
@@ -40,3 +41,4 @@ inline std::string Printable(std::string_view s, size_t max_bytes = 256) {
 }
 
 }  // namespace swaplab
+#pragma GCC visibility pop

@@ -1,6 +1,7 @@
 // Errors as values at the library boundary. Codes mirror the kernel's
 // negative errno values; every error carries a message saying what and where.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cerrno>
 #include <memory>
@@ -68,3 +69,4 @@ class [[nodiscard]] Result {
 };
 
 }  // namespace swaplab
+#pragma GCC visibility pop

@@ -7,6 +7,7 @@
 // to call from any thread (locks as in §9). Driven by one thread, results
 // are deterministic.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <array>
 #include <cstdint>
@@ -381,3 +382,4 @@ class SwapSystem {
 };
 
 }  // namespace swaplab::alloc
+#pragma GCC visibility pop

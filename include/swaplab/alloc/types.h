@@ -1,6 +1,7 @@
 // Core vocabulary of the allocator: swap entries, CPU ids, slot kinds,
 // cluster flags and list names (allocator spec §1).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <string_view>
@@ -66,3 +67,4 @@ std::string_view Name(ListId l);
 std::string_view Name(DiscardMode m);
 
 }  // namespace swaplab::alloc
+#pragma GCC visibility pop

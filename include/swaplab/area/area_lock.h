@@ -3,6 +3,7 @@
 // a disk), the advisory lock a writer holds for its whole run, and the
 // running kernel's own use of the area (swapped on, mounted).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <sys/stat.h>
 
@@ -68,3 +69,4 @@ Status CheckNotInUseByKernel(const std::string& path, const struct stat& st);
 Result<AreaLock> LockFd(int fd, const std::string& path);
 
 }  // namespace swaplab::area
+#pragma GCC visibility pop

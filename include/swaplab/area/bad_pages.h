@@ -3,6 +3,7 @@
 // 103}. A range holds fewer than kMaxSwapBadpages pages (mkswap's bound on
 // the header's list, swap_header.h).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <string>
@@ -15,3 +16,4 @@ namespace swaplab::area {
 Result<std::vector<uint32_t>> ParseBadPageList(const std::string& s);
 
 }  // namespace swaplab::area
+#pragma GCC visibility pop

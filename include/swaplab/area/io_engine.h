@@ -3,6 +3,7 @@
 // counts them; a plug model merges adjacent requests into device requests
 // up to the device limits (hibernation spec §6).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <memory>
@@ -166,3 +167,4 @@ struct FaultPlan {
 std::unique_ptr<IoEngine> MakeFaultInjectingEngine(std::unique_ptr<IoEngine> inner, FaultPlan plan);
 
 }  // namespace swaplab::area
+#pragma GCC visibility pop

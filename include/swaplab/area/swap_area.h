@@ -2,6 +2,7 @@
 // format mkswap writes. Creating, inspecting, and opening one for use (the
 // checks swapon makes), with its page → disk block map.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <memory>
@@ -90,3 +91,4 @@ class SwapArea {
 Result<std::vector<alloc::SwapExtent>> FileExtents(int fd, uint64_t size_bytes, bool* has_holes);
 
 }  // namespace swaplab::area
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // and the hibernation overlay (struct swsusp_header). Byte layout:
 // ../shared/spec/hibernation.md §1 and docs/formats.md.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <array>
 #include <cstddef>
@@ -103,3 +104,4 @@ std::string UuidToString(const std::array<uint8_t, 16>& u);
 Result<std::array<uint8_t, 16>> ParseUuid(const std::string& s);
 
 }  // namespace swaplab::area
+#pragma GCC visibility pop

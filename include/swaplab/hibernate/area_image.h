@@ -3,6 +3,7 @@
 // and, when page 0 says a hibernation image is there, the image's
 // swsusp_info and map chain read-only (InspectImage).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <optional>
 #include <string>
@@ -24,3 +25,4 @@ struct AreaWithImage {
 Result<AreaWithImage> InspectAreaWithImage(const std::string& path);
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

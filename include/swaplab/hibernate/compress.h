@@ -5,6 +5,7 @@
 // decompressor threads and the CRC thread, each told to go and waited for
 // by the main thread in a fixed order).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <condition_variable>
 #include <cstddef>
@@ -94,3 +95,4 @@ struct ImageThreads {
 };
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

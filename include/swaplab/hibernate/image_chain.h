@@ -4,6 +4,7 @@
 // layout on the disk (§10.4 runs, §10.5 bios). Used by the reader and by
 // `image inspect`, for the kernel's images and swaplab's alike.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <span>
@@ -90,3 +91,4 @@ Result<ImageInspection> InspectImage(area::IoEngine& engine, uint64_t resume_blo
                                      CapacityMode capacity = CapacityMode::kExact);
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // formulas of the worked example. Spec: ../shared/spec/hibernation.md
 // §1.4, §3.3, §4.1, §4.4, §10.2.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <array>
 #include <cstddef>
@@ -96,3 +97,4 @@ inline uint64_t MapSlot(uint64_t S, uint64_t j) { return S + (kMapEntries + 1) *
 inline uint64_t SlotsUsed(uint64_t T) { return T + T / kMapEntries + 1; }
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

@@ -9,6 +9,7 @@
 // is also compared with the synthetic snapshot. Read-only unless asked to
 // consume the image as resume does.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <functional>
@@ -134,3 +135,4 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block, cons
 Status UnmarkImage(area::IoEngine& engine, uint64_t resume_block);
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

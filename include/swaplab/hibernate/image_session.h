@@ -8,6 +8,7 @@
 // The session also keeps the extents tree of every slot handed out (§5.2)
 // and gives them all back on error (free_all_swap_pages, §5.3).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <map>
@@ -102,3 +103,4 @@ class ImageSession {
 };
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

@@ -8,6 +8,7 @@
 // threads while a CRC thread folds the uncompressed bytes (§7.5); the
 // current bio is submitted at every round end (§6.3).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <functional>
@@ -75,3 +76,4 @@ Result<WriteReport> WriteImage(ImageSession& session, area::IoEngine& engine,
 uint64_t CountRuns(std::vector<uint64_t> dblocks);
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

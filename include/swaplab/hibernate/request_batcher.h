@@ -5,6 +5,7 @@
 //              capacity; the adaptive rule sizes the next bio (§6.2).
 // Plus the closed-form bio counts of §10.5, for tests and reports.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <deque>
@@ -203,3 +204,4 @@ class RequestBatcher {
 };
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // PFN list with zero-page flags, data pages) built from a seed, so that a
 // read-back can check every byte. Spec: hibernation.md §3, §11.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstddef>
 #include <cstdint>
@@ -82,3 +83,4 @@ class SyntheticSnapshot {
 };
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

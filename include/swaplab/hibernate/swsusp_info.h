@@ -5,6 +5,7 @@
 // and the PFN list of the metadata pages that follow it (§3.4; snapshot.c:
 // pack_pfns() / unpack_orig_pfns()).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstddef>
 #include <cstdint>
@@ -86,3 +87,4 @@ class PfnListCheck {
 };
 
 }  // namespace swaplab::hibernate
+#pragma GCC visibility pop

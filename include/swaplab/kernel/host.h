@@ -2,6 +2,7 @@
 // helpers for procfs / sysfs, and the state file that marks what swaplab
 // created so a crashed run can be cleaned up (and nothing else touched).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <map>
@@ -94,3 +95,4 @@ class SavedSetting {
 bool IsRoot();
 
 }  // namespace swaplab::kernel
+#pragma GCC visibility pop

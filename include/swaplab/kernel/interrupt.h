@@ -3,6 +3,7 @@
 // asks them to and undo what they did. One handler sets one flag; the run
 // polls it.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <csignal>
 #include <exception>
@@ -42,3 +43,4 @@ Result<T> WithSignals(std::initializer_list<int> signals, F&& f) {
 }
 
 }  // namespace swaplab::kernel
+#pragma GCC visibility pop

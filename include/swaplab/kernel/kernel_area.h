@@ -6,6 +6,7 @@
 // (host.h) before it exists, so `swaplab kernel cleanup` can remove the
 // leftovers of a crashed run — and only those.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <memory>
@@ -73,3 +74,4 @@ Status CheckNoLeftovers();
 Status Cleanup(std::vector<std::string>* log);
 
 }  // namespace swaplab::kernel
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // back with `expect` lines, so `swaplab replay` of it with the matching
 // preset measures the model's agreement with the kernel.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <csignal>
 #include <cstdint>
@@ -119,3 +120,4 @@ Result<KernelComparison> RunAndCompare(const RunOptions& o, const std::string& d
                                        const volatile std::sig_atomic_t* interrupted);
 
 }  // namespace swaplab::kernel
+#pragma GCC visibility pop

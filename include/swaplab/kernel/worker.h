@@ -6,6 +6,7 @@
 // per-CPU LRU batch of the CPU that touched it, and MADV_PAGEOUT only drains
 // its own CPU's batch).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <sys/types.h>
 
@@ -80,3 +81,4 @@ class Worker {
 };
 
 }  // namespace swaplab::kernel
+#pragma GCC visibility pop

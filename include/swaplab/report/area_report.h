@@ -2,6 +2,7 @@
 // map, the hibernation image's summary and swapon's verdict, as "field
 // value" text, field,value CSV or one JSON document (hibernation spec §1).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <string>
@@ -19,3 +20,4 @@ std::string AreaJson(const hibernate::AreaWithImage& a);
 std::string AreaFormatText(const hibernate::AreaWithImage& a);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // The list a cluster is on is the allocator's cluster flag (allocator spec
 // §1.7; kernel: struct swap_cluster_info flags, mm/swapfile.c).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <string>
@@ -90,3 +91,4 @@ std::string ClusterMapSvg(const std::string& title, const std::vector<MapPanel>&
                           const MapSvgOptions& o = {});
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

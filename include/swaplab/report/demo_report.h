@@ -2,6 +2,7 @@
 // 64 KiB fallbacks, fast-path hits, clusters by list) as a text table or
 // one JSON document, and whether the invariants held after each run.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <string>
 
@@ -15,3 +16,4 @@ std::string DemoJson(const workload::DemoResult& r);
 bool DemoInvariantsHold(const workload::DemoResult& r);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 // beside ours, bar charts of the rows an mm developer compares, and the
 // cluster maps before and after the image write per strategy.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <string>
 #include <vector>
@@ -24,3 +25,4 @@ std::string RenderHtml(const std::vector<workload::ScenarioResult>& results, con
                        const HtmlOptions& o);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

@@ -1,6 +1,7 @@
 // `swaplab image write|read|inspect`'s results as one JSON document or
 // "key  value" text lines.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -26,3 +27,4 @@ nlohmann::ordered_json ImageReadJson(const workload::ImageReadResult& r);
 std::string ImageReadText(const workload::ImageReadResult& r);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

@@ -1,6 +1,7 @@
 // `swaplab kernel run`'s result: the kernel's placements and counters next
 // to the model's, as text or one JSON document; `kernel cleanup`'s log.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,3 +20,4 @@ nlohmann::ordered_json CleanupJson(const std::vector<std::string>& actions, cons
 std::string CleanupText(const std::vector<std::string>& actions);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // after the measured image write), a trace replayed to its end or to a
 // record, and a swap area holding a hibernation image.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <functional>
@@ -55,3 +56,4 @@ Result<ClusterMap> TraceClusterMap(const TraceMapOptions& o);
 Result<ClusterMap> AreaClusterMap(const std::string& area, uint32_t cluster_size = 512);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

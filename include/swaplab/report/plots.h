@@ -2,6 +2,7 @@
 // a scenario's table, with the figure the seed reported for the same cell
 // marked on its bar.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <string>
 #include <vector>
@@ -23,3 +24,4 @@ std::string BarChartSvg(const std::string& title, const std::vector<Bar>& bars);
 double ParseSeedNumber(const std::string& text);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

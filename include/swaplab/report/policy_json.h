@@ -1,5 +1,6 @@
 // A policy's knobs in JSON outputs: every knob by name (alloc/policy.h).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <nlohmann/json.hpp>
 
@@ -12,3 +13,4 @@ namespace swaplab::report {
 nlohmann::ordered_json KnobsJson(const alloc::Policy& p);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // /sys/kernel/mm/transparent_hugepage/hugepages-*/stats names, each
 // device's cluster lists and the agreement with the trace's expect lines.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,3 +17,4 @@ std::string ReplayText(const workload::ReplayResult& r);
 std::string ReplayCsv(const workload::ReplayResult& r);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 // what the seed reported for the same cells; and the same numbers as JSON
 // and CSV (design.md "report/").
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,3 +38,4 @@ BatchReport RenderBatch(const std::vector<workload::ScenarioResult>& results, do
                         double wall_seconds);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // in XML 1.0 are replaced, so whatever came from input (scenario names,
 // labels, file names) cannot break the document or add markup.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <initializer_list>
 #include <string>
@@ -44,3 +45,4 @@ class XmlWriter {
 std::string Num(double v, int decimals = 2);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // or one JSON document (`kernel` and `model` objects with the same metric
 // names; the kernel's holds the guest's release).
 #pragma once
+#pragma GCC visibility push(default)
 #include <string>
 
 #include "swaplab/vm/vm_hibernate.h"
@@ -21,3 +22,4 @@ std::string VmSeedTableText(const vm::SeedTableReport& r, const workload::HostCp
 std::string VmSeedTableJson(const vm::SeedTableReport& r, const workload::HostCpuCost* cpu);
 
 }  // namespace swaplab::report
+#pragma GCC visibility pop

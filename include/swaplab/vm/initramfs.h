@@ -4,6 +4,7 @@
 // kernel modules with their dependencies, read from each module's .modinfo
 // `depends=` (no kmod needed), decompressed with xz / zstd / gzip.
 #pragma once
+#pragma GCC visibility push(default)
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,3 +39,4 @@ void AppendCpioEntry(std::string* archive, const std::string& name, uint32_t mod
 void AppendCpioTrailer(std::string* archive);
 
 }  // namespace swaplab::vm
+#pragma GCC visibility pop

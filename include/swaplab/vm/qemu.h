@@ -3,6 +3,7 @@
 // the serial console to a file, a time limit and cancellation. Every qemu
 // started here is killed and reaped before the call returns, on every path.
 #pragma once
+#pragma GCC visibility push(default)
 #include <csignal>
 #include <functional>
 #include <string>
@@ -87,3 +88,4 @@ Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel,
                            const volatile std::sig_atomic_t* interrupted, std::string* why);
 
 }  // namespace swaplab::vm
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // qemu guest, the kernel's hibernation image read on the host, and the same
 // layout and image size run through the model, side by side.
 #pragma once
+#pragma GCC visibility push(default)
 #include <csignal>
 #include <cstdint>
 #include <map>
@@ -102,3 +103,4 @@ struct ConsoleFacts {
 ConsoleFacts ParseConsole(const std::string& console);
 
 }  // namespace swaplab::vm
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // 64 KiB holes) on a real kernel in a qemu guest, scaled down, each layout
 // side by side with the model.
 #pragma once
+#pragma GCC visibility push(default)
 #include <csignal>
 #include <string>
 #include <vector>
@@ -46,3 +47,4 @@ Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o,
                                      const volatile std::sig_atomic_t* interrupted);
 
 }  // namespace swaplab::vm
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // with each policy given, side by side: the kernel's counters and the
 // cluster lists at the end.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <string>
@@ -36,3 +37,4 @@ struct DemoResult {
 DemoResult RunDemo(const DemoOptions& o);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -8,6 +8,7 @@
 // order-0 pages) exactly as `swaplab replay` has it. Every random choice
 // comes from the Workload's Rng, seeded by the caller.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <string>
@@ -203,3 +204,4 @@ struct RotationResult {
 Result<RotationResult> Rotation(Workload& w, uint64_t allocations, int cpus);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // not bios"), and the named profiles of them: one table, the only home of
 // these numbers (scenario files and --host-cpu name a profile).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <span>
@@ -49,3 +50,4 @@ const HostCpuProfile* FindHostCpuProfile(std::string_view name);
 std::string HostCpuProfileNames();
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // §4.8, §7, §10) or only its header, swsusp_info and map chain inspected.
 // Read-only unless `consume`.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <functional>
@@ -43,3 +44,4 @@ enum class ImageReadStep { kOpenArea, kLock, kOpenEngine, kOpenDump, kRead };
 Result<ImageReadResult> ReadImageOnArea(const ImageReadOptions& o, ImageReadStep* failed = nullptr);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // back as resume does (hibernation spec §4, §6, §8), on a simulated device
 // (modelled seconds) or a real swap file (measured seconds).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <map>
@@ -82,3 +83,4 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
                                    const ImageSpec& spec);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

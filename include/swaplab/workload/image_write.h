@@ -5,6 +5,7 @@
 // checked against it and this machine, the model's device and its layout,
 // the snapshot, the write copies, the timed write.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <functional>
@@ -71,3 +72,4 @@ Result<ImageWriteResult> WriteImageToArea(const ImageWriteOptions& o,
 double ProcessCpuSeconds();
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

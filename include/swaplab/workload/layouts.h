@@ -11,6 +11,7 @@
 //              every other 16-page piece freed).
 // A device of another size gets the scenario scaled to it (ScaleScenario).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <optional>
@@ -47,3 +48,4 @@ Result<LayoutReport> ApplyRfcLayout(alloc::SwapSystem& sys, int type, RfcLayout 
                                     uint64_t seed = 1, std::optional<double> scale = std::nullopt);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

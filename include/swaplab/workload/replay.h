@@ -4,6 +4,7 @@
 // the end. `swaplab replay` reports it; `kernel run` compares a kernel's
 // placements (the trace it wrote back with `expect` lines) with it.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <string>
@@ -54,3 +55,4 @@ double RunsPerFolio(const ReplaySummary& s);
 double Agreement(const ReplaySummary& s);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 // document reported for the same cells. Parsing checks everything before
 // anything runs; an error names the JSON path ("$.aging[1].hole").
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <map>
@@ -122,3 +123,4 @@ Result<std::optional<HostCpuCost>> ParseHostCpuArg(const std::string& s);
 bool SetHostCpu(Scenario& sc, const std::optional<HostCpuCost>& c);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // run alone and which side by side, and the order `reproduce` shows the
 // shipped ones in.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <string>
 #include <vector>
@@ -32,3 +33,4 @@ Result<std::vector<ScenarioResult>> RunScenarios(const std::vector<Scenario>& sc
 Result<std::vector<Scenario>> ShippedInReportOrder();
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // whose metrics are collected (the report layer prints them). Repetition r
 // uses seed + r for every variant, so the variants age identically.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <functional>
 #include <map>
@@ -74,3 +75,4 @@ struct RunOptions {
 Result<ScenarioResult> RunScenario(const Scenario& sc, const RunOptions& o);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

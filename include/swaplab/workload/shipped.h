@@ -1,6 +1,7 @@
 // The scenarios shipped under scenarios/, compiled into the library (CMake
 // generates the table), and scaling a scenario down for quick runs.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <string>
 #include <vector>
@@ -24,3 +25,4 @@ const std::vector<ShippedScenario>& ShippedScenarios();
 void ScaleScenario(Scenario& sc, double f);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

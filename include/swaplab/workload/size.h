@@ -1,6 +1,7 @@
 // Sizes as a user writes them, on the command line (--size, --swap, ...)
 // and in scenario files ("6G", "5530M", "7.5G"): one parser for both.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <string_view>
@@ -22,3 +23,4 @@ Result<uint64_t> ParseSize(std::string_view s);
 Result<uint64_t> ParseSizeOrPages(std::string_view s);
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 // SIGHUP and SIGABRT too once the command line installed the handlers, and found
 // by `swaplab kernel cleanup` after a SIGKILL (the pid no longer runs).
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <string>
 #include <vector>
@@ -65,3 +66,4 @@ class WorkDir {
 void InstallTempFileCleanup();
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

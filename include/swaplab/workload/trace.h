@@ -3,6 +3,7 @@
 // `swaplab-trace 1`. A streaming reader (a trace is never held in memory)
 // and a writer.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <fstream>
@@ -102,3 +103,4 @@ std::string FormatRecord(const TraceRecord& r);
 inline constexpr const char* kTraceHeader = "swaplab-trace 1";
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 // private anonymous mapping (design.md "Semantics"; allocator spec §2.10,
 // §3): swap-out with the reclaim fallback, zap, swap-in, cache drop, fork.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstdint>
 #include <map>
@@ -141,3 +142,4 @@ class TraceRunner {
 };
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# BUILD_SHARED_LIBS=ON: the libraries and the tool built shared (tests off:
+# they use internal symbols), installed into a temporary prefix. The
+# libraries export what include/swaplab/ declares and nothing that only
+# src/ declares; the installed tool runs through its RUNPATH; the example
+# consumer builds with find_package and with pkg-config and runs.
+# usage: shared.sh SOURCE_DIR
+set -euo pipefail
+src=$1
+. "$(dirname "$0")/common.sh"
+command -v nm >/dev/null || { echo "SKIP: no nm (binutils)"; exit 77; }
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+cmake -S "$src" -B "$tmp/build" "${gen[@]}" -DBUILD_SHARED_LIBS=ON -DSWAPLAB_BUILD_BENCH=OFF \
+  -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; fail "configure shared"; }
+cmake --build "$tmp/build" -j2 >"$tmp/build.log" 2>&1 || { tail -50 "$tmp/build.log"; fail "build shared"; }
+prefix=$tmp/prefix
+cmake --install "$tmp/build" --prefix "$prefix" >/dev/null
+"$prefix/bin/swaplab" --version || fail "the installed shared swaplab does not run"
+"$prefix/bin/swaplab" reproduce --list >/dev/null || fail "swaplab reproduce --list (shared)"
+
+lib=$(find "$prefix" -name 'libswaplab_alloc.so.*.*.*' | head -1)
+[ -n "$lib" ] || fail "no versioned libswaplab_alloc.so installed"
+libdir=$(dirname "$lib")
+exports=$tmp/exports.txt
+for so in "$libdir"/libswaplab_*.so; do nm -D --defined-only -C "$so"; done | awk '{ $1 = ""; $2 = ""; print }' >"$exports"
+grep -q 'swaplab::alloc::SwapSystem::FolioAllocSwap' "$exports" || fail "SwapSystem::FolioAllocSwap not exported"
+grep -q 'swaplab::area::SwapArea' "$exports" || fail "swaplab::area::SwapArea not exported"
+# Declared only under src/: internal namespaces, the allocator's State,
+# the run session of the kernel layer.
+if grep -E 'swaplab::[a-z]+::internal::|SwapSystem::State::|swaplab::kernel::Session::' "$exports" >"$tmp/leaks"; then
+  head -20 "$tmp/leaks"
+  fail "$(wc -l <"$tmp/leaks") internal symbols exported"
+fi
+echo "exported swaplab symbols: $(grep -c 'swaplab::' "$exports"), none internal"
+
+consumer_cmake "$src" "$prefix" "$tmp/cmake-consumer"
+export LD_LIBRARY_PATH=$libdir
+consumer_pkgconfig "$src" "$libdir/pkgconfig" "$tmp/pc-consumer"
+echo "ok: shared libraries export the public API only; consumers built and ran"
