@@ -89,6 +89,7 @@ std::string Fill(double v, double lo, double hi) {
 
 std::string Short(double v) {
   if (!std::isfinite(v)) return "–";
+  if (v == 0) return "0";
   const double a = std::abs(v);
   if (a >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
   if (a >= 1e4) return fmt::format("{:.1f}K", v / 1e3);
@@ -295,11 +296,11 @@ Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sw
                    {"font-size", "11"}});
     w.Leaf("title", {}, title);
     w.Leaf("text", {{"x", "8"}, {"y", "16"}, {"font-weight", "bold"}}, title);
-    w.Leaf("text", {{"x", "8"}, {"y", "32"}},
-           fmt::format("{} of {} points, {:.1f} CPU s; cell: mean of {} (small: ± sample sd); "
-                       "x: {}, y: {}",
-                       t.rows.size(), t.points, t.cpu_seconds, va,
-                       per_cell > 1 ? fmt::format("{} runs", per_cell) : "1 run", xa, ya));
+    w.Leaf(
+        "text", {{"x", "8"}, {"y", "32"}},
+        fmt::format("{} of {} points, {:.1f} CPU s; cell: mean of {} over {} (small: ± sample sd)",
+                    t.rows.size(), t.points, t.cpu_seconds, va,
+                    per_cell > 1 ? fmt::format("{} runs", per_cell) : "1 run"));
     for (size_t f = 0; f < fs.size(); ++f) {
       const int x0 = kLeft + static_cast<int>(f) * (panel_w + kGap);
       if (!fa.empty())

@@ -99,10 +99,13 @@ Status Prepare(const Sweep& s, const std::string& dir) {
   if (Exists(sweep_json)) {
     auto old = ReadFile(sweep_json);
     if (!old.ok()) return old.status();
-    if (*old != text) {
+    // The same points (ids and order: parallel's joblog and a Slurm
+    // array index jobs.txt) may get a new title, derived metrics or maps.
+    const json o = json::parse(*old, nullptr, false);
+    if (o.is_discarded() || !o.is_object() || !o.contains("points") || o["points"] != points) {
       return Status(-EEXIST, Printable(dir) +
-                                 " holds another sweep (a different spec or --scale); use a new "
-                                 "--out DIR");
+                                 " holds another sweep (other points: a different base, axes or "
+                                 "--scale); use a new --out DIR");
     }
   }
   for (const std::string& d : {dir, dir + "/in", dir + "/points"})

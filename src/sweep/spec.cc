@@ -173,7 +173,7 @@ Result<Axis> ParseAxis(const json& a, size_t i, const json& base, const std::str
   }
   if (Status st = AxisValues(a, where, file, &axis); !st.ok()) return st;
   for (const json& v : axis.values) {
-    if (axis.kind == Axis::Kind::kSeed && !v.is_number_unsigned())
+    if (axis.kind == Axis::Kind::kSeed && !(v.is_number_integer() && v.get<int64_t>() >= 0))
       return Bad(file, where + ": a seed is a non-negative integer, not " + Shown(v.dump()));
     if ((axis.multiply != 1.0 || !axis.suffix.empty()) && !v.is_number())
       return Bad(file, where + ": multiply / suffix need numbers, not " + Shown(v.dump()));
@@ -288,6 +288,22 @@ Result<Sweep> ExpandSpec(const std::string& text, const std::string& file, doubl
     s.axes.push_back(*a);
   }
   if (Status st = CheckDerivedAndHeatmaps(spec, names, file); !st.ok()) return st;
+  if (spec.contains("heatmaps")) {
+    // A heatmap's cells (x × y × facets) bounded like the points.
+    auto values = [&s](const json& name) -> uint64_t {
+      for (const Axis& a : s.axes)
+        if (a.name == name.get<std::string>()) return a.values.size();
+      return 1;
+    };
+    for (size_t i = 0; i < spec["heatmaps"].size(); ++i) {
+      const json& h = spec["heatmaps"][i];
+      const uint64_t cells =
+          values(h["x"]) * values(h["y"]) * (h.contains("facet") ? values(h["facet"]) : 1);
+      if (cells > kMaxHeatmapCells)
+        return Bad(file,
+                   fmt::format("$.heatmaps[{}]: {} cells, at most {}", i, cells, kMaxHeatmapCells));
+    }
+  }
 
   // The number of points, bounded before any is made.
   uint64_t n = 1;

@@ -26,6 +26,7 @@ namespace swaplab::sweep {
 inline constexpr uint64_t kMaxPoints = 100000;
 inline constexpr uint64_t kMaxAxisValues = 10000;
 inline constexpr size_t kMaxAxes = 16;
+inline constexpr uint64_t kMaxHeatmapCells = 10000;
 
 struct Axis {
   enum class Kind { kPath, kKnob, kSeed };

@@ -42,7 +42,7 @@ TEST(SweepSpec, GridOfEveryAxisKind) {
   json spec = Spec(json::parse(R"([
     {"name": "image", "path": "/measured/0/size", "values": [8, 12], "multiply": 2, "suffix": "M"},
     {"name": "count_max", "knob": "count_max", "variant": "rfc", "range": {"from": 10, "to": 30, "step": 10}},
-    {"name": "seed", "seed": true, "values": [1, 2]}
+    {"name": "seed", "seed": true, "range": {"from": 1, "to": 2, "step": 1}}
   ])"));
   auto s = ExpandSpec(spec.dump(), "spec.json", 0.5);
   ASSERT_TRUE(s.ok()) << s.status().message();
@@ -133,6 +133,14 @@ TEST(SweepSpec, HugeGridRefusedBeforeExpansion) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("more than 100000 points"), std::string::npos)
       << s.status().message();
+  json big = Spec(json::parse(
+      R"([{"name": "seed", "seed": true, "range": {"from": 1, "to": 101, "step": 1}}])"));
+  big["heatmaps"] = json::parse(R"([{"name": "m", "x": "seed", "y": "seed", "value": "v"}])");
+  s = ExpandSpec(big.dump(), "spec.json", 1);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("$.heatmaps[0]: 10201 cells, at most 10000"),
+            std::string::npos)
+      << s.status().message();
 }
 
 TEST(SweepRun, PointRunsOnceAndMergeReadsIt) {
@@ -151,6 +159,12 @@ TEST(SweepRun, PointRunsOnceAndMergeReadsIt) {
   auto other = ExpandSpec(spec.dump(), "spec.json", 0.5);
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(Prepare(*other, dir).code(), -EEXIST);
+  json retitled = spec;
+  retitled["title"] = "the same points";
+  auto same = ExpandSpec(retitled.dump(), "spec.json", 1);
+  ASSERT_TRUE(same.ok());
+  EXPECT_TRUE(Prepare(*same, dir).ok());
+  EXPECT_EQ(ReadSweep(dir)->at("spec")["title"], "the same points");
 
   bool ran = false;
   ASSERT_TRUE(RunPoint(dir, s->points[0].id, &ran).ok());
