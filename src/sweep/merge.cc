@@ -26,10 +26,17 @@ std::string Shown(const std::string& s) { return "'" + Printable(s, kMaxTokenInM
 // An axis value as a table cell and a heatmap label.
 std::string Cell(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+// A CSV field; control characters (terminal escapes) from the spec as
+// \xNN, UTF-8 kept.
 std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string e;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    e += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, c);
+  }
+  if (e.find_first_of(",\"") == std::string::npos) return e;
   std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : e) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
 

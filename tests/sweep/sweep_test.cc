@@ -222,5 +222,15 @@ TEST(SweepRun, PointRunsOnceAndMergeReadsIt) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+TEST(SweepMerge, CsvEscapesWhatCameFromTheSpec) {
+  Table t;
+  t.axes = {"label, \"quoted\""};
+  t.metrics = {"m"};
+  t.points = 1;
+  t.rows.push_back({"0123456789abcdef", {{"label, \"quoted\"", "red\x1b[31m÷"}}, {1.5}, 0, 0});
+  EXPECT_EQ(TableCsv(t),
+            "id,\"label, \"\"quoted\"\"\",m,cpu_seconds\n0123456789abcdef,red\\x1b[31m÷,1.5,0\n");
+}
+
 }  // namespace
 }  // namespace swaplab::sweep
