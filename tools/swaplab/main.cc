@@ -11,6 +11,7 @@
 #include "map.h"
 #include "replay.h"
 #include "scenario_cmds.h"
+#include "sweep.h"
 #include "vm.h"
 
 int main(int argc, char** argv) {
@@ -33,6 +34,8 @@ int main(int argc, char** argv) {
   CLI::App* map_cmd = swaplab::tools::AddMap(app, map_opts);
   swaplab::tools::VmCmdOptions vm_opts;
   const swaplab::tools::VmCommands vm_cmds = swaplab::tools::AddVm(app, vm_opts);
+  swaplab::tools::SweepOptions sweep_opts;
+  const swaplab::tools::SweepCommands sweep_cmds = swaplab::tools::AddSweep(app, sweep_opts);
   swaplab::tools::HelpOutputs help_outputs;
   swaplab::tools::AddHelpOutputs(app, help_outputs);
   try {
@@ -51,6 +54,7 @@ int main(int argc, char** argv) {
     if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
     if (kernel_cmds.kernel->parsed()) return swaplab::tools::RunKernel(kernel_cmds, kernel);
     if (vm_cmds.vm->parsed()) return swaplab::tools::RunVm(vm_cmds, vm_opts);
+    if (sweep_cmds.sweep->parsed()) return swaplab::tools::RunSweep(sweep_cmds, sweep_opts);
     if (map_cmd->parsed()) return swaplab::tools::RunMap(map_opts);
     if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
     if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);

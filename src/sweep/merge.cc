@@ -1,0 +1,387 @@
+// A sweep's points merged into one table, and its heatmaps (sweep.h).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "swaplab/alloc/printable.h"
+#include "swaplab/report/svg.h"
+#include "sweep/sweep_internal.h"
+
+namespace swaplab::sweep {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string Shown(const std::string& s) { return "'" + Printable(s, kMaxTokenInMessage) + "'"; }
+
+// An axis value as a table cell and a heatmap label.
+std::string Cell(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// A CSV field; control characters (terminal escapes) from the spec as
+// \xNN, UTF-8 kept.
+std::string CsvField(const std::string& s) {
+  std::string e;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    e += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, c);
+  }
+  if (e.find_first_of(",\"") == std::string::npos) return e;
+  std::string q = "\"";
+  for (char c : e) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string Number(double v) {
+  if (!std::isfinite(v)) return "";
+  return fmt::format("{}", v);
+}
+
+double Value(const json& metrics, const std::string& name) {
+  const auto it = metrics.find(name);
+  return it != metrics.end() && it->is_number() ? it->get<double>() : kNaN;
+}
+
+struct Stats {
+  double mean = kNaN, min = kNaN, max = kNaN, sd = kNaN;
+  size_t n = 0;
+};
+Stats Summarise(const std::vector<double>& v) {
+  Stats s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  double sum = 0;
+  s.min = s.max = v[0];
+  for (double x : v) {
+    sum += x;
+    s.min = std::min(s.min, x);
+    s.max = std::max(s.max, x);
+  }
+  s.mean = sum / static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0;
+  return s;
+}
+
+// A cell's fill: diverging (blue below zero, red above) when the values
+// straddle zero, else white to blue from the lowest to the highest.
+std::string Fill(double v, double lo, double hi) {
+  if (!std::isfinite(v)) return "#dddddd";
+  double t;
+  int r, g, b;
+  if (lo < 0 && hi > 0) {
+    const double m = std::max(-lo, hi);
+    t = std::clamp(std::abs(v) / m, 0.0, 1.0);
+    if (v >= 0) {
+      r = 255, g = static_cast<int>(255 - 175 * t), b = static_cast<int>(255 - 195 * t);
+    } else {
+      r = static_cast<int>(255 - 205 * t), g = static_cast<int>(255 - 125 * t), b = 255;
+    }
+  } else {
+    t = hi > lo ? std::clamp((v - lo) / (hi - lo), 0.0, 1.0) : 0.5;
+    r = static_cast<int>(255 - 220 * t), g = static_cast<int>(255 - 160 * t),
+    b = static_cast<int>(255 - 60 * t);
+  }
+  return fmt::format("#{:02x}{:02x}{:02x}", r, g, b);
+}
+
+std::string Short(double v) {
+  if (!std::isfinite(v)) return "–";
+  if (v == 0) return "0";
+  const double a = std::abs(v);
+  if (a >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
+  if (a >= 1e4) return fmt::format("{:.1f}K", v / 1e3);
+  if (a >= 100) return fmt::format("{:.0f}", v);
+  if (a >= 1) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.3f}", v);
+}
+
+// Distinct values of axis `name` over the sweep's points, in first-seen
+// order (a grid's order).
+std::vector<json> AxisValues(const json& sweep, const std::string& name) {
+  std::vector<json> out;
+  std::set<std::string> seen;
+  for (const json& p : sweep.at("points")) {
+    const json& v = p.at("axes").at(name);
+    if (seen.insert(v.dump()).second) out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+Status CheckDerivedAndHeatmaps(const json& spec, const std::set<std::string>& axes,
+                               const std::string& file) {
+  std::set<std::string> derived;
+  if (spec.contains("derived")) {
+    if (!spec["derived"].is_array())
+      return Status(-EINVAL, Printable(file) + ": $.derived: expected a list");
+    for (size_t i = 0; i < spec["derived"].size(); ++i) {
+      const json& d = spec["derived"][i];
+      const std::string where = fmt::format("{}: $.derived[{}]", Printable(file), i);
+      if (!d.is_object() || !d.contains("name") || !d["name"].is_string())
+        return Status(-EINVAL, where + ".name: expected a string");
+      const int ops = d.contains("minus") + d.contains("ratio");
+      if (ops != 1 || d.size() != 2)
+        return Status(-EINVAL, where + ": needs \"name\" and one of \"minus\", \"ratio\"");
+      const json& args = d.contains("minus") ? d["minus"] : d["ratio"];
+      if (!args.is_array() || args.size() != 2 || !args[0].is_string() || !args[1].is_string())
+        return Status(-EINVAL, where + ": expected two metric names [\"VARIANT/METRIC\", ...]");
+      derived.insert(d["name"].get<std::string>());
+    }
+  }
+  if (spec.contains("heatmaps")) {
+    if (!spec["heatmaps"].is_array())
+      return Status(-EINVAL, Printable(file) + ": $.heatmaps: expected a list");
+    for (size_t i = 0; i < spec["heatmaps"].size(); ++i) {
+      const json& h = spec["heatmaps"][i];
+      const std::string where = fmt::format("{}: $.heatmaps[{}]", Printable(file), i);
+      if (!h.is_object()) return Status(-EINVAL, where + ": expected an object");
+      for (const auto& [k, v] : h.items()) {
+        if (k != "name" && k != "title" && k != "x" && k != "y" && k != "value" && k != "facet")
+          return Status(-EINVAL, where + ": unknown key " + Shown(k) +
+                                     " (allowed: name, title, x, y, value, facet)");
+        if (!v.is_string()) return Status(-EINVAL, where + "." + k + ": expected a string");
+      }
+      for (const char* k : {"name", "x", "y", "value"})
+        if (!h.contains(k)) return Status(-EINVAL, where + "." + k + ": required");
+      for (const char* k : {"x", "y", "facet"}) {
+        if (h.contains(k) && !axes.count(h[k].get<std::string>()))
+          return Status(
+              -EINVAL, where + "." + k + ": " + Shown(h[k].get<std::string>()) + " is not an axis");
+      }
+      const std::string n = h["name"].get<std::string>();
+      if (n.empty() ||
+          n.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
+        return Status(-EINVAL, where + ".name: " + Shown(n) + ": a file name of a-z 0-9 - _");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<Table> Merge(const std::string& dir) {
+  auto sweep = ReadSweep(dir);
+  if (!sweep.ok()) return sweep.status();
+  const json& spec = sweep->at("spec");
+  Table t;
+  for (const json& a : sweep->at("axes")) t.axes.push_back(a.get<std::string>());
+  std::vector<std::pair<bool, std::array<std::string, 2>>> ops;  // minus?, operands
+  if (spec.contains("derived")) {
+    for (const json& d : spec["derived"]) {
+      t.derived.push_back(d["name"].get<std::string>());
+      const bool minus = d.contains("minus");
+      const json& a = minus ? d["minus"] : d["ratio"];
+      ops.push_back({minus, {a[0].get<std::string>(), a[1].get<std::string>()}});
+    }
+  }
+  std::vector<json> metrics;  // per row
+  std::set<std::string> names;
+  t.points = sweep->at("points").size();
+  for (const json& p : sweep->at("points")) {
+    const std::string id = p.at("id").get<std::string>();
+    const std::string path = dir + "/points/" + id + ".json";
+    std::ifstream in(path, std::ios::binary);
+    if (!in) continue;  // not run yet
+    std::stringstream ss;
+    ss << in.rdbuf();
+    json r = json::parse(ss.str(), nullptr, false);
+    if (r.is_discarded() || !r.is_object() || !r.contains("metrics") || !r["metrics"].is_object())
+      return Status(-EINVAL, Printable(path) + ": not a point result written by swaplab");
+    Table::Row row;
+    row.id = id;
+    row.axes = p.at("axes");
+    row.cpu_seconds = r.value("cpu_seconds", 0.0);
+    row.wall_seconds = r.value("wall_seconds", 0.0);
+    t.cpu_seconds += row.cpu_seconds;
+    for (const auto& [k, v] : r["metrics"].items()) names.insert(k);
+    metrics.push_back(std::move(r["metrics"]));
+    t.rows.push_back(std::move(row));
+  }
+  t.metrics.assign(names.begin(), names.end());
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    auto& vals = t.rows[i].values;
+    for (const auto& [minus, a] : ops) {
+      const double x = Value(metrics[i], a[0]), y = Value(metrics[i], a[1]);
+      vals.push_back(minus ? x - y : (y != 0 ? x / y : kNaN));
+    }
+    for (const auto& m : t.metrics) vals.push_back(Value(metrics[i], m));
+  }
+  return t;
+}
+
+std::string TableCsv(const Table& t) {
+  std::string out = "id";
+  for (const auto& a : t.axes) out += "," + CsvField(a);
+  for (const auto& d : t.derived) out += "," + CsvField(d);
+  for (const auto& m : t.metrics) out += "," + CsvField(m);
+  out += ",cpu_seconds\n";
+  for (const auto& r : t.rows) {
+    out += r.id;
+    for (const auto& a : t.axes) out += "," + CsvField(Cell(r.axes.at(a)));
+    for (double v : r.values) out += "," + Number(v);
+    out += "," + Number(r.cpu_seconds) + "\n";
+  }
+  return out;
+}
+
+json TableJson(const Table& t) {
+  json cols = json::array();
+  for (const auto& d : t.derived) cols.push_back(d);
+  for (const auto& m : t.metrics) cols.push_back(m);
+  json rows = json::array();
+  for (const auto& r : t.rows) {
+    json values = json::object();
+    for (size_t i = 0; i < r.values.size(); ++i)
+      values[cols[i].get<std::string>()] = std::isfinite(r.values[i]) ? json(r.values[i]) : json();
+    rows.push_back(
+        {{"id", r.id}, {"axes", r.axes}, {"values", values}, {"cpu_seconds", r.cpu_seconds}});
+  }
+  return {{"axes", t.axes},
+          {"columns", cols},
+          {"points", t.points},
+          {"done", t.rows.size()},
+          {"cpu_seconds", t.cpu_seconds},
+          {"rows", rows}};
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sweep,
+                                                                  const Table& t) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const json& spec = sweep.at("spec");
+  if (!spec.contains("heatmaps")) return out;
+  for (const json& h : spec["heatmaps"]) {
+    const std::string name = h["name"].get<std::string>(), xa = h["x"].get<std::string>(),
+                      ya = h["y"].get<std::string>(), va = h["value"].get<std::string>();
+    const std::string fa = h.value("facet", "");
+    size_t col = SIZE_MAX;
+    for (size_t i = 0; i < t.derived.size(); ++i)
+      if (t.derived[i] == va) col = i;
+    for (size_t i = 0; i < t.metrics.size() && col == SIZE_MAX; ++i)
+      if (t.metrics[i] == va) col = t.derived.size() + i;
+    if (col == SIZE_MAX && !t.rows.empty())
+      return Status(-EINVAL, "heatmap " + Shown(name) + ": value " + Shown(va) +
+                                 " is neither a derived metric nor a metric of the points");
+    const auto xs = AxisValues(sweep, xa), ys = AxisValues(sweep, ya);
+    const auto fs = fa.empty() ? std::vector<json>{json()} : AxisValues(sweep, fa);
+    // (facet, x, y) → the values over every other axis (seeds, ...).
+    std::map<std::array<std::string, 3>, std::vector<double>> cells;
+    for (const auto& r : t.rows) {
+      if (col == SIZE_MAX || !std::isfinite(r.values[col])) continue;
+      cells[{fa.empty() ? "null" : r.axes.at(fa).dump(), r.axes.at(xa).dump(),
+             r.axes.at(ya).dump()}]
+          .push_back(r.values[col]);
+    }
+    double lo = INFINITY, hi = -INFINITY;
+    size_t per_cell = 0;
+    for (const auto& [k, v] : cells) {
+      const Stats s = Summarise(v);
+      lo = std::min(lo, s.mean), hi = std::max(hi, s.mean);
+      per_cell = std::max(per_cell, v.size());
+    }
+    constexpr int kCellW = 70, kCellH = 40, kLeft = 90, kTop = 62, kGap = 30;
+    const int panel_w = static_cast<int>(xs.size()) * kCellW;
+    const int width = std::max(520, kLeft + static_cast<int>(fs.size()) * (panel_w + kGap) + 10);
+    const int height = kTop + static_cast<int>(ys.size()) * kCellH + 58;
+    const std::string title = h.value("title", va);
+    std::string svg;
+    report::XmlWriter w(&svg);
+    w.Open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
+                   {"class", "heatmap"},
+                   {"width", report::Num(width)},
+                   {"height", report::Num(height)},
+                   {"viewBox", fmt::format("0 0 {} {}", width, height)},
+                   {"font-family", "sans-serif"},
+                   {"font-size", "11"}});
+    w.Leaf("title", {}, title);
+    w.Leaf("text", {{"x", "8"}, {"y", "16"}, {"font-weight", "bold"}}, title);
+    w.Leaf(
+        "text", {{"x", "8"}, {"y", "32"}},
+        fmt::format("{} of {} points, {:.1f} CPU s; cell: mean of {} over {} (small: ± sample sd)",
+                    t.rows.size(), t.points, t.cpu_seconds, va,
+                    per_cell > 1 ? fmt::format("{} runs", per_cell) : "1 run"));
+    for (size_t f = 0; f < fs.size(); ++f) {
+      const int x0 = kLeft + static_cast<int>(f) * (panel_w + kGap);
+      if (!fa.empty())
+        w.Leaf("text", {{"x", report::Num(x0)}, {"y", "50"}, {"font-weight", "bold"}},
+               fmt::format("{} = {}", fa, Cell(fs[f])));
+      for (size_t yi = 0; yi < ys.size(); ++yi) {
+        const int y = kTop + static_cast<int>(yi) * kCellH;
+        if (f == 0)
+          w.Leaf("text",
+                 {{"x", report::Num(kLeft - 6)},
+                  {"y", report::Num(y + kCellH / 2 + 4)},
+                  {"text-anchor", "end"}},
+                 Cell(ys[yi]));
+        for (size_t xi = 0; xi < xs.size(); ++xi) {
+          const int x = x0 + static_cast<int>(xi) * kCellW;
+          const auto it =
+              cells.find({fa.empty() ? "null" : fs[f].dump(), xs[xi].dump(), ys[yi].dump()});
+          const Stats s = it == cells.end() ? Stats{} : Summarise(it->second);
+          w.Open("rect", {{"class", "c"},
+                          {"x", report::Num(x)},
+                          {"y", report::Num(y)},
+                          {"width", report::Num(kCellW - 1)},
+                          {"height", report::Num(kCellH - 1)},
+                          {"fill", Fill(s.mean, lo, hi)}});
+          w.Leaf("title", {},
+                 fmt::format("{}={} {}={}: {} mean {}, min {}, max {}, sd {}, n {}", xa,
+                             Cell(xs[xi]), ya, Cell(ys[yi]), va, Number(s.mean), Number(s.min),
+                             Number(s.max), Number(s.sd), s.n));
+          w.Close();
+          w.Leaf("text",
+                 {{"x", report::Num(x + kCellW / 2)},
+                  {"y", report::Num(y + 18)},
+                  {"text-anchor", "middle"}},
+                 Short(s.mean));
+          if (s.n > 1)
+            w.Leaf("text",
+                   {{"x", report::Num(x + kCellW / 2)},
+                    {"y", report::Num(y + 32)},
+                    {"text-anchor", "middle"},
+                    {"font-size", "9"}},
+                   "±" + Short(s.sd));
+        }
+      }
+      for (size_t xi = 0; xi < xs.size(); ++xi)
+        w.Leaf("text",
+               {{"x", report::Num(x0 + static_cast<int>(xi) * kCellW + kCellW / 2)},
+                {"y", report::Num(kTop + static_cast<int>(ys.size()) * kCellH + 14)},
+                {"text-anchor", "middle"}},
+               Cell(xs[xi]));
+    }
+    const int ly = kTop + static_cast<int>(ys.size()) * kCellH + 40;
+    w.Leaf("text",
+           {{"x", report::Num(kLeft - 6)}, {"y", report::Num(ly - 18)}, {"text-anchor", "end"}},
+           ya + " ↑");
+    w.Leaf("text", {{"x", report::Num(kLeft)}, {"y", report::Num(ly - 4 + 0)}}, xa + " →");
+    if (std::isfinite(lo)) {
+      int kx = kLeft;
+      for (const auto& [label, v] :
+           {std::pair<const char*, double>{"lowest ", lo}, {"highest ", hi}}) {
+        w.Empty("rect", {{"x", report::Num(kx)},
+                         {"y", report::Num(ly + 2)},
+                         {"width", "12"},
+                         {"height", "12"},
+                         {"fill", Fill(v, lo, hi)},
+                         {"stroke", "#888"}});
+        w.Leaf("text", {{"x", report::Num(kx + 16)}, {"y", report::Num(ly + 12)}},
+               label + Short(v));
+        kx += 130;
+      }
+    }
+    w.Finish();
+    out.emplace_back("heatmap-" + name + ".svg", std::move(svg));
+  }
+  return out;
+}
+
+}  // namespace swaplab::sweep

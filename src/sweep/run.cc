@@ -1,0 +1,180 @@
+// A sweep's directory written, and one point run into it (sweep.h).
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "swaplab/alloc/printable.h"
+#include "swaplab/report/report.h"
+#include "swaplab/workload/scenario_batch.h"
+#include "swaplab/workload/shipped.h"
+#include "sweep/sweep_internal.h"
+
+namespace swaplab::sweep {
+
+namespace {
+
+using nlohmann::json;
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+Status MakeDir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return Status::Ok();
+  return Status(-errno, "cannot create " + Printable(path) + ": " + std::strerror(errno));
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(-ENOENT, "cannot read " + Printable(path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A point id is 16 lower-case hex digits (it becomes a file name).
+bool ValidId(const std::string& id) {
+  if (id.size() != 16) return false;
+  for (char c : id)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+double CpuSeconds() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+Status WriteAtomic(const std::string& path, const std::string& content) {
+  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status(-errno, "cannot write " + Printable(tmp) + ": " + std::strerror(errno));
+  size_t off = 0;
+  while (off < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Status(-e, "cannot write " + Printable(tmp) + ": " + std::strerror(e));
+    }
+    off += static_cast<size_t>(n);
+  }
+  // On a shared file system the result must be whole before its name
+  // appears: a point is done exactly when its file exists.
+  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    return Status(-e, "cannot write " + Printable(path) + ": " + std::strerror(e));
+  }
+  return Status::Ok();
+}
+
+Status Prepare(const Sweep& s, const std::string& dir) {
+  json points = json::array(), axes = json::array();
+  for (const Axis& a : s.axes) axes.push_back(a.name);
+  std::string jobs;
+  for (const Point& p : s.points) {
+    points.push_back({{"id", p.id}, {"axes", p.axes}});
+    jobs += p.id + "\n";
+  }
+  const json doc = {{"name", s.name}, {"scale", s.scale}, {"structural", s.structural},
+                    {"axes", axes},   {"spec", s.spec},   {"points", points}};
+  const std::string text = doc.dump(1) + "\n";
+  const std::string sweep_json = dir + "/sweep.json";
+  if (Exists(sweep_json)) {
+    auto old = ReadFile(sweep_json);
+    if (!old.ok()) return old.status();
+    // The same points (ids and order: parallel's joblog and a Slurm
+    // array index jobs.txt) may get a new title, derived metrics or maps.
+    const json o = json::parse(*old, nullptr, false);
+    if (o.is_discarded() || !o.is_object() || !o.contains("points") || o["points"] != points) {
+      return Status(-EEXIST, Printable(dir) +
+                                 " holds another sweep (other points: a different base, axes or "
+                                 "--scale); use a new --out DIR");
+    }
+  }
+  for (const std::string& d : {dir, dir + "/in", dir + "/points"})
+    if (Status st = MakeDir(d); !st.ok()) return st;
+  for (const Point& p : s.points) {
+    const std::string in = dir + "/in/" + p.id + ".json";
+    if (Exists(in)) continue;
+    if (Status st = WriteAtomic(in, p.input.dump() + "\n"); !st.ok()) return st;
+  }
+  if (Status st = WriteAtomic(dir + "/jobs.txt", jobs); !st.ok()) return st;
+  return WriteAtomic(sweep_json, text);
+}
+
+Result<json> ReadSweep(const std::string& dir) {
+  auto text = ReadFile(dir + "/sweep.json");
+  if (!text.ok()) {
+    return Status(-ENOENT, Printable(dir) +
+                               ": not a sweep directory (no sweep.json; `swaplab sweep SPEC --out "
+                               "DIR` makes one)");
+  }
+  json j = json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("points") || !j["points"].is_array() ||
+      !j.contains("axes") || !j.contains("spec"))
+    return Status(-EINVAL, Printable(dir) + "/sweep.json: not a sweep written by swaplab");
+  return j;
+}
+
+Status RunPoint(const std::string& dir, const std::string& id, bool* ran) {
+  *ran = false;
+  if (!ValidId(id))
+    return Status(-EINVAL, "point id " + Printable(id) + ": expected 16 hex digits");
+  const std::string out = dir + "/points/" + id + ".json";
+  if (Exists(out)) return Status::Ok();
+  auto text = ReadFile(dir + "/in/" + id + ".json");
+  if (!text.ok()) return Status(-ENOENT, Printable(dir) + ": no point " + id);
+  const json input = json::parse(*text, nullptr, false);
+  if (input.is_discarded() || !input.is_object() || input.value("id", "") != id)
+    return Status(-EINVAL, Printable(dir) + "/in/" + id + ".json: not a point written by swaplab");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto sc = PointScenario(input, "point " + id);
+  if (!sc.ok()) return sc.status();
+  std::vector<workload::Scenario> scenarios{std::move(sc).value()};
+  const double scale = input.at("scale").get<double>();
+  if (scale != 1.0) workload::ScaleScenario(scenarios[0], scale);
+  workload::RunOptions ro;
+  ro.jobs = 1;  // the sweep's engine runs points side by side
+  ro.structural = input.at("structural").get<bool>();
+  auto results = workload::RunScenarios(scenarios, ro);
+  if (!results.ok())
+    return Status(results.status().code(), "point " + id + ": " + results.status().ToString());
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // The metrics as `swaplab run --json` reports them: "VARIANT/METRIC".
+  const json run = json::parse(report::RenderBatch(*results, scale, wall).json);
+  json metrics = json::object();
+  for (const json& sj : run.at("scenarios"))
+    for (const json& v : sj.at("variants"))
+      for (const auto& [name, m] : v.at("metrics").items())
+        metrics[v.at("label").get<std::string>() + "/" + name] = m.at("value");
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const json result = {{"id", id},
+                       {"axes", input.at("axes")},
+                       {"metrics", metrics},
+                       {"cpu_seconds", CpuSeconds()},
+                       {"wall_seconds", wall},
+                       {"host", host}};
+  if (Status st = WriteAtomic(out, result.dump(1) + "\n"); !st.ok()) return st;
+  *ran = true;
+  return Status::Ok();
+}
+
+}  // namespace swaplab::sweep

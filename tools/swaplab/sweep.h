@@ -1,0 +1,23 @@
+// `swaplab sweep SPEC --out DIR` and its subcommands point, merge and emit
+// (src/sweep/sweep.h, docs/sweeps.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace swaplab::tools {
+
+struct SweepOptions {
+  std::string spec, out, dir, id, engine;
+  int jobs = 2;
+  double scale = 1.0;
+  bool progress = false, prepare = false, csv = false, json = false;
+};
+struct SweepCommands {
+  CLI::App *sweep, *point, *merge, *emit;
+};
+
+SweepCommands AddSweep(CLI::App& app, SweepOptions& o);
+int RunSweep(const SweepCommands& c, const SweepOptions& o);
+
+}  // namespace swaplab::tools
