@@ -20,8 +20,8 @@ consumer_cmake() {
 # consumer_pkgconfig SRC PC_DIR OUT [--static]: the example through swaplab.pc.
 consumer_pkgconfig() {
   local flags
-  flags=$(PKG_CONFIG_PATH="$2" pkg-config --cflags --libs $4 swaplab) || fail "pkg-config swaplab"
-  echo "pkg-config $4 swaplab: $flags"
+  flags=$(PKG_CONFIG_PATH="$2" pkg-config --cflags --libs ${4:-} swaplab) || fail "pkg-config swaplab"
+  echo "pkg-config ${4:-} swaplab: $flags"
   # shellcheck disable=SC2086
   g++ -std=c++20 -O1 "$1/examples/two_threads.cc" -o "$3" $flags || fail "building with pkg-config"
   "$3" || fail "the pkg-config consumer ran and failed"
