@@ -331,8 +331,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
     index = free_folios_.back();
     free_folios_.pop_back();
   } else {
-    index = static_cast<uint32_t>(slab_.size());
-    slab_.emplace_back();
+    index = slab_.Add();
   }
   index_.Insert(*r.folio, index);
   TFolio& tf = slab_[index];
@@ -510,7 +509,8 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   const int type = d->second;
   // Every live folio, in slab order: the order is not seen (only slots of
   // the device going away are put, and they all go).
-  for (TFolio& f : slab_) {
+  for (uint32_t i = 0; i < slab_.size(); ++i) {
+    TFolio& f = slab_[i];
     if (f.order < 0) continue;
     std::vector<Folio*> caches;  // in page order
     for (Page& p : f.pages()) {

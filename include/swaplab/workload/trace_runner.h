@@ -69,12 +69,13 @@ class TraceRunner {
   struct TFolio {
     uint64_t id = 0;
     int order = -1;  // -1: the slab entry is free
+    // Links of the reclaim order (lru_head_ … lru_tail_): the live folios
+    // that may hold swap-cache folios, least recently swapped out or in
+    // first.
+    bool on_lru = false;
+    uint32_t lru_prev = kNil, lru_next = kNil;
     Page one;
     std::vector<Page> many;
-    // Links of the reclaim order (lru_): the live folios that may hold
-    // swap-cache folios, least recently swapped out or in first.
-    uint32_t lru_prev = kNil, lru_next = kNil;
-    bool on_lru = false;
     std::span<Page> pages() {
       return order == 0 ? std::span<Page>(&one, 1) : std::span<Page>(many);
     }
@@ -83,6 +84,7 @@ class TraceRunner {
     }
   };
   static constexpr uint32_t kNil = ~uint32_t{0};
+  static_assert(sizeof(TFolio) <= 80, "the folio table's entry grew");
 
   // Folio id → slab index, by open addressing (linear probing, Fibonacci
   // hashing): a lookup reads one slot.
@@ -128,7 +130,25 @@ class TraceRunner {
   size_t keep_;
   ReplaySummary sum_;
   std::map<uint64_t, int> devs_;
-  std::vector<TFolio> slab_;           // live folios and free entries
+  // Folios in chunks of 4096: entries never move, and a table of millions
+  // grows without a doubling's copy and slack.
+  class Slab {
+   public:
+    TFolio& operator[](uint32_t i) { return chunks_[i >> kShift][i & kMask]; }
+    const TFolio& operator[](uint32_t i) const { return chunks_[i >> kShift][i & kMask]; }
+    uint32_t size() const { return size_; }
+    uint32_t Add() {  // a new default entry's index
+      if ((size_ & kMask) == 0) chunks_.push_back(std::make_unique<TFolio[]>(kMask + 1));
+      return size_++;
+    }
+
+   private:
+    static constexpr int kShift = 12;
+    static constexpr uint32_t kMask = (1u << kShift) - 1;
+    std::vector<std::unique_ptr<TFolio[]>> chunks_;
+    uint32_t size_ = 0;
+  };
+  Slab slab_;                          // live folios and free entries
   std::vector<uint32_t> free_folios_;  // free entries of slab_
   FolioIndex index_;                   // folio id → slab_ index, live folios only
   uint32_t lru_head_ = kNil, lru_tail_ = kNil;
