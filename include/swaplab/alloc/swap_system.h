@@ -375,7 +375,8 @@ class SwapSystem {
   // quiescence (no operation in progress).
   InvariantReport CheckInvariants() const;
 
-  struct State;  // implementation, src/alloc/system_state.h
+  // Hidden in a shared library, as its definition (system_state.h).
+  struct __attribute__((visibility("hidden"))) State;  // implementation, src/alloc/system_state.h
 
  private:
   std::unique_ptr<State> s_;

@@ -41,7 +41,7 @@ class ReaderScratch {
   ~ReaderScratch();
   ReaderScratch(const ReaderScratch&) = delete;
   ReaderScratch& operator=(const ReaderScratch&) = delete;
-  struct Impl;  // image_reader.cc
+  struct __attribute__((visibility("hidden"))) Impl;  // image_reader.cc; hidden in a shared library
   Impl& impl() { return *impl_; }
 
  private:
