@@ -25,9 +25,9 @@ uint64_t Rng::Below(uint64_t n) {
 
 double Rng::Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
-std::vector<uint64_t> ShuffledOrder(uint64_t n, Rng& rng) {
-  std::vector<uint64_t> v(n);
-  for (uint64_t i = 0; i < n; ++i) v[i] = i;
+std::vector<uint32_t> ShuffledOrder(uint64_t n, Rng& rng) {
+  std::vector<uint32_t> v(n);
+  for (uint64_t i = 0; i < n; ++i) v[i] = static_cast<uint32_t>(i);
   for (uint64_t i = n; i > 1; --i) std::swap(v[i - 1], v[rng.Below(i)]);
   return v;
 }
@@ -98,13 +98,14 @@ Status SwapOut(Workload& w, uint64_t folio, int order, int cpu) {
 }
 
 // Fills `pages` in folios of 2^order, CPU i % cpus for folio i.
-Result<std::vector<uint64_t>> Fill(Workload& w, uint64_t pages, int order, int cpus) {
-  std::vector<uint64_t> folios;
-  folios.reserve(pages >> order);
+Result<FolioIds> Fill(Workload& w, uint64_t pages, int order, int cpus) {
+  FolioIds folios;
   for (uint64_t i = 0; i < (pages >> order); ++i) {
     const uint64_t f = w.NewFolio();
+    if (i == 0) folios.first = f;
+    if (f != folios.first + i) return Bad("fill", "folio ids are not consecutive");
     if (Status st = SwapOut(w, f, order, static_cast<int>(i % cpus)); !st.ok()) return st;
-    folios.push_back(f);
+    ++folios.count;
   }
   return folios;
 }
@@ -114,6 +115,9 @@ Status CheckCommon(const std::string& gen, uint64_t pages, int order, int cpus,
   if (order < 0 || order > alloc::kMaxFolioOrder)
     return Bad(gen, "folio order " + std::to_string(order) + " is outside 0.." +
                         std::to_string(alloc::kMaxFolioOrder));
+  if (pages > kMaxTracePages)  // folio indices fit 32 bits (ShuffledOrder)
+    return Bad(gen, "region of " + std::to_string(pages) + " pages is larger than " +
+                        std::to_string(kMaxTracePages) + " (16 TiB)");
   if (pages == 0 || pages % (uint64_t{1} << order) != 0)
     return Bad(gen, "region of " + std::to_string(pages) +
                         " pages is not a positive multiple of the folio (" +
@@ -161,9 +165,13 @@ Result<FillFreeResult> FillFree(Workload& w, const FillFreeSpec& s) {
   FillFreeResult res;
   res.folios = *folios;
   const uint64_t n = res.folios.size();
-  std::vector<uint64_t> order(n);
-  for (uint64_t i = 0; i < n; ++i) order[i] = i;
-  if (s.shuffled) order = ShuffledOrder(n, w.rng());
+  std::vector<uint32_t> order;
+  if (s.shuffled) {
+    order = ShuffledOrder(n, w.rng());
+  } else {
+    order.resize(n);
+    for (uint64_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  }
   order.resize(static_cast<uint64_t>(static_cast<double>(n) * s.free_share + 0.5));
   for (uint64_t i : order) {
     if (Status st = w.FreeAll(res.folios[i]); !st.ok()) return st;

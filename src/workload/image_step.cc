@@ -171,7 +171,7 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
     if (!rep.ok()) return rep.status();
     res.write_s = clock() - t0;
     res.write_requests = engine.stats().requests - req0;
-    w = *rep;
+    w = std::move(*rep);
     if (backed) backed->SetLayout(&*snap, w);
     // The image's slots stay allocated (the session ends; the image owns
     // them until resume), so the device is as the writer left it.

@@ -11,7 +11,8 @@ using alloc::Folio;
 using alloc::FolioLockGuard;
 using alloc::SwapEntry;
 
-TraceRunner::TraceRunner(alloc::SwapSystem& sys, size_t keep) : sys_(sys), keep_(keep) {}
+TraceRunner::TraceRunner(alloc::SwapSystem& sys, size_t keep, bool compact)
+    : sys_(sys), keep_(keep), compact_(compact) {}
 TraceRunner::~TraceRunner() = default;
 
 Folio* TraceRunner::NewFolio(int order) {
@@ -68,18 +69,58 @@ Status At(const TraceRunner::Where& where, const std::string& what, int code = -
 
 }  // namespace
 
+struct TraceRunner::FolioIndex::Block {
+  uint64_t value[kBlockIds];
+  uint32_t used = 0;
+  Block() { std::fill(std::begin(value), std::end(value), kAbsent); }
+};
+
+TraceRunner::FolioIndex::FolioIndex() = default;
+TraceRunner::FolioIndex::~FolioIndex() = default;
+
 size_t TraceRunner::FolioIndex::Home(uint64_t id) const {
-  // Fibonacci hashing: trace ids are often dense, the top bits of the
-  // product spread them over the table.
+  // Fibonacci hashing: the top bits of the product spread ids over the table.
   return shift_ >= 64 ? 0 : static_cast<size_t>((id * 0x9E3779B97F4A7C15ull) >> shift_);
 }
 
-uint32_t TraceRunner::FolioIndex::Find(uint64_t id) const {
-  if (slots_.empty()) return kNil;
+uint64_t TraceRunner::FolioIndex::Find(uint64_t id) const {
+  if (id < kDirectIds) {
+    const uint64_t b = id / kBlockIds;
+    return b < blocks_.size() && blocks_[b] ? blocks_[b]->value[id % kBlockIds] : kAbsent;
+  }
+  if (slots_.empty()) return kAbsent;
   const size_t mask = slots_.size() - 1;
   for (size_t i = Home(id);; i = (i + 1) & mask) {
-    if (slots_[i].id == id) return slots_[i].folio;
-    if (slots_[i].id == kNone) return kNil;
+    if (slots_[i].id == id) return slots_[i].value;
+    if (slots_[i].id == kNone) return kAbsent;
+  }
+}
+
+size_t TraceRunner::FolioIndex::SlotOf(uint64_t id) const {
+  const size_t mask = slots_.size() - 1;
+  size_t i = Home(id);
+  while (slots_[i].id != id) i = (i + 1) & mask;
+  return i;
+}
+
+void TraceRunner::FolioIndex::Set(uint64_t id, uint64_t value) {
+  if (id < kDirectIds) {
+    blocks_[id / kBlockIds]->value[id % kBlockIds] = value;
+  } else {
+    slots_[SlotOf(id)].value = value;
+  }
+}
+
+void TraceRunner::FolioIndex::CompactIds(std::vector<uint64_t>* out) const {
+  for (uint64_t b = 0; b < blocks_.size(); ++b) {
+    if (!blocks_[b]) continue;
+    for (uint64_t k = 0; k < kBlockIds; ++k) {
+      const uint64_t v = blocks_[b]->value[k];
+      if (v != kAbsent && (v & kCompact)) out->push_back(b * kBlockIds + k);
+    }
+  }
+  for (const Slot& s : slots_) {
+    if (s.id != kNone && (s.value & kCompact)) out->push_back(s.id);
   }
 }
 
@@ -96,12 +137,20 @@ void TraceRunner::FolioIndex::Grow() {
   }
 }
 
-void TraceRunner::FolioIndex::Insert(uint64_t id, uint32_t folio) {
-  if (2 * (used_ + 1) > slots_.size()) Grow();
+void TraceRunner::FolioIndex::Insert(uint64_t id, uint64_t value) {
+  if (id < kDirectIds) {
+    const uint64_t b = id / kBlockIds;
+    if (b >= blocks_.size()) blocks_.resize(b + 1);
+    if (!blocks_[b]) blocks_[b] = std::make_unique<Block>();
+    blocks_[b]->value[id % kBlockIds] = value;
+    ++blocks_[b]->used;
+    return;
+  }
+  if (4 * (used_ + 1) > 3 * slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
   size_t i = Home(id);
   while (slots_[i].id != kNone) i = (i + 1) & mask;
-  slots_[i] = Slot{id, folio};
+  slots_[i] = Slot{id, value};
   ++used_;
 }
 
@@ -109,9 +158,14 @@ void TraceRunner::FolioIndex::Insert(uint64_t id, uint32_t folio) {
 // its home crosses the hole moves into it, so no probe stops early and no
 // tombstone is left.
 void TraceRunner::FolioIndex::Erase(uint64_t id) {
+  if (id < kDirectIds) {
+    std::unique_ptr<Block>& block = blocks_[id / kBlockIds];
+    block->value[id % kBlockIds] = kAbsent;
+    if (--block->used == 0) block.reset();
+    return;
+  }
   const size_t mask = slots_.size() - 1;
-  size_t hole = Home(id);
-  while (slots_[hole].id != id) hole = (hole + 1) & mask;
+  size_t hole = SlotOf(id);
   for (size_t j = (hole + 1) & mask; slots_[j].id != kNone; j = (j + 1) & mask) {
     const size_t home = Home(slots_[j].id);
     if (((j - home) & mask) >= ((j - hole) & mask)) {  // the hole is on its path
@@ -142,10 +196,49 @@ void TraceRunner::Touch(uint32_t i) {
 }
 
 alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
-  const uint32_t i = Find(folio);
-  if (i == kNil || page >= slab_[i].pages().size()) return {};
+  const uint64_t v = index_.Find(folio);
+  if (v == FolioIndex::kAbsent) return {};
+  if (v & FolioIndex::kCompact) return page == 0 ? SlotOfCompact(v) : SwapEntry{};
+  const uint32_t i = static_cast<uint32_t>(v);
+  if (page >= slab_[i].pages().size()) return {};
   const Page& p = slab_[i].pages()[page];
   return p.refs != 0 && !p.in_memory ? p.slot : SwapEntry{};
+}
+
+uint32_t TraceRunner::NewEntry() {
+  if (free_folios_.empty()) return slab_.Add();
+  const uint32_t i = free_folios_.back();
+  free_folios_.pop_back();
+  return i;
+}
+
+uint32_t TraceRunner::Resolve(uint64_t id) {
+  const uint64_t v = index_.Find(id);
+  if (v == FolioIndex::kAbsent) return kNil;
+  if (!(v & FolioIndex::kCompact)) return static_cast<uint32_t>(v);
+  const uint32_t i = NewEntry();
+  TFolio& f = slab_[i];
+  f.id = id;
+  f.order = 0;
+  f.one = Page{SlotOfCompact(v), nullptr, 1, false};
+  index_.Set(id, i);
+  return i;
+}
+
+// An order-0 folio swapped out with one reference and no cache folio
+// becomes compact: its slot is all there is to keep. It is off the reclaim
+// order already or leaves it (a global drop passes over a folio with no
+// cache folio without changing anything).
+void TraceRunner::MaybeCompact(uint32_t i) {
+  TFolio& f = slab_[i];
+  const Page& p = f.one;
+  if (!compact_ || f.order != 0 || p.refs != 1 || p.in_memory || p.cache != nullptr ||
+      p.slot.type < 0 || p.slot.type >= 128 || p.slot.offset >= (uint64_t{1} << 56))
+    return;
+  LruUnlink(i);
+  index_.Set(f.id, Compact(p.slot));
+  f.order = -1;
+  free_folios_.push_back(i);
 }
 
 // A folio whose pages hold nothing any more is forgotten (its id may be
@@ -153,7 +246,7 @@ alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
 void TraceRunner::ForgetIfDone(uint32_t i) {
   TFolio& f = slab_[i];
   for (const Page& p : f.pages()) {
-    if (p.refs != 0 || p.in_memory || (p.cache && p.cache->in_swap_cache())) return;
+    if (p.refs != 0 || p.in_memory || (p.cache && p.cache->in_swap_cache())) return MaybeCompact(i);
   }
   CacheFolios(f.pages(), &caches_);
   for (Folio* cf : caches_) Release(cf);
@@ -220,7 +313,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       return Status::Ok();
     case TraceOp::kDropCache: {
       if (!r.folio) return DropAllCaches(where);
-      const uint32_t i = Find(*r.folio);
+      const uint32_t i = Resolve(*r.folio);
       if (i == kNil) return At(where, "unknown folio " + std::to_string(*r.folio));
       Status st = DoDropCache(slab_[i], where, /*keep_mapped=*/false);
       ForgetIfDone(i);
@@ -229,7 +322,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
     default:
       break;
   }
-  const uint32_t i = Find(*r.folio);
+  const uint32_t i = Resolve(*r.folio);
   if (i == kNil) {
     if (r.op == TraceOp::kExpect) {
       ++sum_.expected;
@@ -283,6 +376,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
         }
         sum_.disagreements.push_back({r.line, *r.folio, r.page, r.dev, r.offset, got});
       }
+      MaybeCompact(i);  // again, if it was
       return Status::Ok();
     }
     default:
@@ -298,7 +392,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   if (r.order < 0 || r.order >= static_cast<int>(std::size(spare_pages_)))
     return At(where, "order " + std::to_string(r.order) + " is outside 0.." +
                          std::to_string(std::size(spare_pages_) - 1));
-  if (Find(*r.folio) != kNil)
+  if (Live(*r.folio))
     return At(where, "folio " + std::to_string(*r.folio) +
                          " is still live (allocated at an earlier line)");
   if (r.cpu >= sys_.options().nr_cpus)
@@ -326,13 +420,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
     for (Folio* p : split)
       if (!p->in_swap_cache()) Release(p);
   }
-  uint32_t index;
-  if (!free_folios_.empty()) {
-    index = free_folios_.back();
-    free_folios_.pop_back();
-  } else {
-    index = slab_.Add();
-  }
+  const uint32_t index = NewEntry();
   index_.Insert(*r.folio, index);
   TFolio& tf = slab_[index];
   tf.id = *r.folio;
@@ -507,6 +595,12 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   auto d = devs_.find(r.dev);
   if (d == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
   const int type = d->second;
+  // Compact folios on this device get a slab entry like the others.
+  std::vector<uint64_t> compact;
+  index_.CompactIds(&compact);
+  for (uint64_t id : compact) {
+    if (SlotOfCompact(index_.Find(id)).type == type) (void)Resolve(id);
+  }
   // Every live folio, in slab order: the order is not seen (only slots of
   // the device going away are put, and they all go).
   for (uint32_t i = 0; i < slab_.size(); ++i) {

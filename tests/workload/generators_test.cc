@@ -45,7 +45,7 @@ TEST(Rng, SameSeedSameSequenceAndBelowInRange) {
 TEST(ShuffledOrder, IsAPermutationAndNotTheIdentity) {
   Rng r(1);
   const auto v = ShuffledOrder(1000, r);
-  std::vector<uint64_t> s = v;
+  std::vector<uint64_t> s(v.begin(), v.end());
   std::sort(s.begin(), s.end());
   for (uint64_t i = 0; i < 1000; ++i) EXPECT_EQ(s[i], i);
   uint64_t in_place = 0;

@@ -34,8 +34,28 @@ class Rng {
   uint64_t s_;
 };
 
-// A permutation of 0..n-1 (Fisher-Yates with `rng`).
-std::vector<uint64_t> ShuffledOrder(uint64_t n, Rng& rng);
+// A permutation of 0..n-1 (Fisher-Yates with `rng`), n ≤ 2^32: 4 bytes an
+// entry (a shuffled fill of a 16 TiB region would otherwise hold 8).
+std::vector<uint32_t> ShuffledOrder(uint64_t n, Rng& rng);
+
+// The folios a fill swapped out: consecutive ids (Workload::NewFolio), so
+// kept as the first and the count rather than a list.
+struct FolioIds {
+  uint64_t first = 0, count = 0;
+  uint64_t size() const { return count; }
+  uint64_t operator[](uint64_t i) const { return first + i; }
+  struct Iter {  // the ids in order
+    uint64_t id;
+    uint64_t operator*() const { return id; }
+    Iter& operator++() {
+      ++id;
+      return *this;
+    }
+    bool operator==(const Iter&) const = default;
+  };
+  Iter begin() const { return {first}; }
+  Iter end() const { return {first + count}; }
+};
 
 // One private anonymous "process": the folios a generator swapped out.
 // Drives one TraceRunner; not thread-safe (one Workload per thread).
@@ -84,8 +104,8 @@ struct FillFreeSpec {
   int cpus = 1;
 };
 struct FillFreeResult {
-  std::vector<uint64_t> folios;  // fill order
-  std::vector<uint64_t> freed;   // indices into folios, in free order
+  FolioIds folios;              // fill order
+  std::vector<uint32_t> freed;  // indices into folios, in free order
 };
 Result<FillFreeResult> FillFree(Workload& w, const FillFreeSpec& s);
 
@@ -101,7 +121,7 @@ struct HolesSpec {
   int cpus = 1;
 };
 struct HolesResult {
-  std::vector<uint64_t> folios;  // fill order; region page p is in folio p >> order
+  FolioIds folios;  // fill order; region page p is in folio p >> order
   uint64_t freed_pages = 0;
 };
 Result<HolesResult> Holes(Workload& w, const HolesSpec& s);

@@ -37,7 +37,11 @@ struct ReplaySummary {
 class TraceRunner {
  public:
   // `dev` ids of the trace map to device types in swapon order.
-  explicit TraceRunner(alloc::SwapSystem& sys, size_t keep_disagreements = 20);
+  // compact: keep order-0 folios that hold nothing but one swapped-out
+  // slot as that slot alone (FolioIndex); off, every live folio keeps a
+  // table entry — the same behaviour at more memory, which the tests
+  // compare against.
+  explicit TraceRunner(alloc::SwapSystem& sys, size_t keep_disagreements = 20, bool compact = true);
   ~TraceRunner();
   // Applies one record; errors name the trace line (FILE:LINE: ...).
   Status Apply(const TraceRecord& r, const std::string& trace_name = "trace");
@@ -46,7 +50,7 @@ class TraceRunner {
   // folio is unknown or the page is not in swap.
   alloc::SwapEntry SlotOf(uint64_t folio, uint64_t page) const;
   // Whether folio `id` is live (allocated and not yet forgotten).
-  bool Live(uint64_t id) const { return Find(id) != kNil; }
+  bool Live(uint64_t id) const { return index_.Find(id) != FolioIndex::kAbsent; }
   // Trace device id → device type.
   const std::map<uint64_t, int>& devices() const { return devs_; }
 
@@ -86,26 +90,55 @@ class TraceRunner {
   static constexpr uint32_t kNil = ~uint32_t{0};
   static_assert(sizeof(TFolio) <= 80, "the folio table's entry grew");
 
-  // Folio id → slab index, by open addressing (linear probing, Fibonacci
-  // hashing): a lookup reads one slot.
+  // Folio id → what the runner keeps of the folio. The value is a slab
+  // index, or — for an order-0 folio whose page is swapped out with one
+  // reference and no swap-cache folio, the state a generated folio stays
+  // in after its swap-out (generators' SwapOut) — that page's slot itself
+  // with kCompact set, and no slab entry: 8 bytes of index per such folio
+  // instead of an 80-byte entry besides.
   class FolioIndex {
    public:
-    uint32_t Find(uint64_t id) const;          // kNil when absent
-    void Insert(uint64_t id, uint32_t folio);  // id not present
+    static constexpr uint64_t kAbsent = ~uint64_t{0};
+    static constexpr uint64_t kCompact = uint64_t{1} << 63;
+    FolioIndex();
+    ~FolioIndex();
+    uint64_t Find(uint64_t id) const;          // kAbsent when absent
+    void Insert(uint64_t id, uint64_t value);  // id not present
+    void Set(uint64_t id, uint64_t value);     // id present
     void Erase(uint64_t id);                   // id present
+    // The ids whose value is compact, into *out.
+    void CompactIds(std::vector<uint64_t>* out) const;
 
    private:
+    // Ids below kDirectIds (trace and generated ids are mostly dense from
+    // 0) live in blocks of 64 values, made when an id of the block comes
+    // and freed with its last id: 8 bytes per id of a block in use, and a
+    // lookup reads the directory and one value. Other ids go to a table
+    // by open addressing (linear probing, Fibonacci hashing).
+    static constexpr uint64_t kBlockIds = 64;
+    static constexpr uint64_t kDirectIds = uint64_t{1} << 26;  // a directory of ≤ 8 MiB
+    struct Block;
+    std::vector<std::unique_ptr<Block>> blocks_;     // to the largest direct id seen
     static constexpr uint64_t kNone = ~uint64_t{0};  // trace ids stop at 2^63 - 1
     struct Slot {
       uint64_t id = kNone;
-      uint32_t folio = kNil;
+      uint64_t value = kAbsent;
     };
     size_t Home(uint64_t id) const;
+    size_t SlotOf(uint64_t id) const;  // id present
     void Grow();
-    std::vector<Slot> slots_;  // a power of two, at most half used
+    std::vector<Slot> slots_;  // a power of two, at most three quarters used
     size_t used_ = 0;
     int shift_ = 64;
   };
+  // A compact value's slot (type below 128, offset below 2^56: always so
+  // for kMaxSwapfiles devices of at most kMaxTracePages pages).
+  static uint64_t Compact(alloc::SwapEntry slot) {
+    return FolioIndex::kCompact | uint64_t(slot.type) << 56 | slot.offset;
+  }
+  static alloc::SwapEntry SlotOfCompact(uint64_t v) {
+    return {static_cast<int>((v >> 56) & 0x7f), v & ((uint64_t{1} << 56) - 1)};
+  }
 
   Status DoAlloc(const TraceRecord& r, const Where& where);
   Status DoFree(const TraceRecord& r, TFolio& f, const Where& where);
@@ -119,15 +152,21 @@ class TraceRunner {
   void Release(alloc::Folio* f);
   // The distinct cache folios `pages` refer to, in page order, into *out.
   void CacheFolios(std::span<const Page> pages, std::vector<alloc::Folio*>* out);
-  // The live folio `id`'s slab index, or kNil.
-  uint32_t Find(uint64_t id) const { return index_.Find(id); }
+  // The live folio `id`'s slab index, a compact folio given a slab entry
+  // first; kNil for an unknown id.
+  uint32_t Resolve(uint64_t id);
+  uint32_t NewEntry();  // a free slab entry (used again first)
+  // Forgets the folio when nothing refers to it any more, or makes it
+  // compact when it can be (MaybeCompact).
   void ForgetIfDone(uint32_t folio);
+  void MaybeCompact(uint32_t folio);
   // The reclaim order: `folio` becomes the most recently used (lru_ tail).
   void Touch(uint32_t folio);
   void LruUnlink(uint32_t folio);
 
   alloc::SwapSystem& sys_;
   size_t keep_;
+  bool compact_;
   ReplaySummary sum_;
   std::map<uint64_t, int> devs_;
   // Folios in chunks of 4096: entries never move, and a table of millions
@@ -150,7 +189,7 @@ class TraceRunner {
   };
   Slab slab_;                          // live folios and free entries
   std::vector<uint32_t> free_folios_;  // free entries of slab_
-  FolioIndex index_;                   // folio id → slab_ index, live folios only
+  FolioIndex index_;                   // live folios: id → slab_ index or compact slot
   uint32_t lru_head_ = kNil, lru_tail_ = kNil;
   std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
   std::vector<alloc::Folio*> spare_;     // order-0 folios of pool_ never put in the swap cache
