@@ -51,13 +51,6 @@ std::string SeedCell(const workload::Scenario& sc, const std::string& row,
   return jt == it->second.end() ? "" : jt->second;
 }
 
-// Inline in HTML the SVG namespace is implied: no URL in the page at all.
-std::string Inline(std::string svg) {
-  const std::string ns = " xmlns=\"http://www.w3.org/2000/svg\"";
-  for (size_t p; (p = svg.find(ns)) != std::string::npos;) svg.erase(p, ns.size());
-  return svg;
-}
-
 void ScenarioSection(XmlWriter& w, const workload::ScenarioResult& r, const MapCapture* maps,
                      const HtmlOptions& o) {
   const workload::Scenario& sc = *r.scenario;
@@ -117,7 +110,7 @@ void ScenarioSection(XmlWriter& w, const workload::ScenarioResult& r, const MapC
       bars.push_back(
           {v.label, v.Median(row), ParseSeedNumber(s), FormatValue(v.Median(row), kind), s});
     }
-    w.Raw(Inline(BarChartSvg(row, bars)));
+    w.Raw(InlineSvg(BarChartSvg(row, bars)));
   }
   w.Close();
 
@@ -132,7 +125,7 @@ void ScenarioSection(XmlWriter& w, const workload::ScenarioResult& r, const MapC
       mo.max_cells = o.map_cells;
       mo.max_run_labels = 300;
       w.Open("figure");
-      w.Raw(Inline(ClusterMapSvg(sc.name + ": device 0's clusters", panels, mo)));
+      w.Raw(InlineSvg(ClusterMapSvg(sc.name + ": device 0's clusters", panels, mo)));
       w.Leaf("figcaption", {},
              "Device 0's clusters (repetition 0), before and after the image write, per "
              "strategy. Hover a cell for its cluster, count, order and list.");
@@ -144,17 +137,28 @@ void ScenarioSection(XmlWriter& w, const workload::ScenarioResult& r, const MapC
 
 }  // namespace
 
-std::string RenderHtml(const std::vector<workload::ScenarioResult>& results, const MapCapture* maps,
-                       const HtmlOptions& o) {
-  std::string out = "<!DOCTYPE html>\n";
-  XmlWriter w(&out);
+void OpenHtmlPage(XmlWriter& w, std::string* out, const std::string& title) {
+  *out += "<!DOCTYPE html>\n";
   w.Open("html", {{"lang", "en"}});
   w.Open("head");
   w.Empty("meta", {{"charset", "utf-8"}});
-  w.Leaf("title", {}, "swaplab: " + o.command);
+  w.Leaf("title", {}, title);
   w.Leaf("style", {}, kCss);
   w.Close();
   w.Open("body");
+}
+
+std::string InlineSvg(std::string svg) {
+  const std::string ns = " xmlns=\"http://www.w3.org/2000/svg\"";
+  for (size_t p; (p = svg.find(ns)) != std::string::npos;) svg.erase(p, ns.size());
+  return svg;
+}
+
+std::string RenderHtml(const std::vector<workload::ScenarioResult>& results, const MapCapture* maps,
+                       const HtmlOptions& o) {
+  std::string out;
+  XmlWriter w(&out);
+  OpenHtmlPage(w, &out, "swaplab: " + o.command);
   w.Leaf("h1", {}, "swaplab: " + o.command);
   w.Leaf("p", {},
          fmt::format("{} scenario(s), scale {:g}, {:.1f} s wall. Every number below is the one "

@@ -62,6 +62,7 @@ Result<std::string> Emit(const std::string& dir, const std::string& engine,
       "case $i in ''|*[!0-9]*) echo \"bad SLURM_ARRAY_TASK_ID $i\" >&2; exit 2;; esac\n"
       "if [ \"$i\" -ge {n} ]; then echo \"task $i: the sweep has {n} points\" >&2; exit 2; fi\n"
       "id=$(sed -n \"$((i + 1))p\" \"$DIR/jobs.txt\")\n"
+      "echo \"task $i: point $id (line $((i + 1)) of jobs.txt)\"\n"
       "exec \"$SWAPLAB\" sweep point \"$DIR\" \"$id\"\n",
       fmt::arg("name", Printable(name)), fmt::arg("n", n), fmt::arg("job", job),
       fmt::arg("last", n == 0 ? 0 : n - 1), fmt::arg("script", Quoted(dir + "/sweep.sbatch")),

@@ -119,53 +119,64 @@ std::vector<json> AxisValues(const json& sweep, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// Calls check(element, "FILE: $.KEY[i]") on each element of the list
+// spec[KEY] (absent: none) and returns the first error.
+template <typename Check>
+Status EachOf(const json& spec, const char* key, const std::string& file, Check check) {
+  if (!spec.contains(key)) return Status::Ok();
+  if (!spec[key].is_array())
+    return Status(-EINVAL, fmt::format("{}: $.{}: expected a list", Printable(file), key));
+  for (size_t i = 0; i < spec[key].size(); ++i)
+    if (Status st = check(spec[key][i], fmt::format("{}: $.{}[{}]", Printable(file), key, i));
+        !st.ok())
+      return st;
+  return Status::Ok();
+}
+
+Status CheckDerived(const json& d, const std::string& where) {
+  if (!d.is_object() || !d.contains("name") || !d["name"].is_string())
+    return Status(-EINVAL, where + ".name: expected a string");
+  const int ops = d.contains("minus") + d.contains("ratio");
+  if (ops != 1 || d.size() != 2)
+    return Status(-EINVAL, where + ": needs \"name\" and one of \"minus\", \"ratio\"");
+  const json& args = d.contains("minus") ? d["minus"] : d["ratio"];
+  if (!args.is_array() || args.size() != 2 || !args[0].is_string() || !args[1].is_string())
+    return Status(-EINVAL, where + ": expected two metric names [\"VARIANT/METRIC\", ...]");
+  return Status::Ok();
+}
+
+Status CheckHeatmap(const json& h, const std::set<std::string>& axes, const std::string& where) {
+  if (!h.is_object()) return Status(-EINVAL, where + ": expected an object");
+  for (const auto& [k, v] : h.items()) {
+    if (k != "name" && k != "title" && k != "x" && k != "y" && k != "value" && k != "facet")
+      return Status(-EINVAL, where + ": unknown key " + Shown(k) +
+                                 " (allowed: name, title, x, y, value, facet)");
+    if (!v.is_string()) return Status(-EINVAL, where + "." + k + ": expected a string");
+  }
+  for (const char* k : {"name", "x", "y", "value"})
+    if (!h.contains(k)) return Status(-EINVAL, where + "." + k + ": required");
+  for (const char* k : {"x", "y", "facet"}) {
+    if (h.contains(k) && !axes.count(h[k].get<std::string>()))
+      return Status(-EINVAL,
+                    where + "." + k + ": " + Shown(h[k].get<std::string>()) + " is not an axis");
+  }
+  const std::string n = h["name"].get<std::string>();
+  if (n.empty() ||
+      n.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
+    return Status(-EINVAL, where + ".name: " + Shown(n) + ": a file name of a-z 0-9 - _");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CheckDerivedAndHeatmaps(const json& spec, const std::set<std::string>& axes,
                                const std::string& file) {
-  std::set<std::string> derived;
-  if (spec.contains("derived")) {
-    if (!spec["derived"].is_array())
-      return Status(-EINVAL, Printable(file) + ": $.derived: expected a list");
-    for (size_t i = 0; i < spec["derived"].size(); ++i) {
-      const json& d = spec["derived"][i];
-      const std::string where = fmt::format("{}: $.derived[{}]", Printable(file), i);
-      if (!d.is_object() || !d.contains("name") || !d["name"].is_string())
-        return Status(-EINVAL, where + ".name: expected a string");
-      const int ops = d.contains("minus") + d.contains("ratio");
-      if (ops != 1 || d.size() != 2)
-        return Status(-EINVAL, where + ": needs \"name\" and one of \"minus\", \"ratio\"");
-      const json& args = d.contains("minus") ? d["minus"] : d["ratio"];
-      if (!args.is_array() || args.size() != 2 || !args[0].is_string() || !args[1].is_string())
-        return Status(-EINVAL, where + ": expected two metric names [\"VARIANT/METRIC\", ...]");
-      derived.insert(d["name"].get<std::string>());
-    }
-  }
-  if (spec.contains("heatmaps")) {
-    if (!spec["heatmaps"].is_array())
-      return Status(-EINVAL, Printable(file) + ": $.heatmaps: expected a list");
-    for (size_t i = 0; i < spec["heatmaps"].size(); ++i) {
-      const json& h = spec["heatmaps"][i];
-      const std::string where = fmt::format("{}: $.heatmaps[{}]", Printable(file), i);
-      if (!h.is_object()) return Status(-EINVAL, where + ": expected an object");
-      for (const auto& [k, v] : h.items()) {
-        if (k != "name" && k != "title" && k != "x" && k != "y" && k != "value" && k != "facet")
-          return Status(-EINVAL, where + ": unknown key " + Shown(k) +
-                                     " (allowed: name, title, x, y, value, facet)");
-        if (!v.is_string()) return Status(-EINVAL, where + "." + k + ": expected a string");
-      }
-      for (const char* k : {"name", "x", "y", "value"})
-        if (!h.contains(k)) return Status(-EINVAL, where + "." + k + ": required");
-      for (const char* k : {"x", "y", "facet"}) {
-        if (h.contains(k) && !axes.count(h[k].get<std::string>()))
-          return Status(
-              -EINVAL, where + "." + k + ": " + Shown(h[k].get<std::string>()) + " is not an axis");
-      }
-      const std::string n = h["name"].get<std::string>();
-      if (n.empty() ||
-          n.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
-        return Status(-EINVAL, where + ".name: " + Shown(n) + ": a file name of a-z 0-9 - _");
-    }
-  }
-  return Status::Ok();
+  if (Status st = EachOf(spec, "derived", file, CheckDerived); !st.ok()) return st;
+  return EachOf(spec, "heatmaps", file, [&](const json& h, const std::string& where) {
+    return CheckHeatmap(h, axes, where);
+  });
 }
 
 Result<Table> Merge(const std::string& dir) {

@@ -92,8 +92,9 @@ Status Prepare(const Sweep& s, const std::string& dir) {
     points.push_back({{"id", p.id}, {"axes", p.axes}});
     jobs += p.id + "\n";
   }
-  const json doc = {{"name", s.name}, {"scale", s.scale}, {"structural", s.structural},
-                    {"axes", axes},   {"spec", s.spec},   {"points", points}};
+  json doc = {{"name", s.name}, {"scale", s.scale}, {"structural", s.structural},
+              {"axes", axes},   {"spec", s.spec},   {"points", points}};
+  if (!s.command.empty()) doc["command"] = s.command;
   const std::string text = doc.dump(1) + "\n";
   const std::string sweep_json = dir + "/sweep.json";
   if (Exists(sweep_json)) {

@@ -55,6 +55,7 @@ struct Sweep {
   bool structural = true;
   std::vector<Axis> axes;
   std::vector<Point> points;  // expansion order
+  std::string command;        // what makes it (`swaplab sweep SPEC --out DIR ...`), if known
 };
 
 // Reads and expands a spec. `file` names it in messages and anchors a
@@ -97,6 +98,13 @@ nlohmann::json TableJson(const Table& t);
 // The spec's heatmaps of `t`: (file name, SVG document) pairs.
 Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const nlohmann::json& sweep,
                                                                   const Table& t);
+
+// One self-contained HTML page of `t` (`sweep merge DIR --html FILE`): the
+// sweep's name and title, points, seeds and CPU-hours, the command that
+// makes it, every heatmap of `maps` inline, the table (each number's exact
+// value in data-v). No script, no URL.
+std::string SweepHtml(const nlohmann::json& sweep, const Table& t,
+                      const std::vector<std::pair<std::string, std::string>>& maps);
 
 // `sweep emit`: the files another engine takes, written under DIR.
 // parallel: DIR/commands.txt (one `SWAPLAB sweep point DIR ID` a line, in

@@ -91,6 +91,50 @@ cells = [e for e in ET.parse(sys.argv[2]).iter("{http://www.w3.org/2000/svg}rect
 assert len(cells) == 6, len(cells)
 PY
 
+# merge --html: one self-contained page (no URL, script or reference to
+# anything), the map inline, every number of the table equal to merged.json.
+"$S" sweep merge "$D" --html "$W/sweep.html" >/dev/null || fail "merge --html"
+python3 - "$W/sweep.html" "$D/merged.json" <<'PY' || fail "merge --html: the page"
+import json, re, sys
+from html.parser import HTMLParser
+page, merged = open(sys.argv[1], encoding="utf-8").read(), json.load(open(sys.argv[2]))
+assert not re.search(r"https?:", page, re.I), "an http(s) URL"
+assert not re.search(r"<script|<link|@import|url\(", page, re.I), "a script or resource"
+class Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.refs, self.svgs, self.rows, self.row, self.text = [], 0, [], None, ""
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.refs += [(tag, k) for k in ("src", "href", "xlink:href", "action", "data") if k in a]
+        self.refs += [(tag, "")] if tag in ("script", "link", "iframe", "object", "embed", "img") else []
+        self.svgs += tag == "svg"
+        if tag == "tr":
+            self.row = []
+        elif tag == "td" and self.row is not None:
+            self.row.append((a.get("class"), a.get("data-v")))
+    def handle_endtag(self, tag):
+        if tag == "tr" and self.row:
+            self.rows.append(self.row)
+    def handle_data(self, data):
+        self.text += data
+p = Page()
+p.feed(page)
+assert not p.refs, p.refs
+assert p.svgs == 1, f"{p.svgs} inline SVG, expected the one heatmap"
+assert "swaplab sweep merge DIR --html" in p.text and "CPU-hours" in p.text, "header"
+assert len(p.rows) == len(merged["rows"]) == 6, len(p.rows)
+n = 0
+for row, want in zip(p.rows, merged["rows"]):
+    got = [v for c, v in row if c == "v"]
+    assert len(got) == len(merged["columns"]), (len(got), len(merged["columns"]))
+    for col, v in zip(merged["columns"], got):
+        w = want["values"][col]
+        assert (v == "" and w is None) or float(v) == w, (want["id"], col, v, w)
+        n += 1
+print(f"sweep html: {n} numbers equal to merged.json")
+PY
+
 # Slurm: the array script's task i runs jobs.txt line i + 1, which is the
 # point the local run's parallel ran as job i + 1; its result equals it.
 D2=$W/slurm

@@ -90,6 +90,8 @@ int Sweep(const SweepOptions& o) {
   }
   auto s = sweep::LoadSpec(o.spec, o.scale);
   if (!s.ok()) return Fail(s.status(), "");
+  s.value().command = "swaplab sweep " + Printable(o.spec) + " --out " + Printable(o.out) +
+                      (o.scale != 1.0 ? fmt::format(" --scale {:g}", o.scale) : "");
   if (Status st = sweep::Prepare(*s, o.out); !st.ok()) return Fail(st, "");
   const std::string dir = Absolute(o.out);
   fmt::print(stderr, "swaplab sweep: {} points in {}\n", s->points.size(), Printable(dir));
@@ -123,6 +125,9 @@ int Merge(const SweepOptions& o) {
   for (const auto& [name, svg] : *maps)
     if (Status st = sweep::WriteAtomic(o.dir + "/" + name, svg); !st.ok())
       return Fail(st, " merge");
+  if (!o.html.empty())
+    if (Status st = sweep::WriteAtomic(o.html, sweep::SweepHtml(*sw, *t, *maps)); !st.ok())
+      return Fail(st, " merge");
   if (o.csv) {
     fmt::print("{}", csv);
   } else if (o.json) {
@@ -132,6 +137,7 @@ int Merge(const SweepOptions& o) {
                t->rows.size(), t->points, t->axes.size() + t->derived.size() + t->metrics.size(),
                t->cpu_seconds, Printable(o.dir));
     for (const auto& [name, svg] : *maps) fmt::print(", {}", Printable(name));
+    if (!o.html.empty()) fmt::print(", {}", Printable(o.html));
     fmt::print("\n");
   }
   if (t->rows.size() < t->points)
@@ -162,6 +168,9 @@ SweepCommands AddSweep(CLI::App& app, SweepOptions& o) {
   c.merge->add_option("dir", o.dir, "sweep directory")->required();
   c.merge->add_flag("--csv", o.csv, "the table as CSV on stdout");
   c.merge->add_flag("--json", o.json, "the table as JSON on stdout");
+  c.merge->add_option("--html", o.html,
+                      "also write FILE: one self-contained page of the sweep (its heatmaps inline, "
+                      "the table; no script, no URL)");
   c.emit = c.sweep->add_subcommand(
       "emit", "write DIR/commands.txt (parallel --sshloginfile) or DIR/sweep.sbatch (Slurm array)");
   c.emit->add_option("--engine", o.engine, "parallel or slurm")

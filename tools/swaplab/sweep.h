@@ -8,7 +8,7 @@
 namespace swaplab::tools {
 
 struct SweepOptions {
-  std::string spec, out, dir, id, engine;
+  std::string spec, out, dir, id, engine, html;
   int jobs = 2;
   double scale = 1.0;
   bool progress = false, prepare = false, csv = false, json = false;

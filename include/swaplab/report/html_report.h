@@ -21,6 +21,17 @@ struct HtmlOptions {
   uint64_t map_cells = 1024;  // per map panel at most (aggregated past it)
 };
 
+class XmlWriter;
+
+// The start of such a page: <!DOCTYPE html>, <html>, its <head> (title and
+// the report's stylesheet, inline) and <body>, left open (XmlWriter::Finish
+// closes them). `out` is the writer's string.
+void OpenHtmlPage(XmlWriter& w, std::string* out, const std::string& title);
+
+// An SVG document made by an XmlWriter, as markup inside such a page (the
+// SVG namespace is implied in HTML: no URL in the page at all).
+std::string InlineSvg(std::string svg);
+
 std::string RenderHtml(const std::vector<workload::ScenarioResult>& results, const MapCapture* maps,
                        const HtmlOptions& o);
 
