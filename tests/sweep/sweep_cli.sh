@@ -32,6 +32,19 @@ JSON
 sed -i "s|BASE|$2/tests/sweep/data/holes.json|" "$W/spec.json"
 N=6
 
+# --progress as on reproduce and run: always gives parallel's bar on
+# stderr, never does not, anything else is refused before anything runs.
+"$S" sweep "$W/spec.json" --out "$W/bar" -j 2 --progress always 2>"$W/err" >/dev/null ||
+  fail "--progress always: $(cat "$W/err")"
+grep -q '100%' "$W/err" || fail "--progress always drew no bar: $(head -c 300 "$W/err")"
+"$S" sweep "$W/spec.json" --out "$W/nobar" -j 2 --progress never 2>"$W/err" >/dev/null ||
+  fail "--progress never: $(cat "$W/err")"
+grep -q '%' "$W/err" && fail "--progress never drew a bar"
+rc=0
+"$S" sweep "$W/spec.json" --out "$W/badbar" --progress sometimes 2>"$W/err" || rc=$?
+[ "$rc" = 2 ] && grep -q -- '--progress' "$W/err" && [ ! -e "$W/badbar" ] ||
+  fail "--progress sometimes: exit $rc: $(cat "$W/err")"
+
 # A bad JSON path: exit 2, the path named, no directory made.
 sed 's|/aging/0/hole|/aging/4/hole|' "$W/spec.json" >"$W/bad.json"
 rc=0

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <vector>
 
+#include "progress.h"
 #include "swaplab/alloc/printable.h"
 #include "sweep/sweep.h"
 
@@ -60,7 +61,7 @@ int RunParallel(const std::string& dir, const SweepOptions& o) {
   std::vector<std::string> args = {
       "parallel",      "--will-cite",    "-q", "-j", std::to_string(o.jobs), "--joblog",
       dir + "/joblog", "--resume-failed"};
-  if (o.progress) args.push_back("--bar");
+  if (o.progress == "always" || (o.progress == "auto" && ::isatty(2))) args.push_back("--bar");
   for (const std::string& a : {SelfPath(), std::string("sweep"), std::string("point"), dir,
                                std::string("{}"), std::string("::::"), dir + "/jobs.txt"})
     args.push_back(a);
@@ -158,7 +159,7 @@ SweepCommands AddSweep(CLI::App& app, SweepOptions& o) {
   c.sweep->add_option("--jobs,-j", o.jobs, "points run at once")->check(CLI::Range(1, 1024));
   c.sweep->add_option("--scale", o.scale, "multiply the spec's scale by this factor")
       ->check(CLI::Range(1e-4, 16.0));
-  c.sweep->add_flag("--progress", o.progress, "parallel's progress bar on stderr");
+  AddProgressOption(c.sweep, o.progress);  // parallel's --bar
   c.sweep->add_flag("--prepare", o.prepare, "write DIR only (for `sweep emit`), run nothing");
   c.point = c.sweep->add_subcommand("point", "run one point of DIR (what the engines run)");
   c.point->add_option("dir", o.dir, "sweep directory")->required();

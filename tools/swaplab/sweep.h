@@ -11,7 +11,8 @@ struct SweepOptions {
   std::string spec, out, dir, id, engine, html;
   int jobs = 2;
   double scale = 1.0;
-  bool progress = false, prepare = false, csv = false, json = false;
+  std::string progress = "auto";  // --progress always|never|auto: parallel's --bar
+  bool prepare = false, csv = false, json = false;
 };
 struct SweepCommands {
   CLI::App *sweep, *point, *merge, *emit;
