@@ -301,7 +301,7 @@ Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sw
     constexpr int kCellW = 70, kCellH = 40, kLeft = 90, kTop = 62, kGap = 30;
     const int panel_w = static_cast<int>(xs.size()) * kCellW;
     const int width = std::max(520, kLeft + static_cast<int>(fs.size()) * (panel_w + kGap) + 10);
-    const int height = kTop + static_cast<int>(ys.size()) * kCellH + 58;
+    const int height = kTop + static_cast<int>(ys.size()) * kCellH + 76;
     const std::string title = h.value("title", va);
     std::string svg;
     report::XmlWriter w(&svg);
@@ -314,11 +314,11 @@ Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sw
                    {"font-size", "11"}});
     w.Leaf("title", {}, title);
     w.Leaf("text", {{"x", "8"}, {"y", "16"}, {"font-weight", "bold"}}, title);
-    w.Leaf(
-        "text", {{"x", "8"}, {"y", "32"}},
-        fmt::format("{} of {} points, {:.1f} CPU s; cell: mean of {} over {} (small: ± sample sd)",
-                    t.rows.size(), t.points, t.cpu_seconds, va,
-                    per_cell > 1 ? fmt::format("{} runs", per_cell) : "1 run"));
+    w.Leaf("text", {{"x", "8"}, {"y", "32"}},
+           fmt::format("{} of {} points, {:.1f} CPU s ({:.4f} CPU-hours); cell: mean of {} over {} "
+                       "(small: ± sample sd)",
+                       t.rows.size(), t.points, t.cpu_seconds, t.cpu_seconds / 3600, va,
+                       per_cell > 1 ? fmt::format("{} runs", per_cell) : "1 run"));
     for (size_t f = 0; f < fs.size(); ++f) {
       const int x0 = kLeft + static_cast<int>(f) * (panel_w + kGap);
       if (!fa.empty())
@@ -389,6 +389,9 @@ Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sw
         kx += 130;
       }
     }
+    w.Leaf("text", {{"x", "8"}, {"y", report::Num(height - 6)}, {"font-size", "10"}},
+           "made by: " + sweep.value("command", std::string("swaplab sweep SPEC.json --out DIR")) +
+               " && swaplab sweep merge DIR");
     w.Finish();
     out.emplace_back("heatmap-" + name + ".svg", std::move(svg));
   }

@@ -93,8 +93,8 @@ sort "$D/jobs.txt" | diff - <(awk '{ print $2 }' "$W/once") || fail "joblog ids 
 [ "$(wc -l <"$W/merged.csv")" = $((N + 1)) ] || fail "merge: $(wc -l <"$W/merged.csv") lines"
 head -1 "$W/merged.csv" | grep -q '^id,hole,seed,bios gain,base/allocator calls,' || fail "merge header: $(head -1 "$W/merged.csv")"
 cut -d, -f1 "$W/merged.csv" | tail -n +2 | diff - "$D/jobs.txt" || fail "merge order"
-python3 - "$W/merged.csv" "$D/heatmap-bios.svg" <<'PY'
-import csv, sys, xml.etree.ElementTree as ET
+python3 - "$W/merged.csv" "$D/heatmap-bios.svg" <<'PY' || fail "merge: the table or the map"
+import csv, re, sys, xml.etree.ElementTree as ET
 rows = list(csv.DictReader(open(sys.argv[1])))
 for r in rows:
     g = float(r["rfc/bios"]) / float(r["base/bios"])
@@ -102,6 +102,10 @@ for r in rows:
     assert 0 < g < 0.2, r  # per-run bios: far fewer
 cells = [e for e in ET.parse(sys.argv[2]).iter("{http://www.w3.org/2000/svg}rect") if e.get("class") == "c"]
 assert len(cells) == 6, len(cells)
+# The map says its points, CPU-hours and the command that made it.
+text = " ".join(t.text or "" for t in ET.parse(sys.argv[2]).iter("{http://www.w3.org/2000/svg}text"))
+assert "6 of 6 points" in text and "CPU-hours" in text, text
+assert re.search(r"made by: \S*swaplab sweep \S*spec.json --out \S+ && swaplab sweep merge DIR", text), text
 PY
 
 # merge --html: one self-contained page (no URL, script or reference to
