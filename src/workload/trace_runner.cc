@@ -111,16 +111,16 @@ void TraceRunner::FolioIndex::Set(uint64_t id, uint64_t value) {
   }
 }
 
-void TraceRunner::FolioIndex::CompactIds(std::vector<uint64_t>* out) const {
+void TraceRunner::FolioIndex::Compacts(std::vector<std::pair<uint64_t, uint64_t>>* out) const {
   for (uint64_t b = 0; b < blocks_.size(); ++b) {
     if (!blocks_[b]) continue;
     for (uint64_t k = 0; k < kBlockIds; ++k) {
       const uint64_t v = blocks_[b]->value[k];
-      if (v != kAbsent && (v & kCompact)) out->push_back(b * kBlockIds + k);
+      if (v != kAbsent && (v & kCompact)) out->emplace_back(b * kBlockIds + k, v);
     }
   }
   for (const Slot& s : slots_) {
-    if (s.id != kNone && (s.value & kCompact)) out->push_back(s.id);
+    if (s.id != kNone && (s.value & kCompact)) out->emplace_back(s.id, s.value);
   }
 }
 
@@ -596,10 +596,10 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   if (d == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
   const int type = d->second;
   // Compact folios on this device get a slab entry like the others.
-  std::vector<uint64_t> compact;
-  index_.CompactIds(&compact);
-  for (uint64_t id : compact) {
-    if (SlotOfCompact(index_.Find(id)).type == type) (void)Resolve(id);
+  std::vector<std::pair<uint64_t, uint64_t>> compact;
+  index_.Compacts(&compact);
+  for (const auto& [id, v] : compact) {
+    if (SlotOfCompact(v).type == type) (void)Resolve(id);
   }
   // Every live folio, in slab order: the order is not seen (only slots of
   // the device going away are put, and they all go).

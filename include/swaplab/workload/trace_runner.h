@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "swaplab/alloc/swap_system.h"
@@ -106,8 +107,8 @@ class TraceRunner {
     void Insert(uint64_t id, uint64_t value);  // id not present
     void Set(uint64_t id, uint64_t value);     // id present
     void Erase(uint64_t id);                   // id present
-    // The ids whose value is compact, into *out.
-    void CompactIds(std::vector<uint64_t>* out) const;
+    // The (id, value) of every compact value, into *out.
+    void Compacts(std::vector<std::pair<uint64_t, uint64_t>>* out) const;
 
    private:
     // Ids below kDirectIds (trace and generated ids are mostly dense from
