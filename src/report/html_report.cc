@@ -137,8 +137,8 @@ void ScenarioSection(XmlWriter& w, const workload::ScenarioResult& r, const MapC
 
 }  // namespace
 
-void OpenHtmlPage(XmlWriter& w, std::string* out, const std::string& title) {
-  *out += "<!DOCTYPE html>\n";
+void OpenHtmlPage(XmlWriter& w, const std::string& title) {
+  w.Raw("<!DOCTYPE html>\n");
   w.Open("html", {{"lang", "en"}});
   w.Open("head");
   w.Empty("meta", {{"charset", "utf-8"}});
@@ -158,7 +158,7 @@ std::string RenderHtml(const std::vector<workload::ScenarioResult>& results, con
                        const HtmlOptions& o) {
   std::string out;
   XmlWriter w(&out);
-  OpenHtmlPage(w, &out, "swaplab: " + o.command);
+  OpenHtmlPage(w, "swaplab: " + o.command);
   w.Leaf("h1", {}, "swaplab: " + o.command);
   w.Leaf("p", {},
          fmt::format("{} scenario(s), scale {:g}, {:.1f} s wall. Every number below is the one "

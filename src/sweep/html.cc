@@ -34,7 +34,7 @@ std::string SweepHtml(const json& sweep, const Table& t,
   const std::string name = sweep.value("name", "sweep");
   std::string out;
   report::XmlWriter w(&out);
-  report::OpenHtmlPage(w, &out, "swaplab sweep: " + name);
+  report::OpenHtmlPage(w, "swaplab sweep: " + name);
   w.Leaf("h1", {}, "swaplab sweep: " + name);
   const std::string title = sweep.at("spec").value("title", "");
   if (!title.empty()) w.Leaf("p", {}, title);
@@ -44,9 +44,7 @@ std::string SweepHtml(const json& sweep, const Table& t,
                      t.rows.size(), t.points, Seeds(sweep), sweep.value("scale", 1.0),
                      t.cpu_seconds, t.cpu_seconds / 3600));
   w.Leaf("p", {}, "Made by:");
-  w.Leaf("pre", {},
-         sweep.value("command", "swaplab sweep SPEC.json --out DIR") +
-             "\nswaplab sweep merge DIR --html FILE");
+  w.Leaf("pre", {}, Command(sweep) + "\nswaplab sweep merge DIR --html FILE");
   for (const auto& [file, svg] : maps) {
     w.Open("figure");
     w.Raw(report::InlineSvg(svg));

@@ -264,6 +264,10 @@ json TableJson(const Table& t) {
           {"rows", rows}};
 }
 
+std::string Command(const json& sweep) {
+  return sweep.value("command", std::string("swaplab sweep SPEC.json --out DIR"));
+}
+
 Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sweep,
                                                                   const Table& t) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -390,8 +394,7 @@ Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sw
       }
     }
     w.Leaf("text", {{"x", "8"}, {"y", report::Num(height - 6)}, {"font-size", "10"}},
-           "made by: " + sweep.value("command", std::string("swaplab sweep SPEC.json --out DIR")) +
-               " && swaplab sweep merge DIR");
+           "made by: " + Command(sweep) + " && swaplab sweep merge DIR");
     w.Finish();
     out.emplace_back("heatmap-" + name + ".svg", std::move(svg));
   }

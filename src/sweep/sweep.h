@@ -99,6 +99,10 @@ nlohmann::json TableJson(const Table& t);
 Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const nlohmann::json& sweep,
                                                                   const Table& t);
 
+// The command that made the sweep of DIR/sweep.json (a generic one for a
+// directory made before sweep.json kept it).
+std::string Command(const nlohmann::json& sweep);
+
 // One self-contained HTML page of `t` (`sweep merge DIR --html FILE`): the
 // sweep's name and title, points, seeds and CPU-hours, the command that
 // makes it, every heatmap of `maps` inline, the table (each number's exact

@@ -18,7 +18,7 @@ constexpr int kWidth = 20;
 }  // namespace
 
 ProgressBar::ProgressBar(const std::string& mode, uint64_t total, std::string unit, Unit kind)
-    : on_(mode == "always" || (mode == "auto" && ::isatty(2))),
+    : on_(ProgressOn(mode)),
       total_(std::max<uint64_t>(1, total)),
       unit_(std::move(unit)),
       kind_(kind),
@@ -69,6 +69,10 @@ void ProgressBar::End() {
   fmt::print(stderr, "\r\033[K");
   std::fflush(stderr);
   drawn_ = false;
+}
+
+bool ProgressOn(const std::string& mode) {
+  return mode == "always" || (mode == "auto" && ::isatty(2));
 }
 
 void AddProgressOption(CLI::App* c, std::string& mode) {

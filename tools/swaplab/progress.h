@@ -46,5 +46,7 @@ class ProgressBar {
 
 // --progress MODE on `c`, into `mode` (default auto).
 void AddProgressOption(CLI::App* c, std::string& mode);
+// Whether MODE asks for a bar here: always, or auto with stderr a terminal.
+bool ProgressOn(const std::string& mode);
 
 }  // namespace swaplab::tools

@@ -61,7 +61,7 @@ int RunParallel(const std::string& dir, const SweepOptions& o) {
   std::vector<std::string> args = {
       "parallel",      "--will-cite",    "-q", "-j", std::to_string(o.jobs), "--joblog",
       dir + "/joblog", "--resume-failed"};
-  if (o.progress == "always" || (o.progress == "auto" && ::isatty(2))) args.push_back("--bar");
+  if (ProgressOn(o.progress)) args.push_back("--bar");
   for (const std::string& a : {SelfPath(), std::string("sweep"), std::string("point"), dir,
                                std::string("{}"), std::string("::::"), dir + "/jobs.txt"})
     args.push_back(a);

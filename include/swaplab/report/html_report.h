@@ -25,8 +25,8 @@ class XmlWriter;
 
 // The start of such a page: <!DOCTYPE html>, <html>, its <head> (title and
 // the report's stylesheet, inline) and <body>, left open (XmlWriter::Finish
-// closes them). `out` is the writer's string.
-void OpenHtmlPage(XmlWriter& w, std::string* out, const std::string& title);
+// closes them).
+void OpenHtmlPage(XmlWriter& w, const std::string& title);
 
 // An SVG document made by an XmlWriter, as markup inside such a page (the
 // SVG namespace is implied in HTML: no URL in the page at all).
