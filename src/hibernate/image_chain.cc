@@ -191,9 +191,12 @@ Result<ImageChain> ReadImageChain(RequestBatcher& b, uint64_t resume_block, uint
 }
 
 Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h,
-                                uint64_t resume_block, uint64_t device_pages, uint32_t lookahead) {
+                                uint64_t resume_block, uint64_t device_pages, uint32_t lookahead,
+                                uint64_t expected_entries) {
   ImageChain c;
   c.header = h;
+  c.entries.reserve(device_pages != 0 ? std::min(expected_entries, device_pages)
+                                      : expected_entries);
   MapPageReader reader(b, resume_block, device_pages, lookahead);
   // get_swap_reader(): every map page, in chain order.
   SlotSet used(device_pages);

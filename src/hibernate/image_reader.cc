@@ -505,7 +505,8 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block,
   rep.hw_sig = h->hw_sig;
   rep.header_crc32 = h->crc32;
   rep.compress = CompressorFromFlags(h->flags);
-  auto chain = WalkMapChain(b, *h, resume_block, o.device_pages, o.pipelined ? kChainLookahead : 0);
+  auto chain = WalkMapChain(b, *h, resume_block, o.device_pages, o.pipelined ? kChainLookahead : 0,
+                            o.expect != nullptr ? o.expect->image_pages() : 0);
   if (!chain.ok()) return chain.status();
   const std::vector<uint64_t>& entries = chain->entries;
   rep.map_pages = chain->map_dblocks.size();

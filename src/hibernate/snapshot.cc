@@ -50,12 +50,16 @@ SyntheticSnapshot::SyntheticSnapshot(const SnapshotOptions& o) : o_(o) {
     const uint64_t k = Mix(o.seed * 31 + pfn);
     if (Unit(k) < o.zero_share) {
       pfns_.push_back(pfn | kZeroFlag);
+      ++zero_pages_;
     } else {
       pfns_.push_back(pfn);
-      data_pfns_.push_back(pfn);
     }
     ++pfn;
   }
+  if (zero_pages_ == 0) return;
+  data_pfns_.reserve(pfns_.size() - zero_pages_);
+  for (uint64_t f : pfns_)
+    if ((f & kZeroFlag) == 0) data_pfns_.push_back(f);
 }
 
 struct SyntheticSnapshot::Noise {
@@ -118,7 +122,7 @@ Status SyntheticSnapshot::Materialize() {
 
 void SyntheticSnapshot::Generate(uint64_t p, std::byte* out) const {
   if (p > meta_) {  // a data page fills every byte
-    DataPage(data_pfns_[p - meta_ - 1], out);
+    DataPage(DataPfn(p - meta_ - 1), out);
     return;
   }
   std::memset(out, 0, kPageSize);

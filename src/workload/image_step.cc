@@ -51,17 +51,26 @@ class SnapshotBackedEngine final : public area::IoEngine {
   area::IoStats stats() const override { return inner_->stats(); }
   const area::DeviceLimits& limits() const override { return inner_->limits(); }
   std::array<std::byte, area::kPageSize>& header() { return header_; }
-  // What each dblock of the image holds (writer's placement, §4.2).
-  void SetLayout(const hibernate::SyntheticSnapshot* snap, const hibernate::WriteReport& w) {
+  // What each dblock of the image holds (writer's placement, §4.2): the
+  // caller's lists, not a copy (8 bytes per stream page each), so they
+  // must outlive every read until ClearLayout.
+  void SetLayout(const hibernate::SyntheticSnapshot* snap, const std::vector<uint64_t>& stream,
+                 const std::vector<uint64_t>& map) {
     snap_ = snap;
-    stream_ = w.stream_dblocks;
-    map_ = w.map_dblocks;
+    stream_ = &stream;
+    map_ = &map;
     what_.clear();
     // Structural: only swsusp_info and the map pages are answered.
-    const size_t answered = structural_ ? std::min<size_t>(1, stream_.size()) : stream_.size();
-    what_.reserve(answered + map_.size());
-    for (size_t i = 0; i < answered; ++i) what_[stream_[i]] = static_cast<int64_t>(i);
-    for (size_t j = 0; j < map_.size(); ++j) what_[map_[j]] = -static_cast<int64_t>(j) - 1;
+    const size_t answered = structural_ ? std::min<size_t>(1, stream.size()) : stream.size();
+    what_.reserve(answered + map.size());
+    for (size_t i = 0; i < answered; ++i) what_[stream[i]] = static_cast<int64_t>(i);
+    for (size_t j = 0; j < map.size(); ++j) what_[map[j]] = -static_cast<int64_t>(j) - 1;
+  }
+  // Image pages read from now on come back as the device has them.
+  void ClearLayout() {
+    snap_ = nullptr;
+    stream_ = map_ = nullptr;
+    what_.clear();
   }
 
  private:
@@ -80,11 +89,12 @@ class SnapshotBackedEngine final : public area::IoEngine {
       snap_->StreamPage(static_cast<uint64_t>(it->second), p.data());
     } else {  // map page j: 511 stream dblocks, then the next map page
       const uint64_t j = static_cast<uint64_t>(-it->second - 1);
+      const std::vector<uint64_t>& stream = *stream_;
       for (uint64_t k = 0;
-           k < hibernate::kMapEntries && j * hibernate::kMapEntries + k < stream_.size(); ++k)
-        hibernate::StoreU64(p.data() + 8 * k, stream_[j * hibernate::kMapEntries + k]);
+           k < hibernate::kMapEntries && j * hibernate::kMapEntries + k < stream.size(); ++k)
+        hibernate::StoreU64(p.data() + 8 * k, stream[j * hibernate::kMapEntries + k]);
       hibernate::StoreU64(p.data() + 8 * hibernate::kMapEntries,
-                          j + 1 < map_.size() ? map_[j + 1] : 0);
+                          j + 1 < map_->size() ? (*map_)[j + 1] : 0);
     }
     // The device returned {magic, page, checksum of what was written}.
     if (structural_ || (hibernate::LoadU64(buf) == area::kSimChecksumPageMagic &&
@@ -97,7 +107,7 @@ class SnapshotBackedEngine final : public area::IoEngine {
   std::array<std::byte, area::kPageSize> header_{};
   std::vector<std::pair<uint64_t, std::byte*>> pending_reads_;
   const hibernate::SyntheticSnapshot* snap_ = nullptr;
-  std::vector<uint64_t> stream_, map_;
+  const std::vector<uint64_t>*stream_ = nullptr, *map_ = nullptr;  // SetLayout's
   std::unordered_map<uint64_t, int64_t> what_;
 };
 
@@ -107,16 +117,19 @@ uint64_t RunsInAllocationOrder(const std::vector<uint64_t>& stream,
                                const std::vector<uint64_t>& map) {
   // The writer's slot requests (§10.2): map page j, then the stream pages
   // it lists, then map page j + 1.
-  std::vector<uint64_t> order;
-  order.reserve(stream.size() + map.size());
+  uint64_t runs = 0, prev = 0;
+  bool first = true;
+  auto visit = [&](uint64_t d) {
+    runs += first || d != prev + 1;
+    first = false;
+    prev = d;
+  };
   for (size_t j = 0; j < map.size(); ++j) {
-    order.push_back(map[j]);
+    visit(map[j]);
     for (size_t k = j * hibernate::kMapEntries;
          k < std::min(stream.size(), (j + 1) * hibernate::kMapEntries); ++k)
-      order.push_back(stream[k]);
+      visit(stream[k]);
   }
-  uint64_t runs = order.empty() ? 0 : 1;
-  for (size_t i = 1; i < order.size(); ++i) runs += order[i] != order[i - 1] + 1;
   return runs;
 }
 
@@ -155,12 +168,12 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
                      .count();
   };
   hibernate::WriteReport w;
+  auto* backed = dynamic_cast<SnapshotBackedEngine*>(&engine);
   {
     hibernate::ImageSession session(sys, type, spec.source, 0);
     hibernate::WriterOptions wo;
     wo.batch = spec.batch;
     wo.memory_budget_pages = spec.memory_budget_pages;  // bound the write copies, as `image write`
-    auto* backed = dynamic_cast<SnapshotBackedEngine*>(&engine);
     if (spec.structural && (backed == nullptr || !backed->structural()))
       return Status(-EINVAL, "structural image step: needs a structural simulated device");
     wo.batch.model_only = spec.structural;
@@ -172,7 +185,6 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
     res.write_s = clock() - t0;
     res.write_requests = engine.stats().requests - req0;
     w = std::move(*rep);
-    if (backed) backed->SetLayout(&*snap, w);
     // The image's slots stay allocated (the session ends; the image owns
     // them until resume), so the device is as the writer left it.
   }
@@ -186,6 +198,14 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
   res.alloc_calls = w.session.runs_taken;
   res.stream_dblocks = std::move(w.stream_dblocks);
   res.map_dblocks = std::move(w.map_dblocks);
+  // The engine answers from res's lists and the snapshot while both live.
+  struct Layout {
+    SnapshotBackedEngine* e;
+    ~Layout() {
+      if (e != nullptr) e->ClearLayout();
+    }
+  } layout{backed};
+  if (backed) backed->SetLayout(&*snap, res.stream_dblocks, res.map_dblocks);
   if (spec.read_back) {
     hibernate::ReaderOptions ro;
     ro.batch = spec.batch;

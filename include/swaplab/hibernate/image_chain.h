@@ -46,9 +46,12 @@ inline constexpr uint32_t kChainLookahead = 64;
 // (swsusp_check()); the other header fields; the chain from header.image.
 Result<area::SwsuspHeader> CheckSignature(std::span<const std::byte, kPageSize> page0);
 Status CheckHeaderFields(const area::SwsuspHeader& h, uint64_t resume_block, uint64_t device_pages);
+// expected_entries: room reserved for entries up front (the stream pages
+// a caller that wrote the image knows; at most device_pages when that is
+// known), so the list is not grown by doubling; 0: grown as read.
 Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h,
                                 uint64_t resume_block, uint64_t device_pages,
-                                uint32_t lookahead = 0);
+                                uint32_t lookahead = 0, uint64_t expected_entries = 0);
 
 // Where the image lies and what writing it cost or would cost.
 struct ImageLayout {

@@ -40,9 +40,9 @@ class SyntheticSnapshot {
   static Result<SyntheticSnapshot> FromInfoPage(const std::byte* info, uint64_t max_bytes);
 
   const SnapshotOptions& options() const { return o_; }
-  uint64_t nr_meta_pages() const { return meta_; }              // M
-  uint64_t nr_copy_pages() const { return data_pfns_.size(); }  // N
-  uint64_t nr_zero_pages() const { return pfns_.size() - data_pfns_.size(); }
+  uint64_t nr_meta_pages() const { return meta_; }                       // M
+  uint64_t nr_copy_pages() const { return pfns_.size() - zero_pages_; }  // N
+  uint64_t nr_zero_pages() const { return zero_pages_; }
   uint64_t image_pages() const { return 1 + meta_ + nr_copy_pages(); }  // T
   // Fills `out` (one page) with stream page p, p < image_pages(); a copy
   // of the page in memory once the snapshot is materialised.
@@ -74,9 +74,13 @@ class SyntheticSnapshot {
   void DataPage(uint64_t pfn, std::byte* out) const;
   SnapshotOptions o_;
   uint64_t meta_ = 0;
-  std::vector<uint64_t> pfns_;       // with bit 63 for zero pages
-  std::vector<uint64_t> data_pfns_;  // non-zero PFNs, ascending
-  std::shared_ptr<Noise> noise_;     // never null
+  std::vector<uint64_t> pfns_;  // with bit 63 for zero pages
+  uint64_t zero_pages_ = 0;
+  // Non-zero PFNs, ascending; empty when there is no zero page (pfns_ is
+  // that list then: 8 bytes per page less for the images steps make).
+  std::vector<uint64_t> data_pfns_;
+  uint64_t DataPfn(uint64_t i) const { return zero_pages_ == 0 ? pfns_[i] : data_pfns_[i]; }
+  std::shared_ptr<Noise> noise_;  // never null
   const uint64_t* NoiseWords() const;
   std::shared_ptr<std::byte[]> mem_;  // T pages once materialised
   void Generate(uint64_t p, std::byte* out) const;
