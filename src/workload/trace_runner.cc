@@ -30,7 +30,7 @@ Folio* TraceRunner::NewFolio(int order) {
     f->dirty = false;
     return f;
   }
-  pool_.push_back(std::make_unique<Folio>(order));
+  pool_.push_back(std::make_unique<PoolFolio>(order, static_cast<uint32_t>(pool_.size() + 1)));
   return pool_.back().get();
 }
 
@@ -44,7 +44,8 @@ void TraceRunner::CacheFolios(std::span<const Page> pages, std::vector<Folio*>* 
   std::vector<Folio*>& v = *out;
   v.clear();
   for (const Page& p : pages) {
-    if (p.cache != nullptr && (v.empty() || v.back() != p.cache)) v.push_back(p.cache);
+    Folio* cf = CacheOf(p);
+    if (cf != nullptr && (v.empty() || v.back() != cf)) v.push_back(cf);
   }
   if (v.size() <= 1) return;
   if (v.size() <= 32) {  // a few: keep the first of each by a linear search
@@ -202,7 +203,7 @@ alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
   const uint32_t i = static_cast<uint32_t>(v);
   if (page >= slab_[i].pages().size()) return {};
   const Page& p = slab_[i].pages()[page];
-  return p.refs != 0 && !p.in_memory ? p.slot : SwapEntry{};
+  return p.refs != 0 && !p.in_memory ? p.slot() : SwapEntry{};
 }
 
 uint32_t TraceRunner::NewEntry() {
@@ -220,7 +221,7 @@ uint32_t TraceRunner::Resolve(uint64_t id) {
   TFolio& f = slab_[i];
   f.id = id;
   f.order = 0;
-  f.one = Page{SlotOfCompact(v), nullptr, 1, false};
+  f.one = Page{SlotOfCompact(v), 0, 1, false};
   index_.Set(id, i);
   return i;
 }
@@ -232,11 +233,11 @@ uint32_t TraceRunner::Resolve(uint64_t id) {
 void TraceRunner::MaybeCompact(uint32_t i) {
   TFolio& f = slab_[i];
   const Page& p = f.one;
-  if (!compact_ || f.order != 0 || p.refs != 1 || p.in_memory || p.cache != nullptr ||
-      p.slot.type < 0 || p.slot.type >= 128 || p.slot.offset >= (uint64_t{1} << 56))
+  if (!compact_ || f.order != 0 || p.refs != 1 || p.in_memory || p.cache != 0 ||
+      p.slot().type < 0 || p.slot().type >= 128 || p.slot().offset >= (uint64_t{1} << 56))
     return;
   LruUnlink(i);
-  index_.Set(f.id, Compact(p.slot));
+  index_.Set(f.id, Compact(p.slot()));
   f.order = -1;
   free_folios_.push_back(i);
 }
@@ -246,7 +247,8 @@ void TraceRunner::MaybeCompact(uint32_t i) {
 void TraceRunner::ForgetIfDone(uint32_t i) {
   TFolio& f = slab_[i];
   for (const Page& p : f.pages()) {
-    if (p.refs != 0 || p.in_memory || (p.cache && p.cache->in_swap_cache())) return MaybeCompact(i);
+    if (p.refs != 0 || p.in_memory || (p.cache != 0 && CacheOf(p)->in_swap_cache()))
+      return MaybeCompact(i);
   }
   CacheFolios(f.pages(), &caches_);
   for (Folio* cf : caches_) Release(cf);
@@ -271,7 +273,7 @@ Status TraceRunner::DropAllCaches(const Where& where) {
     TFolio& f = slab_[i];
     const uint32_t next = f.lru_next;
     const std::span<const Page> pages = f.pages();
-    if (std::none_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache; })) {
+    if (std::none_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache != 0; })) {
       LruUnlink(i);
     } else {
       if (Status st = DoDropCache(f, where, /*keep_mapped=*/true); !st.ok()) return st;
@@ -289,6 +291,9 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
   switch (r.op) {
     case TraceOp::kSwapon: {
       if (devs_.count(r.dev)) return At(where, "dev " + std::to_string(r.dev) + " is already on");
+      if (r.pages > Page::kMaxSlotOffset + 1)  // the page record's offsets
+        return At(where,
+                  "pages " + std::to_string(r.pages) + " is above the runner's limit of 2^40");
       alloc::SwaponOptions o;
       o.name = "trace-dev" + std::to_string(r.dev);
       o.pages = r.pages;
@@ -348,7 +353,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
     case TraceOp::kDup:
       for (Page& p : f.pages()) {
         if (p.refs == 0 || p.in_memory) continue;  // only swapped-out pages
-        if (Status st = sys_.SwapDupEntryDirect(p.slot); !st.ok())
+        if (Status st = sys_.SwapDupEntryDirect(p.slot()); !st.ok())
           return At(where, st.ToString(), st.code());
         ++p.refs;
       }
@@ -360,18 +365,18 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       ++sum_.expected;
       const Page& p = f.pages()[r.page];
       auto dev = devs_.find(r.dev);
-      const bool ok = p.slot.valid() && dev != devs_.end() && dev->second == p.slot.type &&
-                      p.slot.offset == r.offset;
+      const bool ok = p.slot().valid() && dev != devs_.end() && dev->second == p.slot().type &&
+                      p.slot().offset == r.offset;
       if (ok) {
         ++sum_.agree;
       } else if (sum_.disagreements.size() < keep_) {
         std::string got = "not in swap";
-        if (p.slot.valid()) {
-          got = "offset " + std::to_string(p.slot.offset) + " on device type " +
-                std::to_string(p.slot.type);
+        if (p.slot().valid()) {
+          got = "offset " + std::to_string(p.slot().offset) + " on device type " +
+                std::to_string(p.slot().type);
           for (auto& [id, t] : devs_) {
-            if (t == p.slot.type)
-              got = "dev " + std::to_string(id) + " offset " + std::to_string(p.slot.offset);
+            if (t == p.slot().type)
+              got = "dev " + std::to_string(id) + " offset " + std::to_string(p.slot().offset);
           }
         }
         sum_.disagreements.push_back({r.line, *r.folio, r.page, r.dev, r.offset, got});
@@ -444,7 +449,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   if (f->in_swap_cache()) {
     unmap(*f);
     for (size_t i = 0; i < pages.size(); ++i)
-      pages[i] = Page{SwapEntry{f->swap().type, f->swap().offset + i}, f, 1, false};
+      pages[i] = Page{SwapEntry{f->swap().type, f->swap().offset + i}, NumberOf(f), 1, false};
   } else if (res.split) {
     for (size_t i = 0; i < pages.size(); ++i) {
       Folio* p = split[i];
@@ -453,24 +458,25 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
         continue;
       }
       unmap(*p);
-      pages[i] = Page{p->swap(), p, 1, false};
+      pages[i] = Page{p->swap(), NumberOf(p), 1, false};
     }
   } else {
     for (Page& p : pages) p.in_memory = true;
   }
   // Swapped out into the swap cache: the youngest in the reclaim order.
-  if (std::any_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache; })) Touch(index);
+  if (std::any_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache != 0; }))
+    Touch(index);
   uint64_t runs = 0;
   for (size_t i = 0; i < pages.size(); ++i) {
     const Page& p = pages[i];
-    if (!p.slot.valid()) {
+    if (!p.slot().valid()) {
       ++sum_.pages_unplaced;
       continue;
     }
     ++sum_.pages_placed;
-    const bool continues = i > 0 && pages[i - 1].slot.valid() &&
-                           pages[i - 1].slot.type == p.slot.type &&
-                           pages[i - 1].slot.offset + 1 == p.slot.offset;
+    const bool continues = i > 0 && pages[i - 1].slot().valid() &&
+                           pages[i - 1].slot().type == p.slot().type &&
+                           pages[i - 1].slot().offset + 1 == p.slot().offset;
     if (!continues) ++runs;
   }
   ++sum_.folios;
@@ -491,10 +497,11 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
     Page& p = pages[i];
     if (p.in_memory) {  // a present page: unmapped; its swap cache may go
       p.in_memory = false;
-      if (p.cache && p.cache->in_swap_cache() &&
-          std::find(touched_in_memory.begin(), touched_in_memory.end(), p.cache) ==
+      Folio* cf = CacheOf(p);
+      if (cf && cf->in_swap_cache() &&
+          std::find(touched_in_memory.begin(), touched_in_memory.end(), cf) ==
               touched_in_memory.end())
-        touched_in_memory.push_back(p.cache);
+        touched_in_memory.push_back(cf);
       ++i;
       continue;
     }
@@ -505,12 +512,12 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
     // Batch consecutive swapped-out pages with consecutive slots.
     uint64_t j = i + 1;
     while (j < first + count && !pages[j].in_memory && pages[j].refs > 0 &&
-           pages[j].slot.type == p.slot.type &&
-           pages[j].slot.offset == pages[j - 1].slot.offset + 1 &&
-           (pages[j].slot.offset >> sys_.options().cluster_shift) ==
-               (p.slot.offset >> sys_.options().cluster_shift))
+           pages[j].slot().type == p.slot().type &&
+           pages[j].slot().offset == pages[j - 1].slot().offset + 1 &&
+           (pages[j].slot().offset >> sys_.options().cluster_shift) ==
+               (p.slot().offset >> sys_.options().cluster_shift))
       ++j;
-    if (Status st = sys_.SwapPutEntriesDirect(p.slot, j - i); !st.ok())
+    if (Status st = sys_.SwapPutEntriesDirect(p.slot(), j - i); !st.ok())
       return At(where, st.ToString(), st.code());
     for (uint64_t k = i; k < j; ++k) --pages[k].refs;
     i = j;
@@ -518,7 +525,7 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
   // free_swap_cache(): a cached folio no longer mapped loses its swap.
   for (Folio* cf : touched_in_memory) {
     bool mapped = false;
-    for (const Page& p : pages) mapped |= p.cache == cf && p.in_memory;
+    for (const Page& p : pages) mapped |= p.cache == NumberOf(cf) && p.in_memory;
     FolioLockGuard g(*cf);
     cf->mapped = mapped;
     if (!mapped && cf->in_swap_cache()) (void)sys_.FolioFreeSwap(*cf);
@@ -535,16 +542,16 @@ Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where,
   for (uint64_t i = first; i < first + count; ++i) {
     Page& p = pages[i];
     if (p.in_memory || p.refs == 0) continue;
-    Folio* cf = p.cache;
+    Folio* cf = CacheOf(p);
     if (cf == nullptr || !cf->in_swap_cache()) {
       cf = NewFolio(0);
       FolioLockGuard g(*cf);
-      if (Status st = sys_.SwapCacheAddFolio(*cf, p.slot); !st.ok())
+      if (Status st = sys_.SwapCacheAddFolio(*cf, p.slot()); !st.ok())
         return At(where, st.ToString(), st.code());
-      p.cache = cf;
+      p.cache = NumberOf(cf);
     }
     FolioLockGuard g(*cf);
-    const int page_in_folio = static_cast<int>(p.slot.offset - cf->swap().offset);
+    const int page_in_folio = static_cast<int>(p.slot().offset - cf->swap().offset);
     if (Status st = sys_.FolioPutSwap(*cf, page_in_folio); !st.ok())
       return At(where, st.ToString(), st.code());
     cf->mapped = true;
@@ -579,9 +586,9 @@ Status TraceRunner::DoDropCache(TFolio& f, const Where& where, bool keep_mapped)
     if (!st.ok()) return At(where, st.ToString(), st.code());
   }
   for (Page& p : f.pages()) {
-    if (p.cache && !p.cache->in_swap_cache()) {
-      p.cache = nullptr;
-      if (p.refs == 0) p.slot = SwapEntry{};
+    if (p.cache != 0 && !CacheOf(p)->in_swap_cache()) {
+      p.cache = 0;
+      if (p.refs == 0) p.set_slot(SwapEntry{});
     }
   }
   for (Folio* cf : caches) {
@@ -608,25 +615,25 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
     if (f.order < 0) continue;
     std::vector<Folio*> caches;  // in page order
     for (Page& p : f.pages()) {
-      if (!p.slot.valid() || p.slot.type != type) continue;
+      if (!p.slot().valid() || p.slot().type != type) continue;
       // try_to_unuse: every reference (this mapping's and forked ones) is
       // turned into a present page.
       while (p.refs > 0) {
-        if (Status st = sys_.SwapPutEntriesDirect(p.slot, 1); !st.ok())
+        if (Status st = sys_.SwapPutEntriesDirect(p.slot(), 1); !st.ok())
           return At(where, st.ToString(), st.code());
         --p.refs;
       }
-      if (p.cache && std::find(caches.begin(), caches.end(), p.cache) == caches.end())
-        caches.push_back(p.cache);
+      Folio* cf = CacheOf(p);
+      if (cf && std::find(caches.begin(), caches.end(), cf) == caches.end()) caches.push_back(cf);
     }
     for (Folio* cf : caches) {
       FolioLockGuard g(*cf);
       if (cf->in_swap_cache()) (void)sys_.SwapCacheDelFolio(*cf);
     }
     for (Page& p : f.pages()) {
-      if (p.slot.valid() && p.slot.type == type) {
-        p.slot = SwapEntry{};
-        p.cache = nullptr;
+      if (p.slot().valid() && p.slot().type == type) {
+        p.set_slot(SwapEntry{});
+        p.cache = 0;
         p.in_memory = true;
       }
     }

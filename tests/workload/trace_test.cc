@@ -449,6 +449,22 @@ TEST_F(Replay, AnAllocOfAnOrderOutOfRangeIsRefused) {
   EXPECT_EQ(sys_.Device(0)->inuse, 0u);
 }
 
+// The runner keeps slot offsets in 40 bits (its 16-byte page record): a
+// library caller's swapon record of a larger area is refused before any
+// swapon, naming the limit.
+TEST_F(Replay, ASwaponAboveTheRunnersOffsetLimitIsRefused) {
+  TraceRecord r;
+  r.op = TraceOp::kSwapon;
+  r.pages = (uint64_t{1} << 40) + 1;
+  r.line = 3;
+  Status st = runner_.Apply(r, "t.trace");
+  EXPECT_EQ(st.code(), -EINVAL);
+  EXPECT_NE(st.message().find("t.trace:3"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("2^40"), std::string::npos) << st.message();
+  EXPECT_TRUE(runner_.devices().empty());
+  EXPECT_FALSE(sys_.Device(0).ok());
+}
+
 }  // namespace
 }  // namespace swaplab::workload
 

@@ -62,12 +62,37 @@ class TraceRunner {
   };
 
  private:
+  // What the mapping keeps of one page, 16 bytes (a 2 MiB folio's pages
+  // take 8 KiB): its slot (offsets below 2^40, kMaxSlotOffset), the swap
+  // references it holds, whether it is mapped in memory, and its swap-cache
+  // folio as a number of pool_ (CacheOf).
   struct Page {
-    alloc::SwapEntry slot{};
-    alloc::Folio* cache = nullptr;  // the swap-cache folio holding the slot
-    uint32_t refs = 0;              // swap references the mapping holds
-    bool in_memory = false;         // mapped in memory
+    static constexpr uint64_t kMaxSlotOffset = (uint64_t{1} << 40) - 1;
+    Page() = default;
+    Page(alloc::SwapEntry s, uint32_t cache_folio, uint32_t r, bool m)
+        : refs(r), cache(cache_folio), in_memory(m) {
+      set_slot(s);
+    }
+    alloc::SwapEntry slot() const {
+      return {type_, offset_lo_ | (static_cast<uint64_t>(offset_hi_) << 32)};
+    }
+    void set_slot(alloc::SwapEntry s) {  // s.offset <= kMaxSlotOffset (DoAlloc checks)
+      type_ = static_cast<int8_t>(s.type);
+      offset_lo_ = static_cast<uint32_t>(s.offset);
+      offset_hi_ = static_cast<uint8_t>(s.offset >> 32);
+    }
+    uint32_t refs = 0;   // swap references the mapping holds
+    uint32_t cache = 0;  // the swap-cache folio holding the slot: pool_ number, 0: none
+
+   private:
+    uint32_t offset_lo_ = 0;
+    uint8_t offset_hi_ = 0;
+    int8_t type_ = -1;  // alloc::kMaxSwapfiles types
+
+   public:
+    bool in_memory = false;  // mapped in memory
   };
+  static_assert(sizeof(Page) == 16, "a page record grew");
   // A folio of the mapping: one page held inline (order 0), or a page
   // array of 2^order used again for later folios of that order. Folios
   // live in slab_ and are named by their index there.
@@ -192,7 +217,20 @@ class TraceRunner {
   std::vector<uint32_t> free_folios_;  // free entries of slab_
   FolioIndex index_;                   // live folios: id → slab_ index or compact slot
   uint32_t lru_head_ = kNil, lru_tail_ = kNil;
-  std::vector<std::unique_ptr<alloc::Folio>> pool_;  // cache folios, kept alive
+  // Cache folios, kept alive. Each knows its number (index + 1), so a page
+  // names its cache folio in 4 bytes.
+  struct PoolFolio : alloc::Folio {
+    PoolFolio(int order, uint32_t n) : alloc::Folio(order), number(n) {}
+    const uint32_t number;
+  };
+  std::vector<std::unique_ptr<PoolFolio>> pool_;
+  alloc::Folio* CacheOf(const Page& p) const {
+    return p.cache == 0 ? nullptr : pool_[p.cache - 1].get();
+  }
+  // The number of a folio NewFolio made (every cache folio is one).
+  static uint32_t NumberOf(const alloc::Folio* f) {
+    return static_cast<const PoolFolio*>(f)->number;
+  }
   std::vector<alloc::Folio*> spare_;     // order-0 folios of pool_ never put in the swap cache
   std::vector<alloc::Folio*> released_;  // folios of pool_ no page refers to any more
   std::vector<std::vector<Page>> spare_pages_[16];  // page arrays of forgotten folios, by order
