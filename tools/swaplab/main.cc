@@ -1,6 +1,7 @@
 // swaplab: the command line. One file per subcommand.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <malloc.h>
 #include <new>
 
 #include "area.h"
@@ -15,6 +16,14 @@
 #include "vm.h"
 
 int main(int argc, char** argv) {
+#ifdef M_MMAP_THRESHOLD
+  // glibc raises its mmap threshold to the largest block freed so far (up
+  // to 32 MiB); after that, a job's big lists come from the thread's arena
+  // and stay resident once freed, under the next job's. A fixed threshold
+  // keeps them mmap'd, returned when freed (the default run's peak RSS:
+  // docs/performance.md, "Peak memory of the default run").
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+#endif
   CLI::App app{"swaplab — the Linux swap slot allocator and hibernation image path, in user space"};
   app.require_subcommand(0, 1);
   swaplab::tools::DemoOptions demo;
