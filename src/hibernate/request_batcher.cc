@@ -266,6 +266,33 @@ Status RequestBatcher::WaitSome() {
   return st;
 }
 
+Status RequestBatcher::WaitClosed() {
+  Status st = deferred_;
+  deferred_ = Status::Ok();
+  // Closed bios not yet submitted are the last ones of in_flight_pages_.
+  const auto submitted = in_flight_pages_.end() - static_cast<ptrdiff_t>(closed_.size());
+  const bool pending = std::any_of(in_flight_pages_.begin() + static_cast<ptrdiff_t>(done_bios_),
+                                   submitted, [](const InFlight& f) { return !f.done; });
+  if (!pending)
+    return st.ok() ? Status(-EAGAIN, "WaitClosed: no submitted bio in flight (" +
+                                         std::to_string(queued_seq_ - done_seq_) +
+                                         " pages not done, none handed to the engine)")
+                   : st;
+  std::vector<area::IoCompletion> done;
+  Status w = engine_.WaitAny(&done);
+  if (st.ok()) st = w;
+  if (done.empty()) {
+    // As in WaitSome: a sync I/O's Wait took the completions, so every bio
+    // handed over has completed.
+    if (w.ok())
+      for (auto f = in_flight_pages_.begin(); f != submitted; ++f) f->done = true;
+  } else if (st.ok()) {
+    st = CheckCompletions(done);
+  }
+  MarkDone(done);
+  return st;
+}
+
 // A request that completed fewer pages than it carried, without an error
 // code, is an I/O error too: its pages were not transferred.
 Status RequestBatcher::CheckCompletions(const std::vector<area::IoCompletion>& done) const {
