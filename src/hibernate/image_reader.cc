@@ -2,6 +2,8 @@
 // (spec §1.4, §4.8, §7.6, §8).
 #include "swaplab/hibernate/image_reader.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -150,6 +152,28 @@ class RegisteredBuffer {
  private:
   area::IoEngine& e_;
   bool on_;
+};
+
+// Pages mapped for one read and unmapped after it: the frame ring. From
+// the heap, each read's 16 MiB would leave a hole that later small
+// allocations split, and the scenario runner never trims the heap
+// (scenario_batch.cc), so the next read's ring would grow it again.
+class MappedPages {
+ public:
+  explicit MappedPages(uint64_t n) : bytes_(n * kPageSize) {
+    void* m = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::bad_alloc();
+    pages_ = static_cast<RawPage*>(m);
+    for (uint64_t i = 0; i < n; ++i) ::new (pages_ + i) RawPage;  // trivial: no code
+  }
+  ~MappedPages() { munmap(pages_, bytes_); }
+  MappedPages(const MappedPages&) = delete;
+  MappedPages& operator=(const MappedPages&) = delete;
+  RawPage* get() const { return pages_; }
+
+ private:
+  size_t bytes_;
+  RawPage* pages_;
 };
 
 struct DecUnit {
@@ -457,7 +481,7 @@ Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries,
   const bool modelled = b.engine().stats().modelled_ns != 0 ||
                         b.engine().name().find("simulated") != std::string::npos;
   const uint64_t ring = std::min(modelled ? 2 * window : o.frame_pages, pages);
-  std::unique_ptr<RawPage[]> mem(new RawPage[ring]);
+  const MappedPages mem(ring);
   RawPage* const frames = mem.get();
   const RegisteredBuffer registered(b.engine(), frames, ring);
   WorkerThread& checker = borrowed.Checker();

@@ -88,6 +88,13 @@ CopyArena::~CopyArena() { std::free(base_); }
 std::byte* RequestBatcher::TakeCopyPage() {
   if (o_.arena != nullptr && arena_used_ < o_.arena->pages()) return o_.arena->page(arena_used_++);
   if (heap_free_.empty() && in_flight_) PollCompletions();
+  while (heap_free_.empty() && o_.max_heap_copies != 0 && heap_pages_ >= o_.max_heap_copies) {
+    Status st = WaitClosed();  // frees the copies of the bios it completes
+    if (!st.ok()) {
+      if (st.code() != -EAGAIN && deferred_.ok()) deferred_ = st;  // for the next Wait
+      break;
+    }
+  }
   if (heap_free_.empty()) {
     if (heap_pages_ == heap_.size() * kHeapChunk)
       heap_.push_back(std::make_unique<AlignedPage[]>(kHeapChunk));

@@ -207,6 +207,29 @@ TEST(Batcher, WithoutEarlyCompletionsEveryCopyIsItsOwnPage) {
   EXPECT_EQ(e.write_bufs.size(), 500u);
 }
 
+// max_heap_copies: an engine that completes nothing on its own (Poll)
+// would take a page per write; bounded, a copy waits for a submitted bio
+// instead (heap pages are made kHeapChunk = 64 at a time), with the bios
+// and the Submit batches of the unbounded batch.
+TEST(Batcher, BoundedHeapCopiesWaitForSubmittedWrites) {
+  ShuffledEngine plain, bounded;
+  RequestBatcher a(plain, {BatchMode::kPerRun, CapacityMode::kExact, 16});
+  BatchOptions o{BatchMode::kPerRun, CapacityMode::kExact, 16};
+  o.max_heap_copies = 100;
+  RequestBatcher b(bounded, o);
+  WriteNamedPages(a, 3000);
+  WriteNamedPages(b, 3000);
+  EXPECT_FALSE(bounded.bad_write.has_value()) << "dblock " << *bounded.bad_write;
+  EXPECT_EQ(plain.write_bufs.size(), 3000u);
+  EXPECT_LE(bounded.write_bufs.size(), 128u);
+  EXPECT_GT(bounded.wait_any_calls, 10u);
+  EXPECT_EQ(b.stats().bios, a.stats().bios);
+  EXPECT_EQ(b.stats().bio_sizes, a.stats().bio_sizes);
+  EXPECT_EQ(b.stats().drains, a.stats().drains);
+  EXPECT_EQ(b.stats().partial_waits, 0u);
+  EXPECT_EQ(bounded.batches, plain.batches);
+}
+
 TEST(Batcher, ArenaCopiesWaitForTheDrain) {
   ShuffledEngine e;
   e.poll_completes = 1;

@@ -74,6 +74,13 @@ struct BatchOptions {
   // arena, a heap copy is used again once its bio has completed (the
   // engine's Poll), as hib_end_io() frees the kernel's copy page.
   CopyArena* arena = nullptr;
+  // Without an arena: heap copy pages beyond this many (0: no bound) are
+  // not made while a submitted write bio is in flight; the copy waits for
+  // one to complete instead (WaitClosed: nothing closed or submitted, so
+  // bios and the engine's Submit batches are unchanged). For engines whose
+  // requests complete on their own: a simulated device's modelled time
+  // depends on when it is waited for.
+  uint64_t max_heap_copies = 0;
 };
 
 // Mirrors the RFC's hib_bio_max_pages(): min(256, max(1, min(max_sectors_kb/4, max_segments))).
@@ -123,7 +130,7 @@ class RequestBatcher {
   // in flight has completed (the engine's WaitAny); errors as Wait, for
   // the bios that completed. What is done so far is pages_done().
   Status WaitSome();
-  // Reads only: waits until at least one bio already handed to the engine
+  // Waits until at least one bio already handed to the engine
   // has completed, advancing pages_done(), and hands nothing over: the
   // current bio stays open and closed bios wait for the plug's flush, so
   // the engine gets the same Submit batches (and the plug the same merges)
