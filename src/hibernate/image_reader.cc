@@ -2,6 +2,8 @@
 // (spec §1.4, §4.8, §7.6, §8).
 #include "swaplab/hibernate/image_reader.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "swaplab/hibernate/image_chain.h"
@@ -149,6 +152,28 @@ class RegisteredBuffer {
  private:
   area::IoEngine& e_;
   bool on_;
+};
+
+// Pages mapped for one read and unmapped after it: the frame ring. From
+// the heap, each read's 16 MiB would leave a hole that later small
+// allocations split, and the scenario runner never trims the heap
+// (scenario_batch.cc), so the next read's ring would grow it again.
+class MappedPages {
+ public:
+  explicit MappedPages(uint64_t n) : bytes_(n * kPageSize) {
+    void* m = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::bad_alloc();
+    pages_ = static_cast<RawPage*>(m);
+    for (uint64_t i = 0; i < n; ++i) ::new (pages_ + i) RawPage;  // trivial: no code
+  }
+  ~MappedPages() { munmap(pages_, bytes_); }
+  MappedPages(const MappedPages&) = delete;
+  MappedPages& operator=(const MappedPages&) = delete;
+  RawPage* get() const { return pages_; }
+
+ private:
+  size_t bytes_;
+  RawPage* pages_;
 };
 
 struct DecUnit {
@@ -413,10 +438,17 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
 }
 
 // load_image(): metadata pages are sync_read (a drain after each), data
-// pages go straight into their frames, a window at a time. Two windows
-// alternate so that the next one is read while a worker checks the last
-// (the kernel has its frames and does no per-page work here). Pipelined:
-// the metadata pages are read with the data, in the first window.
+// pages go straight into their frames, a window at a time (a Wait at each
+// window's end). The frames are a ring much smaller than a window: a frame
+// is read into again once its page has been read and checked, waiting for
+// closed bios only (WaitClosed, so the bios are those of the windows), and
+// a worker checks the pages read while the next ones are read (the kernel
+// has its frames and does no per-page work here). Pipelined: the metadata
+// pages are read with the data, in the first window.
+//
+// Errors come as they did when each window was checked while the next was
+// read: a window's read error before its pages' check errors, and a check
+// error of an earlier window before a later window's read error.
 Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
                         const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& borrowed) {
   auto where = [&](uint64_t p) {
@@ -443,29 +475,122 @@ Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries,
     }
     return Status::Ok();
   }
-  const uint64_t nr_windows = pages > window ? 2 : 1;
-  std::unique_ptr<RawPage[]> mem(new RawPage[nr_windows * window]);
-  RawPage* frames[2] = {mem.get(), mem.get() + (nr_windows - 1) * window};
-  const RegisteredBuffer registered(b.engine(), mem.get(), nr_windows * window);
+  // A simulated device's modelled time depends on when it is waited for
+  // (each wait drains what is queued): it gets frames for two windows, as
+  // many as before the ring, so that no wait but the windows' comes.
+  const bool modelled = b.engine().stats().modelled_ns != 0 ||
+                        b.engine().name().find("simulated") != std::string::npos;
+  const uint64_t ring = std::min(modelled ? 2 * window : o.frame_pages, pages);
+  const MappedPages mem(ring);
+  RawPage* const frames = mem.get();
+  const RegisteredBuffer registered(b.engine(), frames, ring);
   WorkerThread& checker = borrowed.Checker();
-  Status checked;  // the worker's verdict on the window it last checked
-  int w = 0;
-  for (uint64_t p = first; p < rep.T; w ^= 1) {
-    const uint64_t n = std::min<uint64_t>(window, rep.T - p);
-    RawPage* f = frames[w];
-    for (uint64_t i = 0; i < n; ++i) b.QueueRead(entries[p + i], f[i].data());
-    Status st = b.Wait();
-    checker.Wait();  // the other window is free again
-    if (!checked.ok()) return checked;
-    if (!st.ok()) return st;
-    checker.Go([&check, &checked, &where, f, p, n] {
-      for (uint64_t i = 0; i < n && checked.ok(); ++i)
-        checked = check.Page(p + i, f[i].data(), [&where, q = p + i] { return where(q); });
+  const uint64_t chunk = std::max<uint64_t>(ring / 8, 1);  // pages per hand-off to the checker
+  const uint64_t seq0 = b.pages_queued();  // batch queue number of stream page `first`
+  auto read_end = [&] { return first + (b.pages_done() - seq0); };  // pages [first, …) read
+  uint64_t win_start = first;    // the window being read; the ones before read without error
+  uint64_t handed_end = first;   // pages [first, handed_end) handed to the checker
+  uint64_t checked_end = first;  // … of which [first, checked_end) are checked
+  bool handed = false;           // a hand-off not yet collected
+  bool checking = true;          // off once a page of the current window failed its check
+  Status checked;                // the worker's verdict on its hand-off, and the page
+  uint64_t bad = 0;
+  Status held;      // that check error, until the window's reads are known good
+  Status read_err;  // the first read error of the current window
+  // Declared after everything the reads and the checker write into: an
+  // early return first waits for the reads in flight (they land in the
+  // frames) and for the checker.
+  struct IdleOnExit {
+    RequestBatcher& b;
+    WorkerThread& checker;
+    ~IdleOnExit() {
+      checker.Wait();
+      try {
+        (void)b.Wait();
+      } catch (const std::bad_alloc&) {  // never out of a destructor
+      }
+    }
+  } idle_on_exit{b, checker};
+  // Hands the checker the read pages after the last hand-off (up to `upto`).
+  auto hand = [&](uint64_t upto) {
+    if (handed || !checking || upto <= handed_end) return;
+    const uint64_t from = handed_end, to = std::min(upto, from + chunk);
+    handed_end = to;
+    handed = true;
+    checker.Go([&check, &checked, &bad, &where, frames, ring, first, from, to] {
+      for (uint64_t q = from; q < to; ++q) {
+        Status st =
+            check.Page(q, frames[(q - first) % ring].data(), [&where, q] { return where(q); });
+        if (!st.ok()) {
+          checked = std::move(st);
+          bad = q;
+          return;
+        }
+      }
     });
+  };
+  // Waits for the hand-off; an error is returned at once if its window was
+  // read without error, else held for the window's end.
+  auto collect = [&]() -> Status {
+    if (!handed) return Status::Ok();
+    checker.Wait();
+    handed = false;
+    checked_end = handed_end;
+    if (checked.ok()) return Status::Ok();
+    Status c = std::exchange(checked, Status::Ok());
+    if (bad < win_start) return c;
+    held = std::move(c);
+    checking = false;  // the rest of the window is read, not checked
+    return Status::Ok();
+  };
+  // Every page before `end` (read) checked; the first check error.
+  auto check_to = [&](uint64_t end) -> Status {
+    while (checking && checked_end < end) {
+      hand(end);
+      if (Status st = collect(); !st.ok()) return st;
+    }
+    return Status::Ok();
+  };
+  // A window's end: its reads' error, else the earlier windows' check
+  // errors, else its own pages' (a read error that stops the reads early
+  // ends the window there too).
+  auto window_end = [&]() -> Status {
+    if (Status st = check_to(win_start); !st.ok()) return st;
+    if (!read_err.ok()) return read_err;
+    return held;
+  };
+  for (uint64_t p = first; p < rep.T;) {
+    const uint64_t n = std::min<uint64_t>(window, rep.T - p);
+    win_start = p;
+    for (uint64_t q = p; q < p + n; ++q) {
+      // Frame (q − first) % ring held page q − ring: wait until it is read
+      // and checked (only read once checking has stopped).
+      while (q - first >= ring) {
+        const uint64_t old = q - ring, done = read_end();
+        if (old < done && (!checking || old < checked_end)) break;
+        if (old < done) {
+          hand(done);
+          if (Status st = collect(); !st.ok()) return st;
+          continue;
+        }
+        hand(done);  // the checker works while the disk does
+        if (Status st = b.WaitClosed(); !st.ok()) {
+          if (read_err.ok()) read_err = st;
+          if (read_end() == done) return window_end();  // no progress: the window stops here
+        }
+      }
+      b.QueueRead(entries[q], frames[(q - first) % ring].data());
+      if (handed && !checker.busy()) {
+        if (Status st = collect(); !st.ok()) return st;
+        hand(read_end());
+      }
+    }
+    if (Status st = b.Wait(); read_err.ok()) read_err = st;
+    if (Status st = window_end(); !st.ok()) return st;
     p += n;
+    win_start = p;  // this window read without error: its check errors are final
   }
-  checker.Wait();
-  return checked;
+  return check_to(rep.T);
 }
 
 // swsusp_check() step 3: orig_sig back over S1SUSPEND, written at once.
@@ -485,6 +610,10 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block,
   if (o.batch.model_only && (o.verify_pages || o.on_page))
     return Status(-EINVAL, "image read: a model-only read keeps no page to verify or hand on");
   RequestBatcher b(engine, o.batch);
+  if (o.frame_pages <= b.max_unsubmitted())
+    return Status(-EINVAL, "image read: a frame ring of " + S(o.frame_pages) +
+                               " pages: needs more than " + S(b.max_unsubmitted()) +
+                               " (the largest bio and the plug's flush)");
   ReadReport rep;
   AlignedPage hdr;
   Status st = b.SyncRead(resume_block, hdr.data());

@@ -88,6 +88,13 @@ CopyArena::~CopyArena() { std::free(base_); }
 std::byte* RequestBatcher::TakeCopyPage() {
   if (o_.arena != nullptr && arena_used_ < o_.arena->pages()) return o_.arena->page(arena_used_++);
   if (heap_free_.empty() && in_flight_) PollCompletions();
+  while (heap_free_.empty() && o_.max_heap_copies != 0 && heap_pages_ >= o_.max_heap_copies) {
+    Status st = WaitClosed();  // frees the copies of the bios it completes
+    if (!st.ok()) {
+      if (st.code() != -EAGAIN && deferred_.ok()) deferred_ = st;  // for the next Wait
+      break;
+    }
+  }
   if (heap_free_.empty()) {
     if (heap_pages_ == heap_.size() * kHeapChunk)
       heap_.push_back(std::make_unique<AlignedPage[]>(kHeapChunk));
@@ -263,6 +270,33 @@ Status RequestBatcher::WaitSome() {
   if (st.ok()) st = CheckCompletions(done);
   MarkDone(done);
   if (done_bios_ == in_flight_pages_.size()) Settled();
+  return st;
+}
+
+Status RequestBatcher::WaitClosed() {
+  Status st = deferred_;
+  deferred_ = Status::Ok();
+  // Closed bios not yet submitted are the last ones of in_flight_pages_.
+  const auto submitted = in_flight_pages_.end() - static_cast<ptrdiff_t>(closed_.size());
+  const bool pending = std::any_of(in_flight_pages_.begin() + static_cast<ptrdiff_t>(done_bios_),
+                                   submitted, [](const InFlight& f) { return !f.done; });
+  if (!pending)
+    return st.ok() ? Status(-EAGAIN, "WaitClosed: no submitted bio in flight (" +
+                                         std::to_string(queued_seq_ - done_seq_) +
+                                         " pages not done, none handed to the engine)")
+                   : st;
+  std::vector<area::IoCompletion> done;
+  Status w = engine_.WaitAny(&done);
+  if (st.ok()) st = w;
+  if (done.empty()) {
+    // As in WaitSome: a sync I/O's Wait took the completions, so every bio
+    // handed over has completed.
+    if (w.ok())
+      for (auto f = in_flight_pages_.begin(); f != submitted; ++f) f->done = true;
+  } else if (st.ok()) {
+    st = CheckCompletions(done);
+  }
+  MarkDone(done);
   return st;
 }
 

@@ -177,6 +177,8 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
     if (spec.structural && (backed == nullptr || !backed->structural()))
       return Status(-EINVAL, "structural image step: needs a structural simulated device");
     wo.batch.model_only = spec.structural;
+    // Real devices: 16 MiB of write copies; more wait for writes to complete.
+    if (!modelled) wo.batch.max_heap_copies = 4096;
     wo.record_placement = true;
     const double t0 = clock();
     const uint64_t req0 = engine.stats().requests;

@@ -25,6 +25,7 @@ class ShuffledEngine : public area::IoEngine {
   std::string name() const override { return "shuffled"; }
   Status Submit(std::span<area::IoRequest> batch) override {
     for (auto& r : batch) pending_.push_back(r);
+    batches.push_back(batch.size());
     return Status::Ok();
   }
   Status Wait(std::vector<area::IoCompletion>* done) override {
@@ -50,6 +51,7 @@ class ShuffledEngine : public area::IoEngine {
   area::IoStats stats() const override { return {}; }
   const area::DeviceLimits& limits() const override { return limits_; }
   uint64_t wait_any_calls = 0;
+  std::vector<size_t> batches;  // requests per Submit
 
  private:
   void CompleteOne(std::vector<area::IoCompletion>* done) {
@@ -111,6 +113,50 @@ TEST(Batcher, WaitSomeReportsOnlyACompletePrefixOfTheQueue) {
   EXPECT_EQ(b.pages_done(), b.pages_queued());
 }
 
+// WaitClosed waits for submitted bios only: the open bio and the closed
+// ones short of the plug's flush stay queued, so the bios, the engine's
+// Submit batches (the plug's merges), drains and partial waits are those of
+// a batch that never called it; pages_done() counts only pages read.
+TEST(Batcher, WaitClosedLeavesTheBiosAndTheSubmitsAsTheyWere) {
+  auto run = [](ShuffledEngine& e, bool wait_closed) {
+    constexpr uint64_t kPages = 700;
+    RequestBatcher b(e, {BatchMode::kPerRun, CapacityMode::kExact, 16});
+    std::vector<AlignedPage> dest(kPages);
+    for (uint64_t k = 0; k < kPages; ++k) {
+      const uint64_t dblock = 10 + k + (k / 37) * 3;  // runs of 37, bios of at most 16 pages
+      b.QueueRead(dblock, dest[k].data());
+      if (!wait_closed || k % 50 != 49) continue;
+      // page k − max_unsubmitted() is in a submitted bio: it can be waited for
+      const uint64_t want = k + 1 - b.max_unsubmitted();
+      while (b.pages_done() < want) EXPECT_TRUE(b.WaitClosed().ok());
+      for (uint64_t j = 0; j < b.pages_done(); ++j)
+        EXPECT_EQ(static_cast<uint8_t>(dest[j].data()[9]), (10 + j + (j / 37) * 3) & 0xff);
+    }
+    EXPECT_TRUE(b.Wait().ok());
+    EXPECT_EQ(b.pages_done(), kPages);
+    return b.stats();
+  };
+  ShuffledEngine plain, waited;
+  const BatchStats a = run(plain, false), w = run(waited, true);
+  EXPECT_GT(waited.wait_any_calls, 10u);
+  EXPECT_EQ(w.bios, a.bios);
+  EXPECT_EQ(w.bio_sizes, a.bio_sizes);
+  EXPECT_EQ(w.drains, a.drains);
+  EXPECT_EQ(w.partial_waits, 0u);
+  EXPECT_EQ(waited.batches, plain.batches);
+  // Only the open bio queued: nothing to wait for, nothing handed over.
+  RequestBatcher b(waited, {BatchMode::kPerRun, CapacityMode::kExact, 16});
+  AlignedPage page;
+  b.QueueRead(5, page.data());
+  const size_t submits = waited.batches.size();
+  EXPECT_EQ(b.WaitClosed().code(), -EAGAIN);
+  EXPECT_EQ(b.pages_done(), 0u);
+  EXPECT_EQ(waited.batches.size(), submits);
+  EXPECT_TRUE(b.Wait().ok());
+  EXPECT_EQ(b.stats().bios, 1u);
+  EXPECT_EQ(b.stats().drains, 1u);
+}
+
 // A sync read's Wait takes the async completions with it: a later
 // WaitSome must not wait for them (the engine has nothing in flight).
 TEST(Batcher, WaitSomeAfterASyncReadTookTheCompletions) {
@@ -159,6 +205,29 @@ TEST(Batcher, WithoutEarlyCompletionsEveryCopyIsItsOwnPage) {
   WriteNamedPages(b, 500);
   EXPECT_FALSE(e.bad_write.has_value());
   EXPECT_EQ(e.write_bufs.size(), 500u);
+}
+
+// max_heap_copies: an engine that completes nothing on its own (Poll)
+// would take a page per write; bounded, a copy waits for a submitted bio
+// instead (heap pages are made kHeapChunk = 64 at a time), with the bios
+// and the Submit batches of the unbounded batch.
+TEST(Batcher, BoundedHeapCopiesWaitForSubmittedWrites) {
+  ShuffledEngine plain, bounded;
+  RequestBatcher a(plain, {BatchMode::kPerRun, CapacityMode::kExact, 16});
+  BatchOptions o{BatchMode::kPerRun, CapacityMode::kExact, 16};
+  o.max_heap_copies = 100;
+  RequestBatcher b(bounded, o);
+  WriteNamedPages(a, 3000);
+  WriteNamedPages(b, 3000);
+  EXPECT_FALSE(bounded.bad_write.has_value()) << "dblock " << *bounded.bad_write;
+  EXPECT_EQ(plain.write_bufs.size(), 3000u);
+  EXPECT_LE(bounded.write_bufs.size(), 128u);
+  EXPECT_GT(bounded.wait_any_calls, 10u);
+  EXPECT_EQ(b.stats().bios, a.stats().bios);
+  EXPECT_EQ(b.stats().bio_sizes, a.stats().bio_sizes);
+  EXPECT_EQ(b.stats().drains, a.stats().drains);
+  EXPECT_EQ(b.stats().partial_waits, 0u);
+  EXPECT_EQ(bounded.batches, plain.batches);
 }
 
 TEST(Batcher, ArenaCopiesWaitForTheDrain) {

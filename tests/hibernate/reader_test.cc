@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "hibernate/hib_test_util.h"
 #include "swaplab/hibernate/image_reader.h"
@@ -192,6 +193,140 @@ TEST(Reader, IoErrorIsReported) {
   r.engine->fail_request = r.engine->submitted() + 8;  // some read after the chain
   auto rd = ReadImage(*r.engine, 0, Opts(r));
   EXPECT_EQ(rd.status().code(), -EIO);
+}
+
+// The frame ring (ReaderOptions::frame_pages): data pages land in a ring
+// much smaller than a window, a frame read into again once its page is read
+// and checked. An image of ~2400 data pages, windows of 700 (not a multiple
+// of the ring) and a ring of 600 frames: every frame is used four times.
+struct RingImage {
+  Rig r = MakeRig(16384);
+  SyntheticSnapshot s = Snap(3000, 31);
+  WriteReport w;
+  uint64_t first = 0;  // the first data page (after the metadata pages)
+  RingImage() {
+    for (int i = 0; i < 900; ++i) (void)r.sys->AllocHibernationSlot(i % 4, r.type);  // scatter
+    ImageSession session(*r.sys, r.type, SlotSourceKind::kFreeClusters);
+    WriterOptions wo;
+    wo.record_placement = true;
+    auto rep = WriteImage(session, *r.engine, s, wo);
+    EXPECT_TRUE(rep.ok()) << rep.status().ToString();
+    if (rep.ok()) w = *rep;
+    first = s.nr_meta_pages() + 1;
+  }
+  ReaderOptions Opts(BatchOptions b = {}) {
+    ReaderOptions o;
+    o.batch = b;
+    o.device_pages = r.pages;
+    o.expect = &s;
+    o.window_pages = 700;
+    o.frame_pages = 600;
+    return o;
+  }
+  // The index, among the requests a read with `o` submits, of the read
+  // carrying stream page p: fail_request for a read error there.
+  uint64_t FailAt(const ReaderOptions& o, uint64_t p) {
+    const size_t from = r.engine->log_.size();
+    EXPECT_TRUE(ReadImage(*r.engine, 0, o).ok());
+    const uint64_t d = w.stream_dblocks.at(p);
+    for (size_t i = from; i < r.engine->log_.size(); ++i) {
+      const auto& q = r.engine->log_[i];
+      if (!q.write && d >= q.page && d < q.page + q.pages) return r.engine->submitted() + i - from;
+    }
+    ADD_FAILURE() << "no read of stream page " << p;
+    return UINT64_MAX;
+  }
+  void Flip(uint64_t p) { r.engine->data_.at(w.stream_dblocks.at(p))[100] ^= std::byte{8}; }
+  std::string Where(uint64_t p) const {
+    return "stream page " + std::to_string(p) + " (dblock " + std::to_string(w.stream_dblocks[p]) +
+           ")";
+  }
+};
+
+TEST(ReaderRing, ARingShortOfABioAndThePlugIsRefusedBeforeAnyRead) {
+  RingImage im;
+  const uint64_t sig = im.r.engine->submitted();
+  ReaderOptions o = im.Opts();
+  o.consume = true;
+  RequestBatcher probe(*im.r.engine, o.batch);
+  o.frame_pages = probe.max_unsubmitted();  // 511 by default
+  EXPECT_EQ(ReadImage(*im.r.engine, 0, o).status().code(), -EINVAL);
+  o.frame_pages = 3;  // smaller than one bio
+  EXPECT_EQ(ReadImage(*im.r.engine, 0, o).status().code(), -EINVAL);
+  EXPECT_EQ(im.r.engine->submitted(), sig);  // nothing read, the image still there
+  o.frame_pages = probe.max_unsubmitted() + 1;
+  auto rd = ReadImage(*im.r.engine, 0, o);
+  ASSERT_TRUE(rd.ok()) << rd.status().ToString();
+  EXPECT_EQ(rd->pages_verified, im.s.image_pages());
+}
+
+TEST(ReaderRing, AnImageLargerThanTheRingReadsWithTheSameBiosAndWaits) {
+  RingImage im;
+  ASSERT_GT(im.s.image_pages() - im.first, 3 * 700u);  // a last window of another size
+  for (auto m : {BatchMode::kPerPage, BatchMode::kPerRun}) {
+    for (bool pipelined : {false, true}) {
+      ReaderOptions o = im.Opts({m, CapacityMode::kSlab, 0});
+      o.pipelined = pipelined;
+      o.frame_pages = 1 << 20;  // a frame per page: none used twice
+      auto whole = ReadImage(*im.r.engine, 0, o);
+      ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+      for (uint64_t ring : {600u, 512u, 1500u}) {
+        o.frame_pages = ring;
+        auto rd = ReadImage(*im.r.engine, 0, o);
+        ASSERT_TRUE(rd.ok()) << Name(m) << " ring " << ring << ": " << rd.status().ToString();
+        EXPECT_EQ(rd->pages_verified, im.s.image_pages());
+        EXPECT_EQ(rd->batch.bios, whole->batch.bios);
+        EXPECT_EQ(rd->batch.bio_sizes, whole->batch.bio_sizes);
+        EXPECT_EQ(rd->batch.pages, whole->batch.pages);
+        EXPECT_EQ(rd->batch.drains, whole->batch.drains);
+        EXPECT_EQ(rd->batch.partial_waits, whole->batch.partial_waits);
+        EXPECT_EQ(rd->batch.sync_ios, whole->batch.sync_ios);
+      }
+    }
+  }
+}
+
+TEST(ReaderRing, ACorruptPageInAReusedFrameIsNamed) {
+  RingImage im;
+  // window 0's page 650, window 2's 1650 and the last window's 2350 sit in
+  // frames used before
+  for (uint64_t at : {650u, 1650u, 2350u}) {
+    const uint64_t p = im.first + at;
+    ASSERT_LT(p, im.s.image_pages());
+    im.Flip(p);
+    auto rd = ReadImage(*im.r.engine, 0, im.Opts());
+    EXPECT_EQ(rd.status().code(), -ENODATA);
+    EXPECT_NE(rd.status().message().find(im.Where(p) + " differs"), std::string::npos)
+        << rd.status().message();
+    im.Flip(p);
+  }
+  EXPECT_TRUE(ReadImage(*im.r.engine, 0, im.Opts()).ok());
+}
+
+// As when each window was checked while the next was read: a window's read
+// error comes before its pages' check errors, an earlier window's check
+// error before a later window's read error.
+TEST(ReaderRing, AReadErrorAndACheckErrorComeInWindowOrder) {
+  RingImage im;
+  struct Case {
+    uint64_t bad_page, failed_read;  // data page indexes
+    int code;
+  };
+  for (const Case& c : {Case{650, 1000, -ENODATA}, Case{100, 300, -EIO}, Case{1000, 1300, -EIO},
+                        Case{1300, 1000, -EIO}, Case{100, 1500, -ENODATA}}) {
+    const ReaderOptions o = im.Opts();
+    im.r.engine->fail_request = im.FailAt(o, im.first + c.failed_read);
+    im.Flip(im.first + c.bad_page);
+    auto rd = ReadImage(*im.r.engine, 0, o);
+    im.Flip(im.first + c.bad_page);
+    im.r.engine->fail_request = UINT64_MAX;
+    EXPECT_EQ(rd.status().code(), c.code) << "corrupt " << c.bad_page << ", read error "
+                                          << c.failed_read << ": " << rd.status().ToString();
+    if (c.code == -ENODATA) {
+      EXPECT_NE(rd.status().message().find(im.Where(im.first + c.bad_page)), std::string::npos)
+          << rd.status().message();
+    }
+  }
 }
 
 // A ReaderScratch kept from read to read (threads, ring, unit buffers, the

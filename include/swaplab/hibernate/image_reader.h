@@ -71,6 +71,16 @@ struct ReaderOptions {
   // cuts the current bio, so bio counts match §8 only when the data fits
   // in one window.
   uint64_t window_pages = 16384;
+  // Uncompressed images: the frames data pages are read into, a ring used
+  // again page by page once the page in a frame has been read and checked
+  // (the windows' Waits stay where they are). More than the batch's
+  // max_unsubmitted() (the largest bio plus the plug's flush: 511 by
+  // default, so 512 does), so that a frame's page always lies in a bio
+  // handed to the engine; -EINVAL otherwise, before anything is read. At
+  // most the image's data pages are allocated. A simulated device gets two
+  // windows of frames instead (its modelled time depends on when it is
+  // waited for).
+  uint64_t frame_pages = 4096;
   // The snapshot the image must hold (compared whatever swsusp_info says);
   // null: rebuilt from swsusp_info for images with swaplab's tag.
   const SyntheticSnapshot* expect = nullptr;
