@@ -2,8 +2,10 @@
 # `swaplab run` with a real-file device: its temporary
 # area is named and labelled swaplab-r<pid>, removed on SIGINT and SIGTERM
 # (the run gone within 5 s of the signal), removed too when the run fails
-# for want of memory (256 MiB of address space: the run needs ~300 MB,
-# mostly the reader's two 64 MiB windows, thread stacks and libraries),
+# for want of memory (64 MiB of address space; the run needs 64-80 MiB:
+# thread stacks, libraries, the reader's 16 MiB frame ring and up to 16 MiB
+# of write copies, and has made its area by then; below about 60 MiB a
+# thread cannot start and the run aborts instead),
 # left by SIGKILL but then removed by `swaplab kernel cleanup` — which never
 # removes the area of a run still alive.
 # usage: run_temp_area.sh SWAPLAB SCENARIO_DIR
@@ -50,11 +52,11 @@ done
 # limit: no abort, even where the allocation fails inside a destructor while
 # unwinding), removes its area, never hangs
 if [ "$CASE_LIMITED" = 1 ]; then
-  limited timeout 60 "$S" run "$W/sc.json" >/dev/null 2>"$W/err"; rc=$?
-  [ $rc -eq 1 ] || fail "a run in 256 MiB exited $rc, want 1: $(head -c 300 "$W/err")"
+  CASE_AS_KIB=65536 limited timeout 60 "$S" run "$W/sc.json" >/dev/null 2>"$W/err"; rc=$?
+  [ $rc -eq 1 ] || fail "a run in 64 MiB exited $rc, want 1: $(head -c 300 "$W/err")"
   grep -q "out of memory" "$W/err" || fail "no out-of-memory message: $(head -c 300 "$W/err")"
   ls "$W"/swaplab-r*.swap >/dev/null 2>&1 && fail "a run out of memory left $(ls "$W"/swaplab-r*.swap)"
-  echo "out of memory (RLIMIT_AS 256 MiB): exit $rc, $(head -c 120 "$W/err" | tr '\n' ' '), no area left"
+  echo "out of memory (RLIMIT_AS 64 MiB): exit $rc, $(head -c 120 "$W/err" | tr '\n' ' '), no area left"
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
