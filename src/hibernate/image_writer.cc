@@ -20,6 +20,26 @@ uint64_t CountRuns(std::vector<uint64_t> d) {
 
 namespace {
 
+// CountRuns of the dblocks of every slot the session took, kept as runs of
+// consecutive dblocks (a swap file's extents may put consecutive slots
+// apart) rather than one entry per slot.
+uint64_t DeviceRuns(const ImageSession& session) {
+  std::vector<std::pair<uint64_t, uint64_t>> runs;  // [first, last] dblock
+  for (const auto& [a, b] : session.extents().ranges()) {
+    for (uint64_t s = a; s <= b; ++s) {
+      const uint64_t d = session.Dblock(s);
+      if (!runs.empty() && runs.back().second + 1 == d)
+        runs.back().second = d;
+      else
+        runs.emplace_back(d, d);
+    }
+  }
+  std::sort(runs.begin(), runs.end());
+  uint64_t n = 0;
+  for (size_t i = 0; i < runs.size(); ++i) n += i == 0 || runs[i].first != runs[i - 1].second + 1;
+  return n;
+}
+
 // struct swap_map_handle (§4.2) plus the batch.
 class SwapWriter {
  public:
@@ -279,10 +299,7 @@ Result<WriteReport> WriteImage(ImageSession& session, area::IoEngine& engine,
   rep.Q = rep.stream_pages / kMapEntries;
   rep.r = rep.stream_pages - kMapEntries * rep.Q;
   rep.slots = session.stats().slots;
-  std::vector<uint64_t> all;
-  for (const auto& [a, b] : session.extents().ranges())
-    for (uint64_t s = a; s <= b; ++s) all.push_back(session.Dblock(s));
-  rep.device_runs = CountRuns(std::move(all));
+  rep.device_runs = DeviceRuns(session);
   rep.extents = session.extents().ranges().size();
   session.End();
   return rep;

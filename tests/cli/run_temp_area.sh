@@ -57,6 +57,15 @@ if [ "$CASE_LIMITED" = 1 ]; then
   grep -q "out of memory" "$W/err" || fail "no out-of-memory message: $(head -c 300 "$W/err")"
   ls "$W"/swaplab-r*.swap >/dev/null 2>&1 && fail "a run out of memory left $(ls "$W"/swaplab-r*.swap)"
   echo "out of memory (RLIMIT_AS 64 MiB): exit $rc, $(head -c 120 "$W/err" | tr '\n' ' '), no area left"
+  # Tighter limits: a thread that cannot start (std::system_error, EAGAIN)
+  # is out of memory too, not an abort.
+  for kib in 40960 45056 49152 53248 57344; do
+    CASE_AS_KIB=$kib limited timeout 60 "$S" run "$W/sc.json" >/dev/null 2>"$W/err"; rc=$?
+    [ $rc -eq 1 ] || fail "a run in $kib KiB exited $rc, want 1: $(head -c 300 "$W/err")"
+    grep -q "out of memory" "$W/err" || fail "no out-of-memory message in $kib KiB: $(head -c 300 "$W/err")"
+    ls "$W"/swaplab-r*.swap >/dev/null 2>&1 && fail "a run in $kib KiB left $(ls "$W"/swaplab-r*.swap)"
+  done
+  echo "out of memory at 40-56 MiB: exit 1 with the message each time"
 fi
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,8 +1,10 @@
 // swaplab: the command line. One file per subcommand.
+#include <malloc.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <malloc.h>
 #include <new>
+#include <system_error>
 
 #include "area.h"
 #include "demo.h"
@@ -76,6 +78,17 @@ int main(int argc, char** argv) {
         "swaplab: out of memory: this run needs more memory than the process may have (RLIMIT_AS, "
         "RAM)\n",
         stderr);
+    return 1;
+  } catch (const std::system_error& e) {  // e.g. a thread that cannot start
+    const bool memory = e.code() == std::errc::resource_unavailable_try_again ||
+                        e.code() == std::errc::not_enough_memory;
+    if (memory)
+      std::fprintf(stderr,
+                   "swaplab: out of memory (%s): this run needs more memory than the process may "
+                   "have (RLIMIT_AS, RAM)\n",
+                   e.what());
+    else
+      std::fprintf(stderr, "swaplab: %s\n", e.what());
     return 1;
   }
   return 0;
