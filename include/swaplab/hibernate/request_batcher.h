@@ -130,8 +130,8 @@ class RequestBatcher {
   // in flight has completed (the engine's WaitAny); errors as Wait, for
   // the bios that completed. What is done so far is pages_done().
   Status WaitSome();
-  // Waits until at least one bio already handed to the engine
-  // has completed, advancing pages_done(), and hands nothing over: the
+  // Waits until at least one bio already handed to the engine has
+  // completed, advancing pages_done(), and hands nothing over: the
   // current bio stays open and closed bios wait for the plug's flush, so
   // the engine gets the same Submit batches (and the plug the same merges)
   // as without the call. Errors as WaitSome. Counted in neither drains nor
@@ -140,16 +140,16 @@ class RequestBatcher {
   // Page k is in a submitted bio once more than max_unsubmitted() pages
   // were queued after it.
   Status WaitClosed();
-  // Pages queued so far (QueueRead / QueueWrite), and how many of them, in
-  // queue order, have completed: every one after Wait, a prefix after
-  // WaitSome (a bio completing ahead of an older one counts once the older
-  // one has). A caller that queued page k (0-based) may use it once
-  // pages_done() > k.
   // Pages the last queued ones may hold back from the engine: the current
   // bio and the closed bios short of the plug's flush.
   uint64_t max_unsubmitted() const {
     return uint64_t{BioCapacity(max_pages_, o_.capacity)} + flush_pages_ - 1;
   }
+  // Pages queued so far (QueueRead / QueueWrite), and how many of them, in
+  // queue order, have completed: every one after Wait, a prefix after
+  // WaitSome (a bio completing ahead of an older one counts once the older
+  // one has). A caller that queued page k (0-based) may use it once
+  // pages_done() > k.
   uint64_t pages_queued() const { return queued_seq_; }
   uint64_t pages_done() const { return done_seq_; }
   // Submits the current bio and hands every closed bio to the engine
