@@ -158,8 +158,7 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
   auto snap = hibernate::SyntheticSnapshot::Make(so);
   if (!snap.ok()) return snap.status();
   ImageResult res;
-  const bool modelled =
-      engine.stats().modelled_ns != 0 || engine.name().find("simulated") != std::string::npos;
+  const bool modelled = area::IsSimulated(engine);
   res.modelled = modelled;
   auto clock = [&] {
     return modelled

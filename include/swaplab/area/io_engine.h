@@ -149,6 +149,9 @@ struct SimModel {
 // page written)}, the rest zero; otherwise zeros. Writes inside the device
 // always succeed.
 std::unique_ptr<IoEngine> MakeSimulatedEngine(SimModel m, EngineOptions o);
+// Whether `e` is a simulated engine (or a wrapper of one): its seconds are
+// modelled, and its modelled time depends on when it is waited for.
+bool IsSimulated(const IoEngine& e);
 inline constexpr uint64_t kSimChecksumPageMagic = 0x314b43534d49534cULL;  // "LSIMSCK1"
 // The per-page checksum the simulated device keeps (64-bit, never 0; not a
 // CRC, not cryptographic).

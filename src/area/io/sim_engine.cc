@@ -25,6 +25,10 @@
 
 namespace swaplab::area {
 
+bool IsSimulated(const IoEngine& e) {
+  return e.stats().modelled_ns != 0 || e.name().find("simulated") != std::string::npos;
+}
+
 uint64_t SimPageChecksum(const std::byte* page) {
   // 64-bit multiply-xorshift over 8-byte words: fast, not cryptographic.
   uint64_t h = 0x9e3779b97f4a7c15ULL;
