@@ -6,7 +6,8 @@
 //     (mallinfo2() deltas, glibc);
 //   * the order-0 pair under each policy preset, and with two CPUs;
 //   * `swaplab replay`'s cost per record (BM_ReplayPerRecord), next to the
-//     pair it is measured against.
+//     pair it is measured against, and its two halves: the trace reader
+//     (BM_ReplayReader) and the runner with the allocator (BM_ReplayRunner).
 //
 // Every folio operation runs under the folio lock, as the kernel's caller
 // holds it (shrink_folio_list / __remove_mapping); the lock and unlock are
@@ -31,6 +32,8 @@
 
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/workload/replay.h"
+#include "swaplab/workload/trace.h"
+#include "swaplab/workload/trace_runner.h"
 
 namespace {
 
@@ -523,6 +526,77 @@ void BM_ReplayPerRecord(benchmark::State& state, const std::string& trace) {
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+// The two halves of BM_ReplayPerRecord, per record, to show where a
+// replay's time goes against the pair:
+// BM_ReplayReader/<trace>: the TraceReader alone (open, every record read).
+// BM_ReplayRunner/<trace>: the TraceRunner and the allocator alone, on the
+// trace's records read into memory once before timing (a fresh SwapSystem
+// with Replay's options per iteration, as Replay makes one).
+void ReportPerRecord(benchmark::State& state, uint64_t records) {
+  state.SetItemsProcessed(static_cast<int64_t>(records * state.iterations()));
+  state.counters["records"] = static_cast<double>(records);
+  state.counters["per_record"] =
+      benchmark::Counter(static_cast<double>(records * state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_ReplayReader(benchmark::State& state, const std::string& trace) {
+  uint64_t records = 0;
+  for (auto _ : state) {
+    auto reader = swaplab::workload::TraceReader::Open(trace);
+    if (!reader.ok()) {
+      state.SkipWithError(reader.status().ToString().c_str());
+      return;
+    }
+    records = 0;
+    swaplab::workload::TraceRecord rec;
+    for (;;) {
+      auto more = (*reader)->Next(&rec);
+      if (!more.ok()) {
+        state.SkipWithError(more.status().ToString().c_str());
+        return;
+      }
+      if (!*more) break;
+      benchmark::DoNotOptimize(rec);
+      ++records;
+    }
+  }
+  ReportPerRecord(state, records);
+}
+
+void BM_ReplayRunner(benchmark::State& state, const std::string& trace) {
+  std::vector<swaplab::workload::TraceRecord> recs;
+  {
+    auto reader = swaplab::workload::TraceReader::Open(trace);
+    if (!reader.ok()) {
+      state.SkipWithError(reader.status().ToString().c_str());
+      return;
+    }
+    for (swaplab::workload::TraceRecord rec;;) {
+      auto more = (*reader)->Next(&rec);
+      if (!more.ok() || !*more) break;
+      recs.push_back(rec);
+    }
+  }
+  swaplab::workload::ReplayOptions o;  // Replay's defaults
+  SystemOptions so;
+  so.policy = Policy::Preset(swaplab::alloc::kDefaultPreset).value();
+  so.nr_cpus = o.cpus;
+  so.cluster_shift = o.cluster_shift;
+  for (auto _ : state) {
+    SwapSystem sys(so);
+    swaplab::workload::TraceRunner runner(sys);
+    for (const auto& rec : recs) {
+      if (Status st = runner.Apply(rec, trace); !st.ok()) {
+        state.SkipWithError(st.ToString().c_str());
+        return;
+      }
+    }
+    benchmark::DoNotOptimize(sys.counters());
+  }
+  ReportPerRecord(state, recs.size());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -536,6 +610,10 @@ int main(int argc, char** argv) {
   if (!generated.empty()) {
     benchmark::RegisterBenchmark("BM_ReplayPerRecord/generated", BM_ReplayPerRecord, generated)
         ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_ReplayReader/generated", BM_ReplayReader, generated)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_ReplayRunner/generated", BM_ReplayRunner, generated)
+        ->Unit(benchmark::kMillisecond);
   }
   if (const char* list = std::getenv("SWAPLAB_REPLAY_TRACES")) {
     std::string_view rest(list);
@@ -545,6 +623,10 @@ int main(int argc, char** argv) {
       if (path.empty()) continue;
       const std::string base = path.substr(path.rfind('/') + 1);
       benchmark::RegisterBenchmark(("BM_ReplayPerRecord/" + base).c_str(), BM_ReplayPerRecord, path)
+          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("BM_ReplayReader/" + base).c_str(), BM_ReplayReader, path)
+          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("BM_ReplayRunner/" + base).c_str(), BM_ReplayRunner, path)
           ->Unit(benchmark::kMillisecond);
     }
   }

@@ -4,7 +4,10 @@
 # BM_ReplayPerRecord on the benchmark's generated trace and on each
 # tests/kernel/traces/*.trace, and BM_Order0PairHeld, repetitions randomly
 # interleaved. Prints, per trace, the median ns per record, the median ns
-# per pair and their ratio (the goal: at most 2).
+# per pair and their ratio (the goal: at most 2), and the replay's
+# two halves in the same run: the trace reader alone (BM_ReplayReader) and
+# the runner with the allocator on records already in memory
+# (BM_ReplayRunner), each per record and as a multiple of the pair.
 #
 # usage: bench/replay_vs_pair.sh [REPETITIONS (default 5)] [OUT.json]
 # The machine is shared: run it while no build or other benchmark runs.
@@ -16,7 +19,7 @@ cmake --preset release >/dev/null
 cmake --build --preset release -j2 --target alloc_bench >/dev/null
 traces=$(ls "$PWD"/tests/kernel/traces/*.trace | tr '\n' ':')
 SWAPLAB_REPLAY_TRACES=$traces ./build/release/alloc_bench \
-  --benchmark_filter='BM_Order0PairHeld|BM_ReplayPerRecord' \
+  --benchmark_filter='BM_Order0PairHeld|BM_Replay(PerRecord|Reader|Runner)/' \
   --benchmark_repetitions="$reps" \
   --benchmark_report_aggregates_only=true \
   --benchmark_enable_random_interleaving=true \
@@ -33,11 +36,18 @@ for b in rep["benchmarks"]:
     med[b["run_name"]] = (ns, b.get("records"))
 pair = [v[0] for k, v in med.items() if k.startswith("BM_Order0PairHeld")][0]
 print(f"BM_Order0PairHeld (median CPU time): {pair:.1f} ns per pair")
-print(f"{'trace':<34} {'records':>8} {'ns/record':>10} {'pair ns':>8} {'ratio':>6}")
+print(f"{'trace':<20} {'records':>8} {'ns/record':>10} {'ratio':>6} "
+      f"{'reader ns':>10} {'ratio':>6} {'runner ns':>10} {'ratio':>6}")
 for k, (ns, records) in sorted(med.items()):
     if not k.startswith("BM_ReplayPerRecord/"):
         continue
+    name = k.split('/', 1)[1]
     per = ns / records
-    print(f"{k.split('/', 1)[1]:<34} {int(records):>8} {per:>10.1f} {pair:>8.1f} {per / pair:>6.2f}")
+    row = f"{name:<20} {int(records):>8} {per:>10.1f} {per / pair:>6.2f}"
+    for half in ("BM_ReplayReader/", "BM_ReplayRunner/"):
+        h = med.get(half + name)
+        if h:
+            row += f" {h[0] / h[1]:>10.1f} {h[0] / h[1] / pair:>6.2f}"
+    print(row)
 print(f"(JSON report: {sys.argv[1]})")
 EOF

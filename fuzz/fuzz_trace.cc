@@ -3,7 +3,8 @@
 // TraceRunner, with CheckInvariants() after each record (as `swaplab replay
 // --check` does). The replay stops at the first error, as replay does. Every
 // record read formats to a line that parses back to itself (checked at the
-// end, all lines through one reader).
+// end, all lines through one reader). A second reader with its one-pass
+// path off must give the same record or message for every line.
 // Swapons above kMaxFuzzPages are skipped (the parser's own limit, 2^32, is
 // too large to run thousands of times a second).
 #include <cstddef>
@@ -29,6 +30,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto in =
       std::make_unique<std::istringstream>(std::string(reinterpret_cast<const char*>(data), size));
   workload::TraceReader reader(std::move(in), "fuzz.trace");
+  // The general parser alone reads every line the same way (the reader's
+  // one-pass path for common lines must agree with it).
+  workload::TraceReader general(
+      std::make_unique<std::istringstream>(std::string(reinterpret_cast<const char*>(data), size)),
+      "fuzz.trace");
+  general.set_fast_path(false);
+  workload::TraceRecord grec;
   alloc::SystemOptions so;
   so.nr_cpus = 8;
   alloc::SwapSystem sys(so);
@@ -40,6 +48,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<size_t> starts;
   for (int i = 0; i < kMaxRecords; ++i) {
     auto more = reader.Next(&rec);
+    auto gmore = general.Next(&grec);
+    if (more.ok() != gmore.ok() ||
+        (more.ok() ? *more != *gmore || (*more && (FormatRecord(rec) != FormatRecord(grec) ||
+                                                   rec.line != grec.line))
+                   : more.status().ToString() != gmore.status().ToString())) {
+      fprintf(stderr, "the one-pass path and the general parser disagree\n");
+      __builtin_trap();
+    }
     if (!more.ok()) {
       const Status err = more.status();
       const std::string& m = err.message();

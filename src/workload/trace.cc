@@ -103,13 +103,52 @@ constexpr auto kKeyHeads = [] {
   return a;
 }();
 
+constexpr bool AllKeysFitHead8() {
+  for (std::string_view k : kKeyNames)
+    if (k.size() > 8) return false;
+  return true;
+}
+static_assert(AllKeysFitHead8(), "ParseCommon tells a key by its first eight bytes and length");
+
+// A word's one candidate among a list of names, found in one step: its
+// Head8 times a multiplier, chosen when the table is made, that sends the
+// names' heads to distinct slots of 32 (the caller still compares the word
+// with the candidate).
+struct HeadHash {
+  uint64_t mul = 0;
+  std::array<int8_t, 32> slot{};
+  constexpr int Candidate(uint64_t head) const { return slot[(head * mul) >> 59]; }
+};
+
+template <size_t N>
+constexpr HeadHash MakeHeadHash(const std::array<uint64_t, N>& heads) {
+  static_assert(N <= 16);
+  HeadHash h;
+  // Odd multipliers from a linear congruential sequence (Knuth's MMIX
+  // constants), the first that separates the heads.
+  for (uint64_t x = 1;; x = x * 6364136223846793005ull + 1442695040888963407ull) {
+    const uint64_t mul = x | 1;
+    h.slot.fill(-1);
+    bool distinct = true;
+    for (size_t i = 0; i < N && distinct; ++i) {
+      int8_t& s = h.slot[(heads[i] * mul) >> 59];
+      distinct = s < 0;
+      s = static_cast<int8_t>(i);
+    }
+    if (distinct) {
+      h.mul = mul;
+      return h;
+    }
+  }
+}
+
+constexpr HeadHash kKeyHash = MakeHeadHash(kKeyHeads);
+
 // The key `k` names, or -1.
 int KeyOf(std::string_view k) {
   const uint64_t head = Head8(k);
-  for (int i = 0; i < static_cast<int>(std::size(kKeyNames)); ++i) {
-    if (SameWord(k, head, kKeyNames[i], kKeyHeads[i])) return i;
-  }
-  return -1;
+  const int i = kKeyHash.Candidate(head);
+  return i >= 0 && SameWord(k, head, kKeyNames[i], kKeyHeads[i]) ? i : -1;
 }
 
 // Calls f on each word of a space-separated key list (OpSpec).
@@ -146,6 +185,112 @@ std::array<OpMasks, std::size(kSpecs)> MakeMasks() {
 }
 // Built once at start-up (clang 14 cannot evaluate it as a constant).
 const std::array<OpMasks, std::size(kSpecs)> kMasks = MakeMasks();
+
+// Whether value u is allowed for key k (beyond being a non-negative
+// integer below 2^63).
+inline bool InRange(int k, uint64_t u) {
+  switch (k) {
+    case kPages:
+      return u <= kMaxTracePages;
+    case kSsd:
+    case kBlkdev:
+    case kDiscard:
+      return u <= 1;
+    case kPrio:
+      return u <= 32767;
+    case kOrder:
+      return u <= 15;
+    case kCpu:
+      return u <= 1023;
+    case kN:
+      return u >= 1;
+    default:
+      return true;
+  }
+}
+
+// What is wrong with key k's value u when !InRange(k, u).
+std::string RangeError(int k, uint64_t u) {
+  const std::string v = std::to_string(u);
+  switch (k) {
+    case kPages:
+      return "pages " + v + " is above the limit of 2^32 (" + std::to_string(kMaxTracePages) +
+             ") pages, the largest swap area";
+    case kPrio:
+      return "prio " + v + " is outside 0..32767";
+    case kOrder:
+      return "order " + v + " is outside 0..15";
+    case kCpu:
+      return "cpu " + v + " is outside 0..1023";
+    case kN:
+      return "n must be at least 1";
+    default:  // the flags
+      return "field '" + std::string(kKeyNames[k]) + "' is 0 or 1, got " + v;
+  }
+}
+
+// Stores key k's value u (InRange) in r.
+inline void Store(int k, uint64_t u, TraceRecord* r) {
+  switch (k) {
+    case kDev:
+      r->dev = u;
+      break;
+    case kPages:
+      r->pages = u;
+      break;
+    case kSsd:
+      r->ssd = u == 1;
+      break;
+    case kBlkdev:
+      r->blkdev = u == 1;
+      break;
+    case kDiscard:
+      r->discard = u == 1;
+      break;
+    case kPrio:
+      r->prio = static_cast<int>(u);
+      break;
+    case kFolio:
+      r->folio = u;
+      break;
+    case kOrder:
+      r->order = static_cast<int>(u);
+      break;
+    case kCpu:
+      r->cpu = static_cast<int>(u);
+      break;
+    case kPage:
+      r->page = u;
+      break;
+    case kN:
+      r->n = u;
+      break;
+    case kOffset:
+      r->offset = u;
+      break;
+  }
+}
+
+// The operation names with their Head8, in kSpecs order.
+const auto kOpNames = [] {
+  std::array<std::pair<std::string_view, uint64_t>, std::size(kSpecs)> a;
+  for (size_t i = 0; i < a.size(); ++i) a[i] = {Name(kSpecs[i].op), Head8(Name(kSpecs[i].op))};
+  return a;
+}();
+
+const HeadHash kOpHash = [] {
+  std::array<uint64_t, std::size(kSpecs)> heads{};
+  for (size_t i = 0; i < heads.size(); ++i) heads[i] = kOpNames[i].second;
+  return MakeHeadHash(heads);
+}();
+
+// kSpecs' index of operation word w, or std::size(kSpecs).
+size_t OpIndex(std::string_view w) {
+  const uint64_t head = Head8(w);
+  const int i = kOpHash.Candidate(head);
+  return i >= 0 && SameWord(w, head, kOpNames[i].first, kOpNames[i].second) ? static_cast<size_t>(i)
+                                                                            : std::size(kSpecs);
+}
 
 constexpr bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -261,11 +406,62 @@ Result<bool> TraceReader::Next(TraceRecord* rec) {
   bool too_long = false;
   while (NextLine(&raw, &too_long)) {
     ++line_;
+    if (fast_path_ && header_seen_ && !too_long && ParseCommon(raw, rec)) return true;
     Result<bool> r = Parse(raw, too_long, rec);
     if (!r.ok() || *r) return r;
   }
   if (!header_seen_) return Status(-EINVAL, name_ + ":1: empty trace, expected 'swaplab-trace 1'");
   return false;
+}
+
+// The common line in one pass: a known operation and its fields, each
+// `key=digits` after one space, every key allowed, none twice, the
+// required ones present, each value in range (and below 10^18), and
+// nothing else on the line (no comment, tab, CR or other spacing). Anything
+// else is left to Parse, which reads it the same way or says what is wrong
+// (*rec is then overwritten or unspecified, as after an error).
+bool TraceReader::ParseCommon(std::string_view line, TraceRecord* rec) const {
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  const char* w = p;
+  while (p != end && *p != ' ') ++p;
+  const size_t spec_index = OpIndex(std::string_view(w, static_cast<size_t>(p - w)));
+  if (spec_index == std::size(kSpecs)) return false;
+  const OpMasks& masks = kMasks[spec_index];
+  // Written in place (a record built aside and copied would be read back
+  // right after its narrow stores: a store-forwarding stall per line).
+  TraceRecord& r = *rec;
+  r = TraceRecord{};
+  r.op = kSpecs[spec_index].op;
+  r.line = line_;
+  unsigned seen = 0;
+  while (p != end) {
+    ++p;  // the space
+    uint64_t head = 0;
+    int len = 0;
+    for (; p != end && *p != '='; ++p, ++len) {
+      if (len == 8 || *p == ' ' || *p == '#' || *p == '\t' || *p == '\r') return false;
+      head |= uint64_t{static_cast<unsigned char>(*p)} << (8 * len);
+    }
+    if (p == end || len == 0) return false;
+    // Every key is at most 8 bytes: its Head8 and length name it.
+    const int k = kKeyHash.Candidate(head);
+    if (k < 0 || kKeyHeads[k] != head || kKeyNames[k].size() != static_cast<size_t>(len) ||
+        !(masks.allowed & (1u << k)) || (seen & (1u << k)))
+      return false;
+    seen |= 1u << k;
+    ++p;  // the '='
+    uint64_t u = 0;
+    int digits = 0;
+    for (; p != end && *p != ' '; ++p, ++digits) {
+      const unsigned d = static_cast<unsigned char>(*p) - unsigned{'0'};
+      if (d > 9 || digits == 18) return false;
+      u = u * 10 + d;
+    }
+    if (digits == 0 || !InRange(k, u)) return false;
+    Store(k, u, &r);
+  }
+  return (seen & masks.required) == masks.required;
 }
 
 // One line: true and *rec for a record, false for a line without one
@@ -293,16 +489,7 @@ Result<bool> TraceReader::Parse(std::string_view raw, bool too_long, TraceRecord
     header_seen_ = true;
     return false;
   }
-  static const auto kOpNames = [] {
-    std::array<std::pair<std::string_view, uint64_t>, std::size(kSpecs)> a;
-    for (size_t i = 0; i < a.size(); ++i) a[i] = {Name(kSpecs[i].op), Head8(Name(kSpecs[i].op))};
-    return a;
-  }();
-  const uint64_t op_head = Head8(op_word);
-  size_t spec_index = 0;
-  while (spec_index < kOpNames.size() &&
-         !SameWord(op_word, op_head, kOpNames[spec_index].first, kOpNames[spec_index].second))
-    ++spec_index;
+  const size_t spec_index = OpIndex(op_word);
   if (spec_index == std::size(kSpecs))
     return where("unknown operation " + q(op_word) +
                  " (expected swapon, swapoff, alloc, free, cache, drop-cache, dup, "
@@ -330,59 +517,8 @@ Result<bool> TraceReader::Parse(std::string_view raw, bool too_long, TraceRecord
     if (ec != std::errc() || p != val.data() + val.size() || v < 0)
       return where("field '" + std::string(key) + "' needs a non-negative integer, got " + q(val));
     const auto u = static_cast<uint64_t>(v);
-    auto flag = [&](bool* b) -> Status {
-      if (u > 1)
-        return where("field '" + std::string(key) + "' is 0 or 1, got " + std::to_string(u));
-      *b = u == 1;
-      return Status::Ok();
-    };
-    Status st;
-    switch (k) {
-      case kDev:
-        r.dev = u;
-        break;
-      case kPages:
-        if (u > kMaxTracePages)
-          return where("pages " + std::to_string(u) + " is above the limit of 2^32 (" +
-                       std::to_string(kMaxTracePages) + ") pages, the largest swap area");
-        r.pages = u;
-        break;
-      case kSsd:
-        st = flag(&r.ssd);
-        break;
-      case kBlkdev:
-        st = flag(&r.blkdev);
-        break;
-      case kDiscard:
-        st = flag(&r.discard);
-        break;
-      case kPrio:
-        if (u > 32767) return where("prio " + std::to_string(u) + " is outside 0..32767");
-        r.prio = static_cast<int>(u);
-        break;
-      case kFolio:
-        r.folio = u;
-        break;
-      case kOrder:
-        if (u > 15) return where("order " + std::to_string(u) + " is outside 0..15");
-        r.order = static_cast<int>(u);
-        break;
-      case kCpu:
-        if (u > 1023) return where("cpu " + std::to_string(u) + " is outside 0..1023");
-        r.cpu = static_cast<int>(u);
-        break;
-      case kPage:
-        r.page = u;
-        break;
-      case kN:
-        if (u == 0) return where("n must be at least 1");
-        r.n = u;
-        break;
-      case kOffset:
-        r.offset = u;
-        break;
-    }
-    if (!st.ok()) return st;
+    if (!InRange(k, u)) return where(RangeError(k, u));
+    Store(k, u, &r);
   }
   if ((seen & masks.required) != masks.required) {
     std::string_view missing;

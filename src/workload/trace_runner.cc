@@ -30,8 +30,11 @@ Folio* TraceRunner::NewFolio(int order) {
     f->dirty = false;
     return f;
   }
-  pool_.push_back(std::make_unique<PoolFolio>(order, static_cast<uint32_t>(pool_.size() + 1)));
-  return pool_.back().get();
+  const uint32_t i = pool_.Add();
+  PoolFolio& f = pool_[i];
+  f.number = i + 1;
+  f.set_order(order);
+  return &f;
 }
 
 // Folios out of the swap cache that no page refers to any more (each folio

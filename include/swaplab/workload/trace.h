@@ -73,9 +73,13 @@ class TraceReader {
   ~TraceReader();
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
-  // true and a record, false at the end, or an error.
+  // true and a record, false at the end, or an error; *rec is unspecified
+  // after false or an error.
   Result<bool> Next(TraceRecord* rec);
   const std::string& name() const { return name_; }
+  // Off, every line goes through the general parser; tests compare the two
+  // (the one-pass reader of common lines must read each line the same way).
+  void set_fast_path(bool on) { fast_path_ = on; }
 
  private:
   TraceReader(int fd, std::string name);
@@ -86,6 +90,7 @@ class TraceReader {
   // Appends input at buf_ + end_; false (and eof_) at the end of the input.
   bool Fill();
   Result<bool> Parse(std::string_view raw, bool too_long, TraceRecord* rec);
+  bool ParseCommon(std::string_view line, TraceRecord* rec) const;
 
   std::unique_ptr<std::istream> in_;  // the input: a stream, or
   int fd_ = -1;                       // a file
@@ -96,6 +101,7 @@ class TraceReader {
   size_t cap_ = 0, pos_ = 0, end_ = 0;
   bool eof_ = false;
   std::string long_line_;  // the start of a line over the limit
+  bool fast_path_ = true;
 };
 
 // One line of the trace format, without a newline.

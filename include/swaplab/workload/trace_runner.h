@@ -195,38 +195,36 @@ class TraceRunner {
   bool compact_;
   ReplaySummary sum_;
   std::map<uint64_t, int> devs_;
-  // Folios in chunks of 4096: entries never move, and a table of millions
-  // grows without a doubling's copy and slack.
-  class Slab {
+  // Entries in chunks of 2^kShift: they never move, and a table of
+  // millions grows without a doubling's copy and slack.
+  template <typename T, int kShift>
+  class Chunked {
    public:
-    TFolio& operator[](uint32_t i) { return chunks_[i >> kShift][i & kMask]; }
-    const TFolio& operator[](uint32_t i) const { return chunks_[i >> kShift][i & kMask]; }
+    T& operator[](uint32_t i) { return chunks_[i >> kShift][i & kMask]; }
+    const T& operator[](uint32_t i) const { return chunks_[i >> kShift][i & kMask]; }
     uint32_t size() const { return size_; }
     uint32_t Add() {  // a new default entry's index
-      if ((size_ & kMask) == 0) chunks_.push_back(std::make_unique<TFolio[]>(kMask + 1));
+      if ((size_ & kMask) == 0) chunks_.push_back(std::make_unique<T[]>(kMask + 1));
       return size_++;
     }
 
    private:
-    static constexpr int kShift = 12;
     static constexpr uint32_t kMask = (1u << kShift) - 1;
-    std::vector<std::unique_ptr<TFolio[]>> chunks_;
+    std::vector<std::unique_ptr<T[]>> chunks_;
     uint32_t size_ = 0;
   };
-  Slab slab_;                          // live folios and free entries
+  Chunked<TFolio, 12> slab_;           // live folios and free entries
   std::vector<uint32_t> free_folios_;  // free entries of slab_
   FolioIndex index_;                   // live folios: id → slab_ index or compact slot
   uint32_t lru_head_ = kNil, lru_tail_ = kNil;
-  // Cache folios, kept alive. Each knows its number (index + 1), so a page
-  // names its cache folio in 4 bytes.
+  // Cache folios, kept alive, in chunks (a folio each would be a malloc per
+  // folio of the trace). Each knows its number (index + 1), so a page names
+  // its cache folio in 4 bytes.
   struct PoolFolio : alloc::Folio {
-    PoolFolio(int order, uint32_t n) : alloc::Folio(order), number(n) {}
-    const uint32_t number;
+    uint32_t number = 0;  // set once, by NewFolio
   };
-  std::vector<std::unique_ptr<PoolFolio>> pool_;
-  alloc::Folio* CacheOf(const Page& p) const {
-    return p.cache == 0 ? nullptr : pool_[p.cache - 1].get();
-  }
+  Chunked<PoolFolio, 10> pool_;
+  alloc::Folio* CacheOf(const Page& p) { return p.cache == 0 ? nullptr : &pool_[p.cache - 1]; }
   // The number of a folio NewFolio made (every cache folio is one).
   static uint32_t NumberOf(const alloc::Folio* f) {
     return static_cast<const PoolFolio*>(f)->number;
