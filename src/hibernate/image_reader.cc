@@ -478,7 +478,7 @@ Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries,
   // A simulated device's modelled time depends on when it is waited for
   // (each wait drains what is queued): it gets frames for two windows, as
   // many as before the ring, so that no wait but the windows' comes.
-  const bool modelled = area::IsSimulated(b.engine());
+  const bool modelled = b.engine().modelled();
   const uint64_t ring = std::min(modelled ? 2 * window : o.frame_pages, pages);
   const MappedPages mem(ring);
   RawPage* const frames = mem.get();

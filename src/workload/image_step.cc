@@ -29,6 +29,7 @@ class SnapshotBackedEngine final : public area::IoEngine {
       : inner_(std::move(inner)), structural_(structural) {}
   bool structural() const { return structural_; }
   std::string name() const override { return inner_->name(); }
+  bool modelled() const override { return inner_->modelled(); }
   Status Submit(std::span<area::IoRequest> batch) override {
     Status st = inner_->Submit(batch);
     if (!st.ok()) return st;
@@ -158,7 +159,7 @@ Result<ImageResult> WriteReadImage(alloc::SwapSystem& sys, int type, area::IoEng
   auto snap = hibernate::SyntheticSnapshot::Make(so);
   if (!snap.ok()) return snap.status();
   ImageResult res;
-  const bool modelled = area::IsSimulated(engine);
+  const bool modelled = engine.modelled();
   res.modelled = modelled;
   auto clock = [&] {
     return modelled

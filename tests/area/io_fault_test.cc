@@ -122,6 +122,22 @@ TEST(FaultCountTest, RequestsAreCountedAcrossSubmits) {
   for (const IoCompletion& c : done) EXPECT_EQ(c.error != 0, c.tag == reqs[4].tag);
 }
 
+// Only the simulated device's time is modelled, and the wrapper answers
+// for what it wraps (the reader's ring and an image step's seconds follow).
+TEST(FaultCountTest, TheWrapperIsModelledExactlyWhenItsInnerEngineIs) {
+  ScratchDir dir;
+  const std::string f = dir.path() + "/dev";
+  ASSERT_TRUE(MakeFile(f, 40));
+  for (const std::string kind : {"sim", "posix"}) {
+    SCOPED_TRACE(kind);
+    auto inner = Inner(kind, f);
+    ASSERT_NE(inner, nullptr);
+    const bool sim = kind == "sim";
+    EXPECT_EQ(inner->modelled(), sim);
+    EXPECT_EQ(MakeFaultInjectingEngine(Inner(kind, f), FaultPlan{})->modelled(), sim);
+  }
+}
+
 TEST(FaultCountTest, NoPlanNoFault) {
   SimModel m;
   m.pages = 40;

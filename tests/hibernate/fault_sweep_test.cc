@@ -46,6 +46,7 @@ class Borrowed : public area::IoEngine {
  public:
   explicit Borrowed(area::IoEngine& e) : e_(e) {}
   std::string name() const override { return e_.name(); }
+  bool modelled() const override { return e_.modelled(); }
   Status Submit(std::span<area::IoRequest> b) override { return e_.Submit(b); }
   Status Wait(std::vector<area::IoCompletion>* d) override { return e_.Wait(d); }
   Status Discard(uint64_t p, uint64_t n) override { return e_.Discard(p, n); }

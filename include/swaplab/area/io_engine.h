@@ -103,6 +103,10 @@ class IoEngine {
   // The memory must stay valid until UnregisterBuffer or destruction.
   virtual bool RegisterBuffer(std::byte* /*base*/, size_t /*bytes*/) { return false; }
   virtual void UnregisterBuffer() {}
+  // Whether the engine's time is a cost model's (the simulated device, or a
+  // wrapper of one), not a device's: its seconds are modelled, and depend on
+  // when it is waited for. Wrappers answer for what they wrap.
+  virtual bool modelled() const { return false; }
 };
 
 // Engines take `limits` as given (for the plug); they do not read sysfs.
@@ -149,9 +153,6 @@ struct SimModel {
 // page written)}, the rest zero; otherwise zeros. Writes inside the device
 // always succeed.
 std::unique_ptr<IoEngine> MakeSimulatedEngine(SimModel m, EngineOptions o);
-// Whether `e` is a simulated engine (or a wrapper of one): its seconds are
-// modelled, and its modelled time depends on when it is waited for.
-bool IsSimulated(const IoEngine& e);
 inline constexpr uint64_t kSimChecksumPageMagic = 0x314b43534d49534cULL;  // "LSIMSCK1"
 // The per-page checksum the simulated device keeps (64-bit, never 0; not a
 // CRC, not cryptographic).

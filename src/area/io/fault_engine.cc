@@ -20,6 +20,7 @@ class FaultInjectingEngine final : public IoEngine {
       : inner_(std::move(inner)), plan_(plan) {}
 
   std::string name() const override { return "fault(" + inner_->name() + ")"; }
+  bool modelled() const override { return inner_->modelled(); }
 
   Status Submit(std::span<IoRequest> batch) override {
     // The inner engine sees private tags, so completions map back to the

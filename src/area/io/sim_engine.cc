@@ -25,10 +25,6 @@
 
 namespace swaplab::area {
 
-bool IsSimulated(const IoEngine& e) {
-  return e.stats().modelled_ns != 0 || e.name().find("simulated") != std::string::npos;
-}
-
 uint64_t SimPageChecksum(const std::byte* page) {
   // 64-bit multiply-xorshift over 8-byte words: fast, not cryptographic.
   uint64_t h = 0x9e3779b97f4a7c15ULL;
@@ -54,6 +50,8 @@ class SimEngine final : public PluggedEngine {
     if (m_.store_checksums && !m_.store_data && m_.pages != 0 && m_.pages <= (1ULL << 24))
       sums_.assign(m_.pages, 0);
   }
+
+  bool modelled() const override { return true; }
 
   Status Discard(uint64_t page, uint64_t n) override {
     if (n == 0) return Status::Ok();
