@@ -250,6 +250,32 @@ std::vector<std::string> OurActiveAreas(const std::vector<StateEntry>& state) {
 
 }  // namespace
 
+Result<std::vector<uint8_t>> KernelArea::ReadSlot(uint64_t offset) const {
+  if (offset == 0 || offset >= spec_.pages)
+    return Status(-EINVAL, "slot " + std::to_string(offset) + " is outside " + swap_path_);
+  const int fd = open(swap_path_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  if (fd < 0) return Errno(errno, "open " + swap_path_);
+  void* buf = nullptr;
+  if (posix_memalign(&buf, area::kPageSize, area::kPageSize) != 0) {
+    close(fd);
+    return Status(-ENOMEM, "no memory for a page");
+  }
+  const ssize_t n = pread(fd, buf, area::kPageSize, static_cast<off_t>(offset * area::kPageSize));
+  const int err = errno;
+  close(fd);
+  std::vector<uint8_t> out;
+  if (n == static_cast<ssize_t>(area::kPageSize)) {
+    const auto* b = static_cast<const uint8_t*>(buf);
+    out.assign(b, b + area::kPageSize);
+  }
+  free(buf);
+  if (out.empty())
+    return n < 0
+               ? Errno(err, "read slot " + std::to_string(offset) + " of " + swap_path_)
+               : Status(-EIO, "short read of slot " + std::to_string(offset) + " of " + swap_path_);
+  return out;
+}
+
 Status CheckNoLeftovers() {
   auto state = StateFile::Load();
   if (!state.ok()) return state.status();

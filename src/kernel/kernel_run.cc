@@ -15,6 +15,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "interference.h"
 #include "run_session.h"
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/kernel/host.h"
@@ -114,6 +115,22 @@ class Runner {
     std::snprintf(b, sizeof b, "0x%lx", static_cast<unsigned long>(v));
     return b;
   }
+  // A record of the written trace: a line of the output and a record the
+  // watch's model replays.
+  void Emit(TraceRecord r) {
+    r.line = out_.size() + 1;
+    out_.push_back(workload::FormatRecord(r));
+    written_.push_back(std::move(r));
+  }
+  // Slots in use per trace device (/proc/swaps Used of each area that is on).
+  Result<std::map<uint64_t, uint64_t>> UsedByDev() const;
+  // What slot `offset` of trace device `dev` holds (the watch's probe).
+  SlotContent Probe(uint64_t dev, uint64_t offset) const;
+  // Compares the kernel's slots in use with the watch's model after the
+  // record `r` (whose output starts at out_[out0], written_[w0]) and
+  // explains a difference (interference.h).
+  Status Watch(const TraceRecord& r, size_t out0, size_t w0);
+  void Warnings();  // other swap activity before the first record
   void Note(uint64_t line, uint64_t folio, std::string what) {
     ++rep_.anomalies_total;
     if (rep_.anomalies.size() < kKeepAnomalies)
@@ -160,8 +177,150 @@ class Runner {
   std::unordered_map<uint64_t, LiveFolio> live_;
   uint64_t cursor_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>>
-      pending_pfns_;  // (first PFN, pages) paged out, maybe under writeback
+      pending_pfns_;                         // (first PFN, pages) paged out, maybe under writeback
+  std::vector<TraceRecord> written_;         // the output's records, in order
+  std::unique_ptr<ForeignWatch> watch_;      // null: not watching
+  std::map<uint64_t, int64_t> unaccounted_;  // per dev: slots of interference not explained
+  uint64_t explained_ = 0;                   // Explain calls so far
 };
+
+constexpr size_t kKeepInterference = 50;
+constexpr uint64_t kMaxExplains = 64;  // beyond: reported, not explained (each replays the trace)
+
+Result<std::map<uint64_t, uint64_t>> Runner::UsedByDev() const {
+  auto swaps = ReadProcSwaps();
+  if (!swaps.ok()) return swaps.status();
+  std::map<uint64_t, uint64_t> used;
+  for (const auto& [dev, i] : dev_to_area_) {
+    const KernelArea& a = *s_.areas[i];
+    for (const auto& sw : *swaps)
+      if (sw.filename == a.swap_path()) used[dev] = sw.used_kb / (kPage / 1024);
+  }
+  return used;
+}
+
+SlotContent Runner::Probe(uint64_t dev, uint64_t offset) const {
+  auto a = dev_to_area_.find(dev);
+  if (a == dev_to_area_.end()) return SlotContent::kUnreadable;
+  auto bytes = s_.areas[a->second]->ReadSlot(offset);
+  if (!bytes.ok()) return SlotContent::kUnreadable;
+  uint64_t head = 0;
+  std::memcpy(&head, bytes->data(), sizeof head);
+  if (head == kTracePageMagic) return SlotContent::kTrace;
+  const bool zero = std::all_of(bytes->begin(), bytes->end(), [](uint8_t b) { return b == 0; });
+  return zero ? SlotContent::kZero : SlotContent::kOther;
+}
+
+Status Runner::Watch(const TraceRecord& r, size_t out0, size_t w0) {
+  if (!watch_) return Status::Ok();
+  if (Status st = watch_->model().FeedTo(written_, written_.size()); !st.ok()) {
+    Note(r.line, 0,
+         "the interference watch stopped: its model cannot replay the written trace (" +
+             st.ToString() + ")");
+    watch_.reset();
+    return Status::Ok();
+  }
+  auto used = UsedByDev();
+  if (!used.ok()) return used.status();
+  for (const auto& [dev, kernel_used] : *used) {
+    const int64_t diff = static_cast<int64_t>(kernel_used) -
+                         static_cast<int64_t>(watch_->model().InUse(dev)) - unaccounted_[dev];
+    if (diff == 0) continue;
+    Interference it;
+    it.line = r.line;
+    it.dev = dev;
+    it.slots = diff;
+    if (diff < 0) {
+      it.how =
+          "slots given back that the trace did not free (another process's pages swapped "
+          "in, or it exited): which ones cannot be told";
+    } else if (!o_.account_foreign) {
+      it.how = "not accounted (account_foreign off)";
+    } else if (explained_ >= kMaxExplains) {
+      it.how =
+          "not accounted: more than " + std::to_string(kMaxExplains) + " points of interference";
+    } else {
+      ++explained_;
+      // The other process's pages are being written: their bytes on the area
+      // tell its slots from free ones.
+      std::vector<std::string> inflight;
+      for (const auto& a : s_.areas)
+        if (!a->inflight().empty()) inflight.push_back(a->inflight());
+      (void)WaitForWriteback(o_.writeback_timeout_ms, inflight);
+      auto used_now = [&](uint64_t d) {
+        auto u = used->find(d);
+        return (u == used->end() ? 0 : u->second) - static_cast<uint64_t>(unaccounted_[d]);
+      };
+      auto e =
+          watch_->Explain(written_, w0, r.op == TraceOp::kAlloc, dev, static_cast<uint64_t>(diff),
+                          used_now, [this](uint64_t d, uint64_t off) { return Probe(d, off); });
+      if (!e.ok()) {
+        it.how = "not accounted: " + e.status().message();
+      } else {
+        it.accounted = true;
+        it.cpu = e->cpu;
+        it.before_record = e->before_record;
+        it.content_other = e->content_other;
+        const auto recs = ForeignRecords(dev, e->cpu, e->offsets);
+        for (const auto& f : recs) it.runs.emplace_back(f.offset, *f.n);
+        it.how =
+            "CPU " + std::to_string(e->cpu) + "'s next slots in the model, " +
+            (e->before_record ? "before" : "after") + " the record's own pages; " +
+            std::to_string(e->content_other) + " of " + std::to_string(e->offsets.size()) +
+            " hold another process's data" +
+            (e->ambiguous ? " (another CPU's slots fit as well: placed by the first CPU)" : "");
+        // Into the written trace where the slots were taken: a comment,
+        // then the records (whose effect the watch's model already has).
+        const size_t at_out = e->before_record ? out0 : out_.size();
+        const size_t at_w = e->before_record ? w0 : written_.size();
+        std::vector<std::string> lines{"# kernel run: " + std::to_string(diff) +
+                                       " slots taken outside the trace, seen after line " +
+                                       std::to_string(r.line) + " (" + it.how + ")"};
+        for (const auto& f : recs) lines.push_back(workload::FormatRecord(f));
+        out_.insert(out_.begin() + static_cast<ptrdiff_t>(at_out), lines.begin(), lines.end());
+        written_.insert(written_.begin() + static_cast<ptrdiff_t>(at_w), recs.begin(), recs.end());
+        watch_->model().Inserted(recs.size());
+        rep_.foreign_slots += e->offsets.size();
+      }
+    }
+    if (!it.accounted) {
+      unaccounted_[dev] += diff;
+      ++rep_.interference_unaccounted;
+    }
+    ++rep_.interference_total;
+    if (rep_.interference.size() < kKeepInterference) rep_.interference.push_back(std::move(it));
+  }
+  return Status::Ok();
+}
+
+// Swap activity the run is not alone with: a DAMON kdamond running a
+// pageout scheme (it pages out any process's cold memory into the run's
+// area, the only one or the one of the highest priority), pswpout moving
+// before the first record.
+void Runner::Warnings() {
+  const std::string root = "/sys/kernel/mm/damon/admin/kdamonds";
+  for (int k = 0; k < 64; ++k) {
+    const std::string kd = root + "/" + std::to_string(k);
+    auto state = ReadSmallFile(kd + "/state");
+    if (!state.ok()) break;
+    if (state->rfind("on", 0) != 0) continue;
+    bool pageout = false;
+    for (int c = 0; c < 16 && !pageout; ++c)
+      for (int sc = 0; sc < 64 && !pageout; ++sc) {
+        auto action = ReadSmallFile(kd + "/contexts/" + std::to_string(c) + "/schemes/" +
+                                    std::to_string(sc) + "/action");
+        if (!action.ok()) break;
+        pageout = action->rfind("pageout", 0) == 0;
+      }
+    if (!pageout) continue;
+    auto pid = ReadSmallFile(kd + "/pid");
+    std::string p = pid.ok() ? *pid : "?";
+    while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
+    rep_.warnings.push_back("a DAMON kdamond (" + kd + ", pid " + p +
+                            ") runs a pageout scheme: it may swap other processes' cold pages "
+                            "into this run's area; such slots are reported as interference");
+  }
+}
 
 Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
   if (dev_to_area_.count(r.dev))
@@ -190,7 +349,7 @@ Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
   w.blkdev = area->blkdev();
   w.discard = false;
   w.prio = spec.prio;
-  out_.push_back(workload::FormatRecord(w));
+  Emit(w);
   s_.areas.push_back(std::move(area));
   return Status::Ok();
 }
@@ -240,7 +399,7 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
       pending_pfns_.emplace_back(p.pfn, 1);
     }
   }
-  out_.push_back(workload::FormatRecord(r));
+  Emit(r);
   auto after = w.Pages(f.addr, n);
   if (!after.ok()) return after.status();
   uint64_t not_swapped = 0;
@@ -269,7 +428,7 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
     e.page = i;
     e.dev = dev->second;
     e.offset = p.swap_offset;
-    out_.push_back(workload::FormatRecord(e));
+    Emit(e);
     ++rep_.expect_lines;
   }
   // Did the folio stay in the swap cache after its write-out? A synchronous
@@ -290,7 +449,7 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
       TraceRecord d;
       d.op = TraceOp::kDropCache;
       d.folio = id;
-      out_.push_back(workload::FormatRecord(d));
+      Emit(d);
       ++rep_.uncached_at_pageout;
     } else if (cached != swapped) {
       Note(r.line, id,
@@ -314,7 +473,7 @@ Status Runner::DoDropCache(const TraceRecord& r, const std::string& where) {
     return At(where, "drop-cache: " + st.ToString(), st.code());
   TraceRecord w = r;
   w.folio.reset();
-  out_.push_back(workload::FormatRecord(w));
+  Emit(w);
   return Verify(r.line);
 }
 
@@ -372,7 +531,7 @@ Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint6
     TraceRecord c = r;
     c.page = p0;
     c.n = n;
-    out_.push_back(workload::FormatRecord(c));
+    Emit(c);
   }
   const uint64_t used_after = s_.UsedSlots();
   const uint64_t freed = used_before > used_after ? used_before - used_after : 0;
@@ -391,7 +550,7 @@ Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint6
       TraceRecord d;
       d.op = TraceOp::kDropCache;
       d.folio = r.folio;
-      out_.push_back(workload::FormatRecord(d));
+      Emit(d);
       ++rep_.swapin_bypassed_cache;
     }
   } else if (freed != 0) {
@@ -412,7 +571,9 @@ Status Runner::Apply(const TraceRecord& r) {
     case TraceOp::kDropCache:
       return DoDropCache(r, where);
     case TraceOp::kExpect:
-      return Status::Ok();  // replaced by the kernel's
+    case TraceOp::kForeign:  // what another run saw of other processes
+    case TraceOp::kForeignFree:
+      return Status::Ok();  // replaced by what this run sees
     case TraceOp::kSwapoff: {
       auto a = dev_to_area_.find(r.dev);
       if (a == dev_to_area_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
@@ -427,7 +588,7 @@ Status Runner::Apply(const TraceRecord& r) {
           if (p.swapped && p.type == type) p = LivePage{false, true, -1, 0};
       type_to_dev_.erase(type);
       dev_to_area_.erase(a);
-      out_.push_back(workload::FormatRecord(r));
+      Emit(r);
       return Status::Ok();
     }
     case TraceOp::kFree:
@@ -451,7 +612,7 @@ Status Runner::Apply(const TraceRecord& r) {
       } else {
         return DoCache(r, f, first, count, where);
       }
-      out_.push_back(workload::FormatRecord(r));
+      Emit(r);
       return Status::Ok();
     }
     default:
@@ -477,6 +638,15 @@ Result<RunReport> Runner::Run() {
   const auto before = ReadMthpStats();
   const auto pswp0 = ReadVmstat("pswpout");
   const auto deact0 = ReadVmstat("pgdeactivate");
+  if (st.ok()) {
+    Warnings();
+    if (auto p1 = ReadVmstat("pswpout"); p1.ok() && pswp0.ok() && *p1 != *pswp0)
+      rep_.warnings.push_back("pswpout moved by " + std::to_string(*p1 - *pswp0) +
+                              " pages before the first record: something else is swapping");
+    const int machine_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+    auto policy = o_.watch_policy ? *o_.watch_policy : alloc::Policy::Preset("linux-6.18").value();
+    watch_ = std::make_unique<ForeignWatch>(policy, std::max(4, machine_cpus), machine_cpus);
+  }
   out_.push_back(workload::kTraceHeader);
   out_.push_back("# swaplab kernel run " + o_.trace + " --device " + Name(o_.device));
   for (size_t i = 0; st.ok() && i < recs.size(); ++i) {
@@ -490,10 +660,17 @@ Result<RunReport> Runner::Run() {
                                   " s");
       break;
     }
+    const size_t out0 = out_.size(), w0 = written_.size();
     st = Apply(recs[i]);
+    const bool own = recs[i].op != TraceOp::kExpect && recs[i].op != TraceOp::kForeign &&
+                     recs[i].op != TraceOp::kForeignFree;
+    if (st.ok() && own) {
+      if (o_.after_record) o_.after_record(recs[i].line);
+      st = Watch(recs[i], out0, w0);
+    }
     ++rep_.records;
     if (o_.progress) o_.progress(i + 1, recs.size());
-    if (o_.annotate_inuse && recs[i].op != TraceOp::kExpect)
+    if (o_.annotate_inuse && own)
       out_.push_back("# kernel inuse " + std::to_string(s_.UsedSlots()));
   }
   if (st.ok() && s_.worker) {
@@ -533,6 +710,10 @@ Result<RunReport> Runner::Run() {
                "cgroup reclaim (first: " +
                first + ")");
     held += rep_.worker_pages_swapped;
+    // Slots the watch accounts to someone else: `foreign` slots still held,
+    // and interference it could not place.
+    if (watch_) held += watch_->model().runner().foreign_slots();
+    for (const auto& [dev, n] : unaccounted_) held += n > 0 ? static_cast<uint64_t>(n) : 0;
     rep_.unexplained_slots = used > held ? used - held : 0;
     if (rep_.unexplained_slots)
       Note(
@@ -556,6 +737,30 @@ Result<RunReport> Runner::Run() {
 Result<RunReport> RunTrace(const RunOptions& o, const volatile std::sig_atomic_t* interrupted) {
   Runner r(o, interrupted);
   return r.Run();
+}
+
+Result<RunReport> RunTraceAccounted(const RunOptions& o,
+                                    const volatile std::sig_atomic_t* interrupted) {
+  std::vector<std::string> reasons;
+  for (int run = 1;; ++run) {
+    auto result = RunTrace(o, interrupted);
+    if (!result.ok()) return result;
+    RunReport rep = std::move(result).value();
+    if (rep.interference_unaccounted == 0 || run > o.reruns) {
+      rep.runs = run;
+      rep.rerun_reasons = std::move(reasons);
+      return rep;
+    }
+    const Interference* first = nullptr;
+    for (const auto& i : rep.interference)
+      if (!i.accounted && !first) first = &i;
+    reasons.push_back("run " + std::to_string(run) + ": " +
+                      std::to_string(rep.interference_unaccounted) +
+                      " points of interference not accounted" +
+                      (first ? " (first after line " + std::to_string(first->line) + ": " +
+                                   std::to_string(first->slots) + " slots, " + first->how + ")"
+                             : ""));
+  }
 }
 
 }  // namespace swaplab::kernel

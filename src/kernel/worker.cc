@@ -94,6 +94,16 @@ int Pin(int cpu) {
     const auto lo = reinterpret_cast<uintptr_t>(pad) & ~(kPageSize - 1);
     Mlock(reinterpret_cast<void*>(lo), sizeof pad + 2 * kPageSize);
   }
+  // Everything mapped now (the binary, heap, stack, the reservation, a
+  // sanitizer's shadow) is locked as it faults in, so nothing of the
+  // worker but the trace folios mapped later (MAP_FIXED: new mappings, not
+  // locked without MCL_FUTURE) goes to swap: not by the run's drop-cache,
+  // nor by another agent's reclaim (a DAMON pageout scheme).
+  if (syscall(SYS_mlockall, MCL_CURRENT | MCL_ONFAULT) != 0) {
+    rep.err = errno;
+    WriteFull(out, &rep, sizeof rep);
+    _exit(1);
+  }
   int run_fd = -1, home_fd = -1;
   char me[24];
   const int me_len = std::snprintf(me, sizeof me, "%d", static_cast<int>(getpid()));
@@ -129,8 +139,8 @@ int Pin(int cpu) {
           // leaves the swap cache at once.
           if ((rep.err = join(run_fd)) != 0) break;
           for (size_t off = 0; off < len; off += kPageSize) {
-            p[off] = 1;
-            p[off + 8] = static_cast<char>(off / kPageSize + 2);
+            const uint64_t words[2] = {kTracePageMagic, c.addr + off};
+            std::memcpy(p + off, words, sizeof words);
           }
           rep.err = join(home_fd);
           break;

@@ -91,6 +91,29 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
   j["swapin_bypassed_cache"] = r.swapin_bypassed_cache;
   j["swapin_extra_pages"] = r.swapin_extra_pages;
   j["model_pages_unplaced"] = s.pages_unplaced;
+  nlohmann::ordered_json ij = nlohmann::ordered_json::array();
+  for (const auto& i : r.interference) {
+    nlohmann::ordered_json e = {{"line", i.line},
+                                {"dev", i.dev},
+                                {"slots", i.slots},
+                                {"accounted", i.accounted},
+                                {"cpu", i.cpu},
+                                {"before_record", i.before_record},
+                                {"content_other", i.content_other},
+                                {"how", i.how}};
+    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+    for (const auto& [off, n] : i.runs) runs.push_back({{"offset", off}, {"slots", n}});
+    e["runs"] = std::move(runs);
+    ij.push_back(std::move(e));
+  }
+  j["interference"] = std::move(ij);
+  j["interference_total"] = r.interference_total;
+  j["interference_unaccounted"] = r.interference_unaccounted;
+  j["foreign_slots"] = r.foreign_slots;
+  j["model_foreign_agree"] = s.foreign_agree;
+  j["warnings"] = r.warnings;
+  j["runs"] = r.runs;
+  j["rerun_reasons"] = r.rerun_reasons;
   j["seconds"] = r.seconds;
   return j;
 }
@@ -104,6 +127,22 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
     out += fmt::format("  dev {}: {} ({}, {} pages, prio {}, {}, {}) = swap type {}\n", a.dev,
                        a.path, kernel::Name(a.kind), a.pages, a.prio, a.ssd ? "ssd" : "rotational",
                        a.blkdev ? "blkdev" : "file", a.swap_type);
+  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+  for (const auto& why : r.rerun_reasons) out += "made again: " + why + "\n";
+  if (r.interference_total) {
+    out += fmt::format(
+        "interference: {} points where slots of the run's areas were taken or given back outside "
+        "the trace; {} slots written as `foreign` records and replayed by the model ({} placed "
+        "where the kernel put them); {} points not accounted{}\n",
+        r.interference_total, r.foreign_slots, s.foreign_agree, r.interference_unaccounted,
+        r.interference_unaccounted ? "" : ": the agreement below counts the trace's pages only");
+    for (const auto& i : r.interference) {
+      std::string where;
+      for (const auto& [off, n] : i.runs) where += fmt::format(" {}+{}", off, n);
+      out += fmt::format("  after line {}: dev {} {:+} slots{}: {}\n", i.line, i.dev, i.slots,
+                         where.empty() ? "" : " at" + where, i.how);
+    }
+  }
   out += fmt::format("pages swapped {}  kept in memory {}  pswpout kernel {} model {}\n",
                      r.pages_swapped, r.pages_not_swapped, r.pswpout, k.model.pswpout);
   if (r.lru_deactivated)

@@ -69,6 +69,10 @@ nlohmann::ordered_json ReplayJson(const workload::ReplayResult& r) {
                    {"expected_offset", d.expected_offset},
                    {"got", d.got}});
   j["disagreements"] = std::move(dis);
+  if (s.foreign_expected || s.foreign_released)  // `foreign` records (kernel run's interference)
+    j["foreign"] = {{"slots", s.foreign_expected},
+                    {"agree", s.foreign_agree},
+                    {"released", s.foreign_released}};
   nlohmann::ordered_json dj = nlohmann::ordered_json::array();
   for (const auto& [id, type, d] : r.devices)
     dj.push_back({{"dev", id},
@@ -105,6 +109,11 @@ std::string ReplayText(const workload::ReplayResult& r) {
       fmt::format("records {}  folios {}  pages placed {}  unplaced {}  runs/folio {:.3f}\n",
                   s.records, s.folios, s.pages_placed, s.pages_unplaced, workload::RunsPerFolio(s));
   out += fmt::format("pswpout {}\n", r.counters.pswpout);
+  if (s.foreign_expected || s.foreign_released)
+    out += fmt::format(
+        "foreign slots (taken outside the trace) {}: the model put {} where the reference did; "
+        "{} given back\n",
+        s.foreign_expected, s.foreign_agree, s.foreign_released);
   const auto cj = CountersJson(r);
   for (auto it = cj.begin(); it != cj.end(); ++it) {
     if (it.key().rfind("hugepages-", 0) != 0) continue;

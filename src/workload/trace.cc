@@ -38,6 +38,10 @@ const char* Name(TraceOp op) {
       return "resume-storage";
     case TraceOp::kExpect:
       return "expect";
+    case TraceOp::kForeign:
+      return "foreign";
+    case TraceOp::kForeignFree:
+      return "foreign-free";
   }
   return "?";
 }
@@ -61,6 +65,8 @@ const OpSpec kSpecs[] = {
     {TraceOp::kSuspendStorage, "", ""},
     {TraceOp::kResumeStorage, "", ""},
     {TraceOp::kExpect, "folio dev offset", "page"},
+    {TraceOp::kForeign, "dev offset cpu", "n"},
+    {TraceOp::kForeignFree, "dev offset", "n"},
 };
 
 // The field keys of the format, as bits of a mask.
@@ -582,6 +588,13 @@ std::string FormatRecord(const TraceRecord& r) {
       if (r.page != 0) field("page", r.page);
       field("dev", r.dev);
       field("offset", r.offset);
+      break;
+    case TraceOp::kForeign:
+    case TraceOp::kForeignFree:
+      field("dev", r.dev);
+      field("offset", r.offset);
+      if (r.n && *r.n != 1) field("n", *r.n);
+      if (r.op == TraceOp::kForeign) field("cpu", r.cpu);
       break;
   }
   return o;

@@ -319,6 +319,10 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
     case TraceOp::kResumeStorage:
       sys_.SetStorageSuspended(false);
       return Status::Ok();
+    case TraceOp::kForeign:
+      return DoForeign(r, where);
+    case TraceOp::kForeignFree:
+      return DoForeignFree(r, where);
     case TraceOp::kDropCache: {
       if (!r.folio) return DropAllCaches(where);
       const uint32_t i = Resolve(*r.folio);
@@ -601,10 +605,89 @@ Status TraceRunner::DoDropCache(TFolio& f, const Where& where, bool keep_mapped)
 }
 
 // swapoff: every page still on the device is brought back into memory.
+Result<SwapEntry> TraceRunner::TakeForeignSlot(int cpu,
+                                               std::optional<std::pair<uint64_t, uint64_t>> as) {
+  if (cpu < 0 || cpu >= sys_.options().nr_cpus)
+    return Status(-EINVAL, "cpu " + std::to_string(cpu) + " but the model has " +
+                               std::to_string(sys_.options().nr_cpus) + " CPUs (--cpus)");
+  Folio* f = NewFolio(0);
+  SwapEntry got;
+  {
+    FolioLockGuard g(*f);
+    auto out = sys_.SwapOutFolio(cpu, *f);
+    if (!out.ok()) {
+      Release(f);
+      return out.status();
+    }
+    if (f->in_swap_cache()) {
+      // Its page-table entry's reference, then reclaim drops the clean folio.
+      got = f->swap();
+      (void)sys_.FolioDupSwap(*f);
+      f->mapped = false;
+      (void)sys_.SwapCacheDelFolio(*f);
+    }
+  }
+  Release(f);
+  if (!got.valid()) return got;
+  std::pair<uint64_t, uint64_t> key{~uint64_t{0}, got.offset};
+  for (const auto& [id, t] : devs_)
+    if (t == got.type) key.first = id;
+  foreign_[as.value_or(key)] = got;
+  return got;
+}
+
+// foreign: n pages of another process swapped out on `cpu` between the
+// records around it; the kernel put them at offset.. of dev.
+Status TraceRunner::DoForeign(const TraceRecord& r, const Where& where) {
+  const uint64_t n = r.n.value_or(1);
+  auto dev = devs_.find(r.dev);
+  if (dev == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
+  for (uint64_t i = 0; i < n; ++i) {
+    const std::pair<uint64_t, uint64_t> key{r.dev, r.offset + i};
+    if (foreign_.count(key))
+      return At(where, "dev " + std::to_string(r.dev) + " offset " + std::to_string(key.second) +
+                           " is already held by a foreign record");
+    auto e = TakeForeignSlot(r.cpu, key);
+    if (!e.ok()) return At(where, e.status().ToString(), e.status().code());
+    ++sum_.foreign_expected;
+    if (e->valid() && e->type == dev->second && e->offset == key.second) ++sum_.foreign_agree;
+  }
+  return Status::Ok();
+}
+
+// foreign-free: the other process's slots at offset.. of dev are given back
+// (its pages swapped in and the slots freed, or the process gone).
+Status TraceRunner::DoForeignFree(const TraceRecord& r, const Where& where) {
+  const uint64_t n = r.n.value_or(1);
+  for (uint64_t i = 0; i < n; ++i) {
+    auto it = foreign_.find({r.dev, r.offset + i});
+    if (it == foreign_.end())
+      return At(where, "no foreign record holds dev " + std::to_string(r.dev) + " offset " +
+                           std::to_string(r.offset + i));
+    if (it->second.valid()) {
+      if (Status st = sys_.SwapPutEntriesDirect(it->second, 1); !st.ok())
+        return At(where, st.ToString(), st.code());
+    }
+    foreign_.erase(it);
+    ++sum_.foreign_released;
+  }
+  return Status::Ok();
+}
+
 Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   auto d = devs_.find(r.dev);
   if (d == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
   const int type = d->second;
+  // Foreign slots on the device: swapoff brings the other process's pages in.
+  for (auto it = foreign_.begin(); it != foreign_.end();) {
+    if (it->second.valid() && it->second.type == type) {
+      if (Status st = sys_.SwapPutEntriesDirect(it->second, 1); !st.ok())
+        return At(where, st.ToString(), st.code());
+      it = foreign_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   // Compact folios on this device get a slab entry like the others.
   std::vector<std::pair<uint64_t, uint64_t>> compact;
   index_.Compacts(&compact);

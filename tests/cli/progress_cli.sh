@@ -9,11 +9,16 @@ W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 # JSON without what is measured (seconds, CPU seconds) or depends on when
 # completions arrive (the reader's partial waits), and temporary paths
-# (named by process id): equal across runs.
+# (named by process id), and for kernel run what the rest of the machine did
+# (interference: other processes' pages in the run's area, system-wide
+# vmstat deltas): equal across runs.
 norm() { python3 -c 'import json,sys
+MACHINE = ("interference", "interference_total", "interference_unaccounted", "foreign_slots",
+           "model_foreign_agree", "warnings", "runs", "rerun_reasons", "kernel_pswpout",
+           "model_pswpout", "kernel_pgdeactivate")
 def strip(v):
     if isinstance(v, dict):
-        return {k: strip(x) for k, x in v.items() if "seconds" not in k and k not in ("partial_waits", "path")}
+        return {k: strip(x) for k, x in v.items() if "seconds" not in k and k not in ("partial_waits", "path") + MACHINE}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v

@@ -11,8 +11,8 @@ TRACES=${3:-"seq holes shuffled mthp64 twodev frag full mixed"}
 DIR=$(dirname "$0")
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-echo "| trace | device | placements agreeing | fallback kernel / model | kept in memory kernel / model | kernel on its own | identical over $RUNS runs |"
-echo "|---|---|---|---|---|---|---|"
+echo "| trace | device | placements agreeing | fallback kernel / model | kept in memory kernel / model | kernel on its own | interference: points / foreign slots / runs | identical over $RUNS runs |"
+echo "|---|---|---|---|---|---|---|---|"
 for t in $TRACES; do
   for d in file loop loop-ssd zram; do
     i=1
@@ -22,8 +22,11 @@ for t in $TRACES; do
     done
     same=yes
     i=2
+    # The kernel's placements of the trace's own pages: comments and the
+    # `foreign` records of other processes' slots left out.
+    own() { grep -v -e '^#' -e '^foreign' "$1"; }
     while [ "$i" -le "$RUNS" ]; do
-      if ! diff -q <(grep -v '^#' "$TMP/$t-$d-1.trace") <(grep -v '^#' "$TMP/$t-$d-$i.trace") > /dev/null 2>&1; then same=no; fi
+      if ! diff -q <(own "$TMP/$t-$d-1.trace") <(own "$TMP/$t-$d-$i.trace") > /dev/null 2>&1; then same=no; fi
       i=$((i + 1))
     done
     python3 - "$TMP/$t-$d-1.json" "$t" "$d" "$same" <<'PY'
@@ -32,7 +35,8 @@ j = json.load(open(sys.argv[1]))
 fb = ", ".join(f"{k}: {100*v['kernel_rate']:.1f}% / {100*v['model_rate']:.1f}%" for k, v in j["fallback"].items()) or "—"
 pct = 100.0 * j["agree"] / j["expected"] if j["expected"] else 100.0
 print(f"| {sys.argv[2]} | {sys.argv[3]} | {j['agree']}/{j['expected']} ({pct:.2f}%) | {fb} | "
-      f"{j['pages_not_swapped']} / {j['model_pages_unplaced']} | {j['kernel_on_its_own_total']} | {sys.argv[4]} |")
+      f"{j['pages_not_swapped']} / {j['model_pages_unplaced']} | {j['kernel_on_its_own_total']} | "
+      f"{j['interference_total']} / {j['foreign_slots']} / {j['runs']} | {sys.argv[4]} |")
 PY
   done
 done

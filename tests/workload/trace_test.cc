@@ -62,7 +62,9 @@ TEST(TraceFormat, WriterOutputParsesBackToTheSameRecords) {
   const std::string text =
       "swaplab-trace 1\nswapon dev=1 pages=100 ssd=1 blkdev=0 discard=0\nalloc folio=3 order=2 "
       "cpu=0\n"
-      "free folio=3 page=1 n=2\nexpect folio=3 page=3 dev=1 offset=9\ndrop-cache\nswapoff dev=1\n";
+      "free folio=3 page=1 n=2\nexpect folio=3 page=3 dev=1 offset=9\ndrop-cache\n"
+      "foreign dev=1 offset=12 n=3 cpu=1\nforeign dev=1 offset=20 cpu=0\n"
+      "foreign-free dev=1 offset=13 n=2\nforeign-free dev=1 offset=12\nswapoff dev=1\n";
   std::vector<TraceRecord> a, b;
   ASSERT_TRUE(ReadAll(text, &a).ok());
   std::string again = std::string(kTraceHeader) + "\n";
@@ -476,6 +478,46 @@ TEST_F(Replay, ExpectLinesCountAgreement) {
   ASSERT_EQ(runner_.summary().disagreements.size(), 1u);
   EXPECT_EQ(runner_.summary().disagreements[0].line, 6u);
   EXPECT_EQ(runner_.summary().disagreements[0].got, "dev 0 offset 512");
+}
+
+// foreign (kernel run's interference): another process's pages swapped out
+// on a CPU take that CPU's next slots in the model too, so the trace's
+// later pages land where the kernel put them; foreign-free gives them back.
+TEST_F(Replay, ForeignSlotsTakeTheCpusNextSlotsAndMoveTheTracesPages) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nalloc folio=1 order=0 cpu=0\n"
+      "foreign dev=0 offset=2 n=3 cpu=0\nalloc folio=2 order=0 cpu=0\n"
+      "expect folio=1 dev=0 offset=1\nexpect folio=2 dev=0 offset=5\n");
+  EXPECT_EQ(runner_.summary().foreign_expected, 3u);
+  EXPECT_EQ(runner_.summary().foreign_agree, 3u);
+  EXPECT_EQ(runner_.summary().agree, 2u);  // without the foreign slots folio 2 gets offset 2
+  EXPECT_EQ(runner_.foreign_slots(), 3u);
+  EXPECT_EQ(Slot(3).kind, SlotKind::kShadow);
+  EXPECT_EQ(Slot(3).count, 1u);
+  EXPECT_EQ(sys_.Device(0)->inuse, 5u);
+  Run("foreign-free dev=0 offset=3\n");
+  EXPECT_EQ(Slot(3).kind, SlotKind::kEmpty);
+  EXPECT_EQ(runner_.summary().foreign_released, 1u);
+  // A foreign record the model places elsewhere is counted, not agreed: CPU
+  // 1 starts a cluster of its own (512), not offset 7.
+  Run("foreign dev=0 offset=7 cpu=1\n");
+  EXPECT_EQ(runner_.summary().foreign_expected, 4u);
+  EXPECT_EQ(runner_.summary().foreign_agree, 3u);
+  // swapoff gives every foreign slot back.
+  Run("free folio=1\nfree folio=2\ndrop-cache\nswapoff dev=0\n");
+  EXPECT_EQ(runner_.foreign_slots(), 0u);
+}
+
+TEST_F(Replay, ForeignFreeOfASlotNoForeignRecordHoldsNamesTheLine) {
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\nforeign dev=0 offset=1 cpu=0\n");
+  TraceReader r = FromText("swaplab-trace 1\nforeign-free dev=0 offset=2\n");
+  TraceRecord rec;
+  ASSERT_TRUE(*r.Next(&rec));
+  Status st = runner_.Apply(rec, "t.trace");
+  EXPECT_EQ(st.code(), -EINVAL);
+  EXPECT_NE(st.message().find("t.trace:2: no foreign record holds dev 0 offset 2"),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(sys_.Device(0)->inuse, 1u);  // nothing changed
 }
 
 TEST_F(Replay, SwapInThenForkThenSwapoff) {

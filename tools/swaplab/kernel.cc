@@ -69,6 +69,7 @@ int RunRun(const KernelOptions& o) {
   }
   ro.prio = o.prio;
   ro.annotate_inuse = o.annotate;
+  ro.reruns = o.reruns;
   ro.timeout_s = o.timeout_s;
   ro.out = o.out;
   if (!kernel::IsRoot()) {
@@ -120,6 +121,12 @@ KernelCommands AddKernel(CLI::App& app, KernelOptions& o) {
       ->check(CLI::Range(0, 32767));
   c.run->add_option("--timeout", o.timeout_s, "seconds before the run gives up")
       ->check(CLI::Range(1, 3600));
+  c.run
+      ->add_option("--reruns", o.reruns,
+                   "runs made again while one saw slots taken outside the trace that it could "
+                   "not account for")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 20));
   c.run->add_flag("--json", o.json, "one JSON document on stdout");
   AddProgressOption(c.run, o.progress);
   c.run->add_flag("--annotate-inuse", o.annotate,

@@ -19,6 +19,7 @@ struct KernelOptions {
   int timeout_s = 300;
   bool json = false;
   bool annotate = false;
+  int reruns = 4;
   std::string progress = "auto";  // run: --progress always|never|auto
 };
 

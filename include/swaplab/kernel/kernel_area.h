@@ -51,6 +51,10 @@ class KernelArea {
   const std::string& inflight() const { return inflight_; }
   // "dio on" for loop devices (sysfs loop/dio), empty otherwise.
   const std::string& note() const { return note_; }
+  // The bytes of slot `offset` as they are on the device (O_DIRECT: not a
+  // page cache's copy), read-only, while the area is on: what the kernel
+  // last wrote there.
+  Result<std::vector<uint8_t>> ReadSlot(uint64_t offset) const;
 
  private:
   explicit KernelArea(const AreaSpec& s) : spec_(s) {}

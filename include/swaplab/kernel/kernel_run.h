@@ -32,6 +32,33 @@ struct RunOptions {
   bool annotate_inuse = false;  // a "# kernel inuse N" comment after each record (debugging)
   // Records applied so far, of all; called after each record (read-only).
   std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
+  // The model run in lockstep to see slots taken outside the trace
+  // (interference); unset: linux-6.18.
+  std::optional<alloc::Policy> watch_policy;
+  bool account_foreign = true;  // off: interference is reported, never written as `foreign`
+  // RunTraceAccounted: runs made again when one had interference it could
+  // not account for (at most this many more).
+  int reruns = 4;
+  // Called after each record with its trace line, before the run looks for
+  // interference (tests: another process swaps out at a chosen point).
+  std::function<void(uint64_t line)> after_record = nullptr;
+};
+
+// Slots in use on a run's area that the trace's pages do not explain: some
+// other process's pages swapped out into it (slots > 0) or such slots given
+// back (slots < 0), seen after the record at `line`.
+struct Interference {
+  uint64_t line = 0;  // trace line of the record after which it was seen
+  uint64_t dev = 0;
+  int64_t slots = 0;
+  // Written into the output trace as `foreign` records (the model replays
+  // them), with the CPU and place the model's slots say.
+  bool accounted = false;
+  int cpu = -1;
+  bool before_record = false;  // the slots were taken before the record's own pages
+  std::vector<std::pair<uint64_t, uint64_t>> runs;  // (first offset, slots), accounted
+  uint64_t content_other = 0;  // slots holding bytes that are neither the trace's nor zero
+  std::string how;             // accounted: how it was placed; not: why not
 };
 
 // Something the kernel did that the trace did not ask for. Reported, never
@@ -76,6 +103,15 @@ struct RunReport {
   uint64_t uncached_at_pageout = 0;    // folios the kernel freed from the swap cache at write-out
   uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots
   uint64_t swapin_extra_pages = 0;  // pages swapped in beyond those asked for (whole large folios)
+  std::vector<Interference> interference;  // the first 50
+  uint64_t interference_total = 0;         // points where it was seen
+  uint64_t foreign_slots = 0;              // slots written as `foreign` records
+  uint64_t interference_unaccounted = 0;   // points not written as `foreign` records
+  // Other swap activity on the machine seen before the first record (a
+  // DAMON pageout scheme, pswpout moving): said once, before the run.
+  std::vector<std::string> warnings;
+  int runs = 1;                            // RunTraceAccounted: runs made
+  std::vector<std::string> rerun_reasons;  // why each earlier run was not kept
   double seconds = 0;
 };
 
@@ -84,6 +120,11 @@ struct RunReport {
 // setting restored before returning, also on error or when `*interrupted`
 // becomes non-zero (checked between records).
 Result<RunReport> RunTrace(const RunOptions& o, const volatile std::sig_atomic_t* interrupted);
+// RunTrace, made again (at most o.reruns times) while a run saw
+// interference it could not account for; the report says how many runs
+// and why. A run whose interference was all accounted is kept.
+Result<RunReport> RunTraceAccounted(const RunOptions& o,
+                                    const volatile std::sig_atomic_t* interrupted);
 
 // The model's side: the written trace replayed with `policy`
 // (workload::Replay).

@@ -27,10 +27,18 @@ struct PageState {
   uint64_t swap_offset = 0;
 };
 
+// The first 8 bytes of every trace page the worker writes ("swaplab!"
+// little-endian); the next 8 are the page's address. A slot of a run's
+// area holding other non-zero bytes was written by someone else.
+inline constexpr uint64_t kTracePageMagic = 0x2162616c70617773ull;
+
 class Worker {
  public:
   // Forks the worker; it reserves `reserve_bytes` of address space
-  // (PROT_NONE). It stays in `home_cgroup_dir` (the caller's memory cgroup)
+  // (PROT_NONE) and locks the rest of its memory as it faults in
+  // (mlockall(MCL_CURRENT | MCL_ONFAULT): stack, heap, buffers, a
+  // sanitizer's shadow), so only the trace's folios, mapped later, can be
+  // swapped out of it. It stays in `home_cgroup_dir` (the caller's memory cgroup)
   // and joins `cgroup_dir` (may be empty) only while it faults trace folios
   // in, so that only they are charged there.
   static Result<std::unique_ptr<Worker>> Start(uint64_t reserve_bytes,
@@ -45,7 +53,8 @@ class Worker {
 
   // Maps [addr, addr+len) read-write anonymous (fixed, inside the region).
   Status Map(uint64_t addr, uint64_t len);
-  // Pins to `cpu`, writes every page (a non-zero pattern), returns.
+  // Pins to `cpu`, writes every page (kTracePageMagic and the page's
+  // address), returns.
   Status Touch(int cpu, uint64_t addr, uint64_t len);
   // Pins to `cpu`, MADV_PAGEOUT.
   Status Pageout(int cpu, uint64_t addr, uint64_t len);

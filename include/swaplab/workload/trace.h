@@ -29,6 +29,10 @@ enum class TraceOp {
   kSuspendStorage,
   kResumeStorage,
   kExpect,
+  // Slots taken / given back by someone outside the trace (another
+  // process's swap-out on a real kernel, `kernel run`'s interference).
+  kForeign,
+  kForeignFree,
 };
 const char* Name(TraceOp op);
 
@@ -44,7 +48,7 @@ struct TraceRecord {
   int cpu = 0;
   uint64_t page = 0;          // first page (free / cache / expect)
   std::optional<uint64_t> n;  // page count (free / cache); default: all
-  uint64_t offset = 0;        // expect
+  uint64_t offset = 0;        // expect, foreign, foreign-free
 };
 
 // The pages [first, first + count) of a folio of `folio_pages` pages that a

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -33,6 +34,11 @@ struct ReplaySummary {
   uint64_t expected = 0, agree = 0;
   std::vector<Disagreement> disagreements;  // the first ones
   uint64_t skipped_cache_drops = 0;         // refused while storage suspended
+  // `foreign` records (slots another process took on a real kernel): the
+  // model's swap-out of one page outside the trace on the record's CPU,
+  // compared with where the kernel put it; not counted in expected/agree.
+  uint64_t foreign_expected = 0, foreign_agree = 0;
+  uint64_t foreign_released = 0;  // `foreign-free` slots given back
 };
 
 class TraceRunner {
@@ -54,6 +60,16 @@ class TraceRunner {
   bool Live(uint64_t id) const { return index_.Find(id) != FolioIndex::kAbsent; }
   // Trace device id → device type.
   const std::map<uint64_t, int>& devices() const { return devs_; }
+  // A swap-out of one order-0 page outside the trace on `cpu` (what a
+  // `foreign` record does for each of its slots): the slot the model gave
+  // it, held with one reference and out of the swap cache until a
+  // `foreign-free` of (its dev, its offset) or a swapoff; invalid (offset
+  // 0) when no slot was free. Kept under (dev, offset) of `as` when given
+  // (the kernel's placement), else under the model's own.
+  Result<alloc::SwapEntry> TakeForeignSlot(int cpu,
+                                           std::optional<std::pair<uint64_t, uint64_t>> as = {});
+  // Slots held by `foreign` records now.
+  size_t foreign_slots() const { return foreign_.size(); }
 
   // A record's place, FILE:LINE in messages.
   struct Where {
@@ -174,6 +190,8 @@ class TraceRunner {
   Status DoDropCache(TFolio& f, const Where& where, bool keep_mapped);
   Status DropAllCaches(const Where& where);
   Status DoSwapoff(const TraceRecord& r, const Where& where);
+  Status DoForeign(const TraceRecord& r, const Where& where);
+  Status DoForeignFree(const TraceRecord& r, const Where& where);
   alloc::Folio* NewFolio(int order);
   void Release(alloc::Folio* f);
   // The distinct cache folios `pages` refer to, in page order, into *out.
@@ -195,6 +213,8 @@ class TraceRunner {
   bool compact_;
   ReplaySummary sum_;
   std::map<uint64_t, int> devs_;
+  // Slots of `foreign` records: (dev, the kernel's offset) → the model's slot.
+  std::map<std::pair<uint64_t, uint64_t>, alloc::SwapEntry> foreign_;
   // Entries in chunks of 2^kShift: they never move, and a table of
   // millions grows without a doubling's copy and slack.
   template <typename T, int kShift>

@@ -1,0 +1,111 @@
+// Slots taken outside the trace during `kernel run` (interference.h).
+#include "interference.h"
+
+#include <utility>
+
+namespace swaplab::kernel {
+
+using workload::TraceRecord;
+
+ModelReplay::ModelReplay(const alloc::Policy& policy, int cpus) {
+  alloc::SystemOptions so;
+  so.policy = policy;
+  so.nr_cpus = cpus;
+  sys_ = std::make_unique<alloc::SwapSystem>(so);
+  run_ = std::make_unique<workload::TraceRunner>(*sys_, /*keep_disagreements=*/0);
+}
+
+Status ModelReplay::FeedTo(const std::vector<TraceRecord>& written, size_t upto) {
+  for (; fed_ < upto && fed_ < written.size(); ++fed_)
+    if (Status st = run_->Apply(written[fed_], "the written trace"); !st.ok()) return st;
+  return Status::Ok();
+}
+
+uint64_t ModelReplay::InUse(uint64_t dev) const {
+  auto t = run_->devices().find(dev);
+  if (t == run_->devices().end()) return 0;
+  auto d = sys_->Device(t->second);
+  return d.ok() ? d->inuse : 0;
+}
+
+uint64_t ModelReplay::Mismatches() const {
+  const auto& s = run_->summary();
+  return s.expected - s.agree;
+}
+
+Result<ForeignExplanation> ForeignWatch::Explain(
+    const std::vector<TraceRecord>& written, size_t record_start, bool may_precede, uint64_t dev,
+    uint64_t slots, const std::function<uint64_t(uint64_t)>& kernel_used,
+    const std::function<SlotContent(uint64_t, uint64_t)>& probe) {
+  ForeignExplanation best;
+  std::unique_ptr<ModelReplay> best_model;
+  bool found = false;
+  // After the record first: when both fit (another CPU's slots), the pages
+  // were seen after it.
+  for (int before = 0; before <= (may_precede ? 1 : 0); ++before) {
+    for (int cpu = 0; cpu < machine_cpus_ && cpu < model_cpus_; ++cpu) {
+      auto m = std::make_unique<ModelReplay>(policy_, model_cpus_);
+      const size_t split = before ? record_start : written.size();
+      if (!m->FeedTo(written, split).ok()) continue;
+      const uint64_t mismatches_before = before ? m->Mismatches() : 0;
+      ForeignExplanation e;
+      e.cpu = cpu;
+      e.before_record = before != 0;
+      bool placed = true;
+      const auto devs = m->runner().devices();
+      auto type = devs.find(dev);
+      if (type == devs.end()) continue;
+      for (uint64_t i = 0; i < slots && placed; ++i) {
+        auto got = m->runner().TakeForeignSlot(cpu);
+        placed = got.ok() && got->valid() && got->type == type->second;
+        if (placed) e.offsets.push_back(got->offset);
+      }
+      if (!placed) continue;
+      if (before && !m->FeedTo(written, written.size()).ok()) continue;
+      // The record's own pages must land where the kernel put them (when
+      // the foreign pages came first), and every area's count must match.
+      if (before && m->Mismatches() != mismatches_before) continue;
+      bool counts = true;
+      for (const auto& [d, t] : devs) counts &= m->InUse(d) == kernel_used(d);
+      if (!counts) continue;
+      for (uint64_t off : e.offsets) e.content_other += probe(dev, off) == SlotContent::kOther;
+      ++best.candidates;
+      if (!found || e.content_other > best.content_other) {
+        const uint64_t n = best.candidates;
+        best = std::move(e);
+        best.candidates = n;
+        best_model = std::move(m);
+        found = true;
+      } else if (e.content_other == best.content_other && e.offsets != best.offsets) {
+        best.ambiguous = true;
+      }
+    }
+  }
+  if (!found)
+    return Status(-ESRCH, "no CPU's swap-out of " + std::to_string(slots) +
+                              " pages matches the kernel's counts and placements");
+  if (best.content_other == best.offsets.size()) best.ambiguous = false;
+  model_ = std::move(best_model);
+  return best;
+}
+
+std::vector<TraceRecord> ForeignRecords(uint64_t dev, int cpu,
+                                        const std::vector<uint64_t>& offsets) {
+  std::vector<TraceRecord> out;
+  for (uint64_t off : offsets) {
+    if (!out.empty() && out.back().offset + *out.back().n == off) {
+      ++*out.back().n;
+      continue;
+    }
+    TraceRecord r;
+    r.op = workload::TraceOp::kForeign;
+    r.dev = dev;
+    r.offset = off;
+    r.n = 1;
+    r.cpu = cpu;
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace swaplab::kernel
