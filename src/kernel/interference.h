@@ -52,17 +52,19 @@ class ModelReplay {
 // One way the kernel's excess of `slots` on `dev` can have come about.
 struct ForeignExplanation {
   int cpu = -1;
-  bool before_record = false;  // the other process swapped out before the record's own pages
+  bool before_record = false;     // the other process swapped out before the record's own pages
   std::vector<uint64_t> offsets;  // the slots, in the order the model gave them
   uint64_t content_other = 0;     // of them, slots whose bytes are not the trace's nor zero
   uint64_t candidates = 0;        // explanations that matched the kernel's counts and placements
-  bool ambiguous = false;  // another one matched as well as this one, with other slots
+  bool ambiguous = false;         // another one matched as well as this one, with other slots
 };
 
 class ForeignWatch {
  public:
   ForeignWatch(const alloc::Policy& policy, int model_cpus, int machine_cpus)
-      : policy_(policy), model_cpus_(model_cpus), machine_cpus_(machine_cpus),
+      : policy_(policy),
+        model_cpus_(model_cpus),
+        machine_cpus_(machine_cpus),
         model_(std::make_unique<ModelReplay>(policy, model_cpus)) {}
   ModelReplay& model() { return *model_; }
   // Explains `slots` more slots in use on `dev` than the model has after

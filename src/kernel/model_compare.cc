@@ -58,7 +58,6 @@ Result<KernelComparison> RunAndCompare(const RunOptions& o, const std::string& d
     close(fd);
     tmp = ro.out = tmpl;
   }
-  if (!ro.watch_policy) ro.watch_policy = policy;
   auto rep = RunTraceAccounted(ro, interrupted);
   if (!rep.ok()) {
     if (!tmp.empty()) unlink(tmp.c_str());

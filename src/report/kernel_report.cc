@@ -110,6 +110,8 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
   j["interference_total"] = r.interference_total;
   j["interference_unaccounted"] = r.interference_unaccounted;
   j["foreign_slots"] = r.foreign_slots;
+  j["watch_policy"] = r.watch_policy;
+  j["watch_exact"] = r.watch_exact;
   j["model_foreign_agree"] = s.foreign_agree;
   j["warnings"] = r.warnings;
   j["runs"] = r.runs;
@@ -129,7 +131,12 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
                        a.blkdev ? "blkdev" : "file", a.swap_type);
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   for (const auto& why : r.rerun_reasons) out += "made again: " + why + "\n";
-  if (r.interference_total) {
+  if (r.interference_total && !r.watch_exact) {
+    out += fmt::format(
+        "slots in use differed from {}'s count after {} records (the model is not this kernel's "
+        "own preset: reported, not explained)\n",
+        r.watch_policy, r.interference_total);
+  } else if (r.interference_total) {
     out += fmt::format(
         "interference: {} points where slots of the run's areas were taken or given back outside "
         "the trace; {} slots written as `foreign` records and replayed by the model ({} placed "

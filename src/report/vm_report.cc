@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "swaplab/workload/replay.h"
+
 namespace swaplab::report {
 
 namespace {
@@ -247,6 +249,72 @@ std::string VmSeedTableJson(const vm::SeedTableReport& t, const workload::HostCp
   }
   j["layouts"] = layouts;
   return j.dump(2) + "\n";
+}
+
+std::string VmRunJson(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
+  ordered_json j;
+  j["trace"] = o.trace;
+  j["device"] = o.device;
+  j["policy"] = r.policy;
+  j["vm"] = {{"release", r.release},
+             {"accel", r.accel},
+             {"accel_why", r.accel_why},
+             {"smp", o.vm.smp},
+             {"mem_mib", o.vm.mem_mib},
+             {"boot_wall_seconds", r.boot_wall_s},
+             {"guest_run_seconds", r.guest_run_s}};
+  j["host_replay"] = {{"expected", r.host_replay.expected},
+                      {"agree", r.host_replay.agree},
+                      {"agreement", workload::Agreement(r.host_replay)}};
+  if (!o.out.empty()) j["out"] = o.out;
+  j["kernel_run"] = ordered_json::parse(r.kernel_json, nullptr, false);
+  return j.dump(2) + "\n";
+}
+
+std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
+  const ordered_json k = ordered_json::parse(r.kernel_json, nullptr, false);
+  auto num = [&](const char* key) -> uint64_t {
+    return k.contains(key) && k[key].is_number_unsigned() ? k[key].get<uint64_t>() : 0;
+  };
+  std::string out = fmt::format(
+      "vm run {} on Linux {} ({}, {} CPUs, {} MiB), device {}: {} records in {:.1f} s in the "
+      "guest, {:.1f} s with boot\n",
+      o.trace, r.release, r.accel, o.vm.smp, o.vm.mem_mib, o.device, num("records"), r.guest_run_s,
+      r.boot_wall_s);
+  if (k.contains("warnings") && k["warnings"].is_array())
+    for (const auto& w : k["warnings"])
+      if (w.is_string()) out += "warning (in the guest): " + w.get<std::string>() + "\n";
+  out += fmt::format("pages swapped {}  kept in memory {} (model {})\n", num("pages_swapped"),
+                     num("pages_not_swapped"), num("model_pages_unplaced"));
+  out += fmt::format("placement agreement with {}: {}/{} ({:.2f}%); the host's replay: {}/{}\n",
+                     r.policy, num("agree"), num("expected"),
+                     100.0 * workload::Agreement(r.host_replay), r.host_replay.agree,
+                     r.host_replay.expected);
+  if (k.contains("fallback") && k["fallback"].is_object())
+    for (auto it = k["fallback"].begin(); it != k["fallback"].end(); ++it)
+      out += fmt::format("  {} fallback: kernel {:.2f}%  model {:.2f}%\n", it.key(),
+                         100 * it.value().value("kernel_rate", 0.0),
+                         100 * it.value().value("model_rate", 0.0));
+  if (k.contains("disagreements") && k["disagreements"].is_array())
+    for (const auto& d : k["disagreements"])
+      out += fmt::format("  line {}: folio {} page {}: kernel dev {} offset {}, model {}\n",
+                         d.value("line", 0), d.value("folio", 0), d.value("page", 0),
+                         d.value("kernel_dev", 0), d.value("kernel_offset", 0),
+                         d.value("model", std::string()));
+  const bool exact =
+      k.contains("watch_exact") && k["watch_exact"].is_boolean() && k["watch_exact"].get<bool>();
+  if (num("interference_total") && exact)
+    out += fmt::format("interference: {} points, {} foreign slots, {} not accounted\n",
+                       num("interference_total"), num("foreign_slots"),
+                       num("interference_unaccounted"));
+  else if (num("interference_total"))
+    out += fmt::format(
+        "slots in use differed from the model's count after {} records (no preset models this "
+        "kernel exactly: not taken for interference)\n",
+        num("interference_total"));
+  if (num("kernel_on_its_own_total"))
+    out += fmt::format("the kernel on its own: {} (see --json)\n", num("kernel_on_its_own_total"));
+  return out;
 }
 
 }  // namespace swaplab::report

@@ -64,25 +64,6 @@ bool IsStatic(const std::string& path) {
          s->find("/lib/ld-linux") == std::string::npos;
 }
 
-// Runs argv with stdout to `out`; -EIO unless it exits 0.
-Status RunToFile(std::vector<std::string> args, const std::string& out) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return Status(-EIO, std::string("cannot run ") + argv[0] + ": " + std::strerror(rc));
-  int st = 0;
-  waitpid(pid, &st, 0);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-    return Status(-EIO, std::string(argv[0]) + " failed on " + args.back());
-  return Status::Ok();
-}
-
 class ModuleSet {
  public:
   ModuleSet(std::string dir, std::string tmp) : dir_(std::move(dir)), tmp_(std::move(tmp)) {}
@@ -151,6 +132,26 @@ class ModuleSet {
 
 }  // namespace
 
+Status RunToFile(std::vector<std::string> args, const std::string& out, const std::string& err) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (!err.empty())
+    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return Status(-EIO, std::string("cannot run ") + argv[0] + ": " + std::strerror(rc));
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    return Status(-EIO, std::string(argv[0]) + " failed on " + args.back());
+  return Status::Ok();
+}
+
 void AppendCpioEntry(std::string* a, const std::string& name, uint32_t mode,
                      const std::string& data, uint32_t ino) {
   // c_magic, then 13 fields of 8 hex digits: ino mode uid gid nlink mtime
@@ -182,7 +183,8 @@ Result<InitramfsReport> WriteInitramfs(const std::string& out, const InitramfsSp
   }
   auto bb = Slurp(busybox);
   if (!bb.ok()) return bb.status();
-  auto agent = Slurp(spec.agent);
+  Result<std::string> agent = std::string();
+  if (!spec.agent.empty()) agent = Slurp(spec.agent);
   if (!agent.ok()) return Status(-ENOENT, "no guest agent at " + spec.agent);
   ModuleSet mods(spec.modules_dir, tmpdir);
   if (Status st = mods.Load(); !st.ok()) return st;
@@ -194,8 +196,21 @@ Result<InitramfsReport> WriteInitramfs(const std::string& out, const InitramfsSp
   for (const char* d : {"bin", "sbin", "dev", "proc", "sys", "tmp", "lib", "lib/modules"})
     AppendCpioEntry(&a, d, S_IFDIR | 0755, "", ino++);
   AppendCpioEntry(&a, "bin/busybox", S_IFREG | 0755, *bb, ino++);
-  AppendCpioEntry(&a, "bin/swaplab_guest_agent", S_IFREG | 0755, *agent, ino++);
+  if (!spec.agent.empty())
+    AppendCpioEntry(&a, "bin/swaplab_guest_agent", S_IFREG | 0755, *agent, ino++);
   AppendCpioEntry(&a, "init", S_IFREG | 0755, InitScript(), ino++);
+  std::set<std::string> dirs = {"bin", "sbin", "dev", "proc", "sys", "tmp", "lib", "lib/modules"};
+  for (const InitramfsFile& f : spec.files) {
+    if (f.guest.size() < 2 || f.guest[0] != '/' || f.guest.find("/../") != std::string::npos)
+      return Status(-EINVAL, "initramfs path " + f.guest + " is not absolute");
+    auto data = Slurp(f.host);
+    if (!data.ok()) return data.status();
+    const std::string name = f.guest.substr(1);
+    for (size_t at = name.find('/'); at != std::string::npos; at = name.find('/', at + 1))
+      if (dirs.insert(name.substr(0, at)).second)
+        AppendCpioEntry(&a, name.substr(0, at), S_IFDIR | 0755, "", ino++);
+    AppendCpioEntry(&a, name, S_IFREG | (f.mode & 07777), *data, ino++);
+  }
   std::string list;
   for (const auto& m : mods.order()) {
     AppendCpioEntry(&a, "lib/modules/" + m + ".ko", S_IFREG | 0644, mods.file(m), ino++);

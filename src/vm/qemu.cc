@@ -48,7 +48,40 @@ const char* Name(Accel a) {
   return "?";
 }
 
-Result<GuestKernel> FindGuestKernel(const std::string& cache_in) {
+std::string ConsoleTail(const std::string& s, int lines) {
+  size_t at = s.size();
+  for (int i = 0; i <= lines; ++i) {
+    if (at == 0) return s;
+    at = s.rfind('\n', at - 1);
+    if (at == std::string::npos) return s;
+  }
+  return s.substr(at + 1);
+}
+
+Result<GuestKernel> ResolveGuestKernel(const VmOptions& o) {
+  GuestKernel gk;
+  gk.kernel = o.kernel;
+  gk.modules = o.modules;
+  if (gk.kernel.empty() || IsKernelSeries(gk.kernel)) {
+    auto k = FindGuestKernel("", gk.kernel);
+    if (!k.ok()) return k.status();
+    gk = *k;
+    if (!o.modules.empty()) gk.modules = o.modules;
+  } else if (gk.modules.empty()) {
+    return Status(-EINVAL, "--kernel needs --modules (its lib/modules/RELEASE)");
+  }
+  if (gk.release.empty()) gk.release = fs::path(gk.modules).filename().string();
+  return gk;
+}
+
+bool IsKernelSeries(const std::string& k) {
+  int major = 0, minor = 0;
+  char rest = 0;
+  return std::sscanf(k.c_str(), "%d.%d%c", &major, &minor, &rest) == 2 &&
+         k.find('/') == std::string::npos;
+}
+
+Result<GuestKernel> FindGuestKernel(const std::string& cache_in, const std::string& series) {
   std::string cache = cache_in;
   if (cache.empty()) {
     const char* env = std::getenv("SWAPLAB_GUEST_KERNEL_CACHE");
@@ -57,9 +90,13 @@ Result<GuestKernel> FindGuestKernel(const std::string& cache_in) {
   std::vector<std::string> releases;
   std::error_code ec;
   for (const auto& d : fs::directory_iterator(cache, ec))
-    if (fs::exists(d.path() / ".unpacked", ec)) releases.push_back(d.path().filename().string());
+    if (fs::exists(d.path() / ".unpacked", ec) &&
+        (series.empty() || d.path().filename().string().rfind(series + ".", 0) == 0))
+      releases.push_back(d.path().filename().string());
   if (releases.empty()) {
-    std::string why = "no guest kernel in " + cache + " (run: bash scripts/guest-kernel)";
+    std::string why = "no guest kernel" + (series.empty() ? "" : " " + series) + " in " + cache +
+                      " (run: bash scripts/guest-kernel" + (series.empty() ? "" : " " + series) +
+                      ")";
     std::ifstream un(cache + "/unavailable");
     std::string line;
     if (un && std::getline(un, line) && !line.empty())

@@ -94,17 +94,6 @@ namespace {
 constexpr char kGuestHangLine[] = "blocked for more than";
 constexpr char kGuestHangTimeoutArg[] = " sysctl.kernel.hung_task_timeout_secs=20";
 
-// The last `lines` lines of s (all of it when shorter).
-std::string Tail(const std::string& s, int lines) {
-  size_t at = s.size();
-  for (int i = 0; i <= lines; ++i) {
-    if (at == 0) return s;
-    at = s.rfind('\n', at - 1);
-    if (at == std::string::npos) return s;
-  }
-  return s.substr(at + 1);
-}
-
 // The places a guest agent is looked for when neither --agent nor
 // SWAPLAB_GUEST_AGENT names one, in order: beside the running program (the
 // build tree), the install prefix it runs from, the configured prefix.
@@ -210,17 +199,9 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     return Status(-EINVAL, "--swap: a whole number of pages, at least 1 MiB");
   rep.swap_pages = o.swap_bytes / alloc::kPageSize;
   rep.image_pages_asked = o.image_bytes / alloc::kPageSize;
-  GuestKernel gk;
-  gk.kernel = o.vm.kernel;
-  gk.modules = o.vm.modules;
-  if (gk.kernel.empty()) {
-    auto k = FindGuestKernel();
-    if (!k.ok()) return k.status();
-    gk = *k;
-    if (!o.vm.modules.empty()) gk.modules = o.vm.modules;
-  } else if (gk.modules.empty()) {
-    return Status(-EINVAL, "--kernel needs --modules (its lib/modules/RELEASE)");
-  }
+  auto resolved = ResolveGuestKernel(o.vm);
+  if (!resolved.ok()) return resolved.status();
+  const GuestKernel gk = *resolved;
   const std::string agent = AgentPath(o.vm);
   if (agent.empty()) {
     std::string tried;
@@ -292,7 +273,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
       return Status(
           -EIO,
           "the guest's block I/O hung twice (hung-task report on its console); console tail:\n" +
-              Tail(boot->console, 25));
+              ConsoleTail(boot->console, 25));
   }
   auto keep = [&](const std::string& name, const std::string& text) {
     if (o.keep_dir.empty()) return;
@@ -313,7 +294,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     return Status(
         -EIO, std::string(boot->timed_out ? "the guest timed out" : "the guest did not hibernate") +
                   " (qemu exit " + std::to_string(boot->exit_status) + "); console tail:\n" +
-                  Tail(boot->console, 25) + Tail(boot->qemu_stderr, 5));
+                  ConsoleTail(boot->console, 25) + ConsoleTail(boot->qemu_stderr, 5));
 
   // The trace: NUL-terminated text at the start of the second disk.
   {
@@ -356,7 +337,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     for (const auto& l : rf.pm_lines) rep.kinfo.pm_lines.push_back(l);
     if (rf.read_s < 0 || !rf.resumed_intact)
       return Status(-EIO, "the guest did not resume the image intact; console tail:\n" +
-                              Tail(rb->console, 25));
+                              ConsoleTail(rb->console, 25));
   }
 
   stage("model");

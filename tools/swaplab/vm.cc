@@ -13,6 +13,7 @@
 #include "swaplab/report/vm_report.h"
 #include "swaplab/vm/vm_hibernate.h"
 #include "swaplab/vm/vm_reproduce.h"
+#include "swaplab/vm/vm_run.h"
 
 namespace swaplab::tools {
 
@@ -41,6 +42,17 @@ void ShowStages(ProgressBar& bar, vm::VmOptions& vo, bool resume, int runs) {
   };
 }
 
+// The guest's kernel, command line, accelerator and memory (both subcommands).
+void AddGuestCliOptions(CLI::App* a, VmCmdOptions& o) {
+  a->add_option("--kernel", o.kernel,
+                "bzImage, or a series of the cache: 6.12 | 6.1 (default: the cached Debian 6.12)");
+  a->add_option("--modules", o.modules, "its lib/modules/RELEASE");
+  a->add_option("--append", o.append, "extra kernel arguments");
+  a->add_option("--accel", o.accel, "tcg | kvm | auto")
+      ->check(CLI::IsMember({"tcg", "kvm", "auto"}));
+  a->add_option("--mem", o.mem_mib, "guest memory, MiB")->capture_default_str();
+}
+
 }  // namespace
 
 VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
@@ -59,12 +71,7 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
       ->check(CLI::IsMember({"none", "lzo", "lz4"}));
   h->add_flag("--resume", o.resume, "boot again, resume the image, report the kernel's read time");
   h->add_flag("--json", o.json, "one JSON document");
-  h->add_option("--kernel", o.kernel, "bzImage (default: the cached Debian 6.12 kernel)");
-  h->add_option("--modules", o.modules, "its lib/modules/RELEASE");
-  h->add_option("--append", o.append, "extra kernel arguments");
-  h->add_option("--accel", o.accel, "tcg | kvm | auto")
-      ->check(CLI::IsMember({"tcg", "kvm", "auto"}));
-  h->add_option("--mem", o.mem_mib, "guest memory, MiB")->capture_default_str();
+  AddGuestCliOptions(h, o);
   h->add_option("--smp", o.smp, "guest CPUs")->capture_default_str();
   h->add_option("--timeout", o.timeout_s, "seconds per boot")->capture_default_str();
   h->add_flag("--rotational", o.rotational, "the guest marks the swap disk rotational");
@@ -73,11 +80,71 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
   h->add_option("--keep", o.keep, "copy the disk, trace and consoles into DIR");
   h->add_option("--agent", o.agent, "the static guest agent (default: the one built with swaplab)");
   AddProgressOption(h, o.progress);
+
+  auto* r = c.run = c.vm->add_subcommand(
+      "run", "kernel run inside the guest: the trace on the guest kernel's swap, compared");
+  r->add_option("trace", o.run_trace, "trace file (swaplab-trace 1)")->required();
+  r->add_option("--device", o.run_device, "file | loop | loop-ssd | zram (as kernel run)")
+      ->check(CLI::IsMember({"file", "loop", "loop-ssd", "zram"}))
+      ->capture_default_str();
+  r->add_option("--out", o.run_out, "write the trace with the kernel's placements as expect lines");
+  r->add_option("--policy", o.run_policy,
+                "model preset to compare with (default: the guest kernel's version's)");
+  r->add_option("--reruns", o.run_reruns,
+                "kernel run's --reruns in the guest (a quiet guest has no interference)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 20));
+  r->add_flag("--json", o.json, "one JSON document");
+  AddGuestCliOptions(r, o);
+  r->add_option("--smp", o.run_smp, "guest CPUs")->capture_default_str()->check(CLI::Range(1, 64));
+  r->add_option("--timeout", o.timeout_s, "seconds for the boot and the run")
+      ->capture_default_str();
+  r->add_option("--keep", o.keep, "copy the console, result and written trace into DIR");
+  AddProgressOption(r, o.progress);
   return c;
 }
 
+namespace {
+
+// The guest's options both subcommands share.
+vm::VmOptions GuestOptions(const VmCmdOptions& o, int smp) {
+  vm::VmOptions v;
+  v.kernel = o.kernel;
+  v.modules = o.modules;
+  v.append = o.append;
+  v.accel = *vm::ParseAccel(o.accel);
+  v.mem_mib = o.mem_mib;
+  v.smp = smp;
+  v.timeout_s = o.timeout_s;
+  return v;
+}
+
+int RunVmRun(const VmCmdOptions& o) {
+  vm::VmRunOptions ro;
+  ro.trace = o.run_trace;
+  ro.device = o.run_device;
+  ro.out = o.run_out;
+  ro.policy = o.run_policy;
+  ro.reruns = o.run_reruns;
+  ro.keep_dir = o.keep;
+  ro.vm = GuestOptions(o, o.run_smp);
+  if (!ro.policy.empty())
+    if (auto p = alloc::Policy::Preset(ro.policy); !p.ok()) return Fail(p.status(), 2, "vm run");
+  ProgressBar bar(o.progress, 3, "stages");
+  ro.vm.stage = [&bar](size_t k, const char* name) { bar.Update(k, name); };
+  auto res = kernel::WithSignals<vm::VmRunResult>(
+      kVmSignals, [&](auto* intr) { return vm::RunInVm(ro, intr); });
+  if (res.ok()) bar.Update(3, "done");
+  bar.End();
+  if (!res.ok()) return Fail(res.status(), ExitCode(res.status()), "vm run");
+  fmt::print("{}", o.json ? report::VmRunJson(ro, *res) : report::VmRunText(ro, *res));
+  return 0;
+}
+
+}  // namespace
+
 int RunVm(const VmCommands& c, const VmCmdOptions& o) {
-  (void)c;
+  if (c.run->parsed()) return RunVmRun(o);
   vm::HibernateOptions ho;
   ho.layout = *workload::ParseRfcLayout(o.layout);
   ho.compress = *hibernate::ParseCompressor(o.compress);
@@ -91,13 +158,7 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   ho.seed = o.seed;
   ho.policy = o.policy;
   ho.keep_dir = o.keep;
-  ho.vm.kernel = o.kernel;
-  ho.vm.modules = o.modules;
-  ho.vm.append = o.append;
-  ho.vm.accel = *vm::ParseAccel(o.accel);
-  ho.vm.mem_mib = o.mem_mib;
-  ho.vm.smp = o.smp;
-  ho.vm.timeout_s = o.timeout_s;
+  ho.vm = GuestOptions(o, o.smp);
   ho.vm.rotational = o.rotational;
   ho.vm.agent = o.agent;
   ProgressBar bar(o.progress, 0, "stages");

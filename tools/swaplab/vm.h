@@ -19,11 +19,15 @@ struct VmCmdOptions {
   bool rotational = false;
   uint64_t seed = 1;
   std::string progress = "auto";  // --progress always|never|auto
+  // vm run
+  std::string run_trace, run_device = "loop-ssd", run_out, run_policy;
+  int run_reruns = 0, run_smp = 2;
 };
 
 struct VmCommands {
   CLI::App* vm = nullptr;
   CLI::App* hibernate = nullptr;
+  CLI::App* run = nullptr;
 };
 
 VmCommands AddVm(CLI::App& app, VmCmdOptions& o);

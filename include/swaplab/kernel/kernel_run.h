@@ -33,9 +33,14 @@ struct RunOptions {
   // Records applied so far, of all; called after each record (read-only).
   std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
   // The model run in lockstep to see slots taken outside the trace
-  // (interference); unset: linux-6.18.
+  // (interference); unset: the preset of the running kernel's version
+  // (alloc::PresetForRelease of uname's release). Only a preset that models
+  // this kernel counts its slots as it does: with any other (no preset for
+  // this version, or watch_models_kernel false) differences are reported
+  // as the model's, never explained as `foreign` records nor made again.
   std::optional<alloc::Policy> watch_policy;
-  bool account_foreign = true;  // off: interference is reported, never written as `foreign`
+  bool watch_models_kernel = true;  // with watch_policy: it is this kernel's preset
+  bool account_foreign = true;      // off: interference is reported, never written as `foreign`
   // RunTraceAccounted: runs made again when one had interference it could
   // not account for (at most this many more).
   int reruns = 4;
@@ -110,7 +115,9 @@ struct RunReport {
   // Other swap activity on the machine seen before the first record (a
   // DAMON pageout scheme, pswpout moving): said once, before the run.
   std::vector<std::string> warnings;
-  int runs = 1;                            // RunTraceAccounted: runs made
+  std::string watch_policy;  // the lockstep model's preset
+  bool watch_exact = true;   // it models this kernel (else: differences only reported)
+  int runs = 1;              // RunTraceAccounted: runs made
   std::vector<std::string> rerun_reasons;  // why each earlier run was not kept
   double seconds = 0;
 };

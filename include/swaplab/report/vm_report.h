@@ -7,12 +7,17 @@
 
 #include "swaplab/vm/vm_hibernate.h"
 #include "swaplab/vm/vm_reproduce.h"
+#include "swaplab/vm/vm_run.h"
 #include "swaplab/workload/host_cpu.h"
 
 namespace swaplab::report {
 
 std::string VmHibernateText(const vm::HibernateReport& r);
 std::string VmHibernateJson(const vm::HibernateReport& r);
+// `vm run`: the guest's kernel run (its JSON kept whole under "kernel_run")
+// with where it ran and the host's replay.
+std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r);
+std::string VmRunJson(const vm::VmRunOptions& o, const vm::VmRunResult& r);
 
 // `reproduce --vm`: both layouts in one table, kernel and model columns,
 // with `cpu`'s prices added to the model's seconds when given, and the

@@ -13,9 +13,17 @@
 
 namespace swaplab::vm {
 
+// A file of the host put into the archive at `guest` (an absolute path;
+// its directories are made).
+struct InitramfsFile {
+  std::string guest, host;
+  uint32_t mode = 0755;
+};
+
 struct InitramfsSpec {
-  std::string busybox;      // empty: the first static one of /bin, /usr/bin
-  std::string agent;        // static guest agent
+  std::string busybox;  // empty: the first static one of /bin, /usr/bin
+  std::string agent;    // static guest agent (empty: none)
+  std::vector<InitramfsFile> files;
   std::string modules_dir;  // lib/modules/RELEASE (needs modules.order)
   std::vector<std::string> modules = {"virtio_blk", "lz4"};
 };
@@ -32,6 +40,11 @@ const std::string& InitScript();
 // static busybox, no module or modules.order; -EIO: a decompressor failed.
 Result<InitramfsReport> WriteInitramfs(const std::string& out, const InitramfsSpec& spec,
                                        const std::string& tmpdir);
+
+// Runs args (a program on PATH and its arguments) with its stdout to the
+// file `out` (and its stderr to `err` when given); -EIO unless it exits 0.
+Status RunToFile(std::vector<std::string> args, const std::string& out,
+                 const std::string& err = "");
 
 // Low level, for tests: one newc record (mode with its S_IF* type bits).
 void AppendCpioEntry(std::string* archive, const std::string& name, uint32_t mode,

@@ -25,9 +25,13 @@ struct GuestKernel {
   std::string modules;  // lib/modules/RELEASE
 };
 // The newest release unpacked in `cache` (a directory with RELEASE/.unpacked;
-// empty: $SWAPLAB_GUEST_KERNEL_CACHE or /var/cache/swaplab/guest-kernel).
+// empty: $SWAPLAB_GUEST_KERNEL_CACHE or /var/cache/swaplab/guest-kernel),
+// of `series` ("6.12", "6.1": releases "6.12.*", "6.1.*") when given.
 // -ENOENT with what to run when there is none.
-Result<GuestKernel> FindGuestKernel(const std::string& cache = "");
+Result<GuestKernel> FindGuestKernel(const std::string& cache = "", const std::string& series = "");
+// Whether a --kernel argument names a series of the cache ("6.12", "6.1")
+// rather than a bzImage.
+bool IsKernelSeries(const std::string& kernel_arg);
 
 struct VmOptions {
   std::string kernel;   // bzImage; empty: the cached Debian kernel
@@ -45,6 +49,12 @@ struct VmOptions {
   // k of them, on the caller's thread. Read-only.
   std::function<void(size_t k, const char* name)> stage = nullptr;
 };
+
+// The kernel a run boots: opts.kernel a bzImage (with opts.modules), a
+// series of the cache ("6.12", "6.1") or empty (the newest cached one);
+// opts.modules overrides the cached kernel's modules. -EINVAL for a bzImage
+// without its modules.
+Result<GuestKernel> ResolveGuestKernel(const VmOptions& opts);
 
 struct Drive {
   std::string path;  // raw file
@@ -79,6 +89,9 @@ struct BootResult {
 // becomes non-zero (then -EINTR). -ENOENT when qemu cannot be started.
 Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::string& workdir,
                         const volatile std::sig_atomic_t* interrupted);
+
+// The last `lines` lines of a console (all of it when shorter).
+std::string ConsoleTail(const std::string& console, int lines);
 
 // kTcg / kKvm as asked; kAuto: kvm only if /dev/kvm is usable and a probe
 // boot (swaplab.mode=probe) reaches init within 25 s, else tcg. `why` says

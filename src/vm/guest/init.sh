@@ -11,6 +11,11 @@
 #                               writes the trace to /dev/vdb, fills memory to
 #                               about swaplab.image_pages=N pages, hibernates
 #               |probe          print "swaplab-init: probe ok" and power off
+#               |run            `vm run`: mount /dev/vda (ext4, the trace in
+#                               in.trace) on /var/tmp, run /bin/swaplab kernel
+#                               run on it (swaplab.device=D, swaplab.policy=P,
+#                               swaplab.reruns=N), leave out.trace,
+#                               result.json, stderr.txt and rc there
 #   swaplab.pages=N swaplab.seed=S   the agent's pattern
 #   swaplab.image_size=BYTES    written to /sys/power/image_size before the
 #                               agent runs (hibernate mode; without it the
@@ -32,6 +37,7 @@ read -r up _ </proc/uptime
 say "start at uptime $up s, kernel $(uname -r)"
 
 mode=hibernate pages=2048 seed=1 image_size= layout=fresh swap_pages=0 image_pages=0 rotational=
+device=loop-ssd policy=linux-6.14 reruns=4
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     swaplab.mode=*) mode="${arg#*=}" ;;
@@ -42,6 +48,9 @@ for arg in $(cat /proc/cmdline); do
     swaplab.rotational=*) rotational="${arg#*=}" ;;
     swaplab.swap_pages=*) swap_pages="${arg#*=}" ;;
     swaplab.image_pages=*) image_pages="${arg#*=}" ;;
+    swaplab.device=*) device="${arg#*=}" ;;
+    swaplab.policy=*) policy="${arg#*=}" ;;
+    swaplab.reruns=*) reruns="${arg#*=}" ;;
   esac
 done
 say "mode $mode pages $pages seed $seed"
@@ -64,6 +73,26 @@ if [ ! -e /sys/block/vda/dev ]; then
 fi
 dev="$(cat /sys/block/vda/dev)"
 say "swap disk /dev/vda is $dev"
+
+if [ "$mode" = run ]; then
+  mkdir -p /var/tmp /run /sys/fs/cgroup
+  mount -t ext4 /dev/vda /var/tmp || { say "cannot mount /dev/vda on /var/tmp"; off; }
+  mount -t tmpfs tmpfs /run
+  # kernel run's memory cgroup (cgroup v2, the memory controller for children).
+  mount -t cgroup2 cgroup2 /sys/fs/cgroup && echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+  read -r up _ </proc/uptime
+  say "kernel run $device $policy at uptime $up s"
+  /bin/swaplab kernel run /var/tmp/in.trace --device "$device" --policy "$policy" \
+    --reruns "$reruns" --out /var/tmp/out.trace --progress never --json \
+    >/var/tmp/result.json 2>/var/tmp/stderr.txt
+  echo $? >/var/tmp/rc
+  read -r up _ </proc/uptime
+  say "kernel run exited with $(cat /var/tmp/rc) at uptime $up s"
+  head -c 2000 /var/tmp/stderr.txt
+  sync
+  umount /var/tmp
+  off
+fi
 
 # Writing the device to /sys/power/resume makes the kernel look for an image
 # there and restore it; it only returns when there is none (or it is refused).
