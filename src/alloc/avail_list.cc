@@ -1,5 +1,6 @@
 // The avail list: the device walk of the slow path and the list's
 // membership changes (allocator spec §2.3, §2.8 step 5, §3.5).
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <functional>
@@ -74,13 +75,40 @@ bool SwapSystem::State::WalkAvail(int order, const std::function<bool(SwapDevice
   return false;
 }
 
-// Mirrors swap_alloc_slow().
+// Mirrors swap_alloc_slow() (6.12: get_swap_pages() for one entry).
 bool SwapSystem::State::AllocSlow(const AllocRequest& rq, SwapEntry* out) {
-  return WalkAvail(rq.order, [&](SwapDevice& d) {
-    const uint64_t off = AllocateOnDevice(d, rq);
-    if (off != 0) *out = SwapEntry{d.type, off};
-    return off != 0;
+  if (!policy.swap_pages_taken_ahead) {
+    return WalkAvail(rq.order, [&](SwapDevice& d) {
+      const uint64_t off = AllocateOnDevice(d, rq);
+      if (off != 0) *out = SwapEntry{d.type, off};
+      return off != 0;
+    });
+  }
+  if (TakePagesAhead(1, rq.order) == 0) return false;
+  AllocRequest ahead = rq;
+  ahead.taken_ahead = true;
+  const bool ok = WalkAvail(rq.order, [&](SwapDevice& d) {
+    uint64_t off = 0;
+    if (AllocBatchOnDevice(d, ahead, 1, &off) == 0) return false;
+    *out = SwapEntry{d.type, off};
+    return true;
   });
+  GiveBackPagesAhead(1, ok ? 1 : 0, rq.order);
+  return ok;
+}
+
+int SwapSystem::State::TakePagesAhead(int nr, int order) {
+  if (!policy.swap_pages_taken_ahead) return nr;
+  const int64_t avail = NrSwapPages() >> order;
+  if (avail <= 0) return 0;
+  const int n = static_cast<int>(std::min<int64_t>(nr, avail));
+  pages_ahead.fetch_add(int64_t{n} << order, std::memory_order_relaxed);
+  return n;
+}
+
+void SwapSystem::State::GiveBackPagesAhead(int taken, int got, int order) {
+  if (!policy.swap_pages_taken_ahead || taken <= got) return;
+  pages_ahead.fetch_sub(int64_t{taken - got} << order, std::memory_order_relaxed);
 }
 
 // Mirrors del_from_avail_list(): sets the off-list bit with a recheck.

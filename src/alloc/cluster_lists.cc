@@ -49,7 +49,8 @@ SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id, int order) {
 // otherwise straight to the free list without its table.
 void SwapSystem::State::FreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed) {
   assert(c.count == 0 && c.extend_users == 0);
-  if (d.page_discard && d.writeok.load(std::memory_order_acquire)) {
+  // (6.12 discards per cluster only on devices with clusters.)
+  if (d.page_discard && d.writeok.load(std::memory_order_acquire) && !UsesMapScan(d)) {
     MoveCluster(d, c, ClusterFlag::kDiscard, freed);
     ScheduleDiscard(d);
     return;

@@ -107,9 +107,12 @@ inline void SwapSystem::State::SwapUsageAddDeviceLocked(SwapDevice& d, uint64_t 
   d.inuse.store(v, std::memory_order_release);
   if (v == d.pages) [[unlikely]] {
     DelFromAvailDeviceLocked(d, false);
-    // swap_range_alloc() asks vm_swap_full() before it lowers
-    // nr_swap_pages by these n pages; the derived value already has.
-    if (VmSwapFull(static_cast<int64_t>(n))) ScheduleReclaim(d);
+    // swap_range_alloc() asks vm_swap_full() before nr_swap_pages is
+    // lowered by these n pages (after it, or, in 6.12, by the caller of the
+    // scan: pages_ahead says by how much more); the derived value already
+    // has. 6.12 schedules the reclaim work only on devices with clusters.
+    const bool clusters = !UsesMapScan(d);
+    if (clusters && VmSwapFull(static_cast<int64_t>(n))) ScheduleReclaim(d);
   }
 }
 

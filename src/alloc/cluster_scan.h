@@ -15,6 +15,29 @@ namespace swaplab::alloc {
 
 enum class RangeCheck { kOk, kBusy, kNeedsReclaim };
 
+// Mirrors cluster_reclaim_range()'s walk over [o, o + n) of cluster c
+// (whose first slot is `start`), entered and left with c's lock dropped:
+// each cache-only slot is taken back (TTRS_ANYWAY | TTRS_DIRECT); the walk
+// stops at a slot in use or a folio kept. `strict` (6.12): it also stops
+// at a slot that is not in the swap cache and at one with no folio to take
+// (__try_to_reclaim_swap() <= 0). The caller reads the range again.
+inline void ReclaimRangeUnlocked(SwapSystem::State& s, SwapDevice& d, SwapCluster& c,
+                                 uint64_t start, uint64_t o, uint32_t n, bool strict) {
+  for (uint64_t x = o; x < o + n; ++x) {
+    c.lock.Lock();
+    const uint64_t e = c.table ? c.table[x - start] : slot::kEmpty;
+    c.lock.Unlock();
+    if (e == slot::kEmpty) continue;
+    if (slot::Kind(e) == SlotKind::kBad || slot::Count(e) != 0) break;
+    if (slot::Kind(e) != SlotKind::kCached) {
+      if (strict) break;
+      continue;
+    }
+    const int r = s.TryReclaim(d, x, kReclaimAnyway | kReclaimDirect);
+    if (r < 0 || (strict && r == 0)) break;
+  }
+}
+
 // seq_next is written under the global cluster lock, which AllocateOnDevice
 // holds for non-SSD devices only (the devices UsesSeq names): the analysis
 // cannot tie a lock to that run-time condition, so the branch asserts it.
@@ -78,13 +101,7 @@ inline uint64_t SwapSystem::State::ScanCluster(SwapDevice& d, SwapCluster& c, ui
       if (r == RangeCheck::kNeedsReclaim) {
         // Mirrors cluster_reclaim_range(): drops the cluster lock.
         c.lock.Unlock();
-        for (uint64_t s = o; s < o + n; ++s) {
-          c.lock.Lock();
-          const uint64_t e = c.table ? c.table[s - start] : slot::kEmpty;
-          c.lock.Unlock();
-          if (slot::Kind(e) == SlotKind::kBad || slot::Count(e) != 0) break;
-          if (slot::Kind(e) == SlotKind::kCached && TryReclaim(d, s, kReclaimAnyway) < 0) break;
-        }
+        ReclaimRangeUnlocked(*this, d, c, start, o, n, /*strict=*/false);
         c.lock.Lock();
         if (!Usable(c, k)) goto finish;
         if (c.count == 0) {
@@ -149,7 +166,9 @@ inline bool SwapSystem::State::Commit(SwapDevice& d, SwapCluster& c, uint64_t st
   if (slot::Reclaimable(e)) AddReclaimable(c, static_cast<int>(n));
   if (c.count == 0) {
     c.order = static_cast<uint8_t>(rq.order);
-  } else if (rq.order > 0 && c.order != rq.order) {
+  } else if (rq.order > 0 && c.order != rq.order && policy.isolate_clusters) {
+    // (6.12, isolate_clusters off, can do this: a CPU's next[order] may
+    // point into a cluster that was freed and taken for another order.)
     RecordOrderMismatch(*this, rq.order, off, d.type, c.order);
   }
   c.count += n;

@@ -8,16 +8,35 @@
 
 namespace swaplab::alloc {
 
+int SwapSystem::State::AllocBatchOnDevice(SwapDevice& d, const AllocRequest& rq, int nr,
+                                          uint64_t* out) {
+  if (UsesMapScan(d))
+    return rq.order == 0 ? ScanSwapMap(d, rq, nr, out) : 0;  // no clusters: order 0 only
+  int n = 0;
+  while (n < nr) {
+    const uint64_t off = AllocateOnDevice(d, rq);
+    if (off == 0) break;
+    out[n++] = off;
+    if (rq.taken_ahead) pages_ahead.fetch_sub(int64_t{1} << rq.order, std::memory_order_relaxed);
+  }
+  return n;
+}
+
 // Mirrors cluster_alloc_swap_entry(): the hint first, then the policy's
 // ordered search steps (§2.4, §10.2). Non-SSD devices serialise the whole
 // search on the global cluster lock and take the hint from seq_next.
 uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& rq) {
   const int k = rq.order;
   if (k > 0 && !d.blkdev) return 0;  // swap files never hold large folios (O3)
+  if (UsesMapScan(d)) {              // 6.12: no clusters, order 0 only
+    uint64_t off = 0;
+    return k == 0 && ScanSwapMap(d, rq, 1, &off) == 1 ? off : 0;
+  }
   if (UsesSeq(d)) {
     SpinGuard g(d.global_cluster_lock);
     return SearchDevice(d, rq, d.seq_next[k]);
   }
+  if (!policy.isolate_clusters && policy.percpu_hint_per_device) return SearchDeviceInPlace(d, rq);
   uint64_t off = 0;
   if (policy.percpu_hint_per_device) off = d.pcp_next[static_cast<size_t>(rq.cpu) * kMaxOrders + k];
   return SearchDevice(d, rq, off);

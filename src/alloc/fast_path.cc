@@ -64,6 +64,7 @@ Status SwapSystem::FolioAllocSwap(CpuId cpu, Folio& folio) {
     return AllocSwapArgError(cpu, s.opts.nr_cpus, folio, s.pmd_order);
   PerCpu& pc = s.cpus[cpu];
   const AllocRequest rq{cpu, k, &folio, CommitKind::kFolio};
+  s.current_cpu.store(cpu, std::memory_order_relaxed);
   SwapEntry out;
   bool ok = false;
   for (;;) {

@@ -1,5 +1,6 @@
 // The swap side of hibernation (allocator spec §6).
 #include <string>
+#include <vector>
 
 #include "alloc/device_ref.h"
 #include "alloc/system_state.h"
@@ -17,6 +18,7 @@ SwapEntry SwapSystem::AllocHibernationSlot(CpuId cpu, int type) {
   DeviceRef ref(d);
   if (!d->writeok.load(std::memory_order_acquire)) return SwapEntry{};
   const AllocRequest rq{cpu, 0, nullptr, CommitKind::kHibernation};
+  s.current_cpu.store(cpu, std::memory_order_relaxed);
   PerCpu& pc = s.cpus[cpu];
   uint64_t off = 0;
   {
@@ -34,6 +36,9 @@ SwapEntry SwapSystem::AllocHibernationSlot(CpuId cpu, int type) {
         c.lock.Unlock();
       }
     }
+    // 6.12 get_swap_page_of_type(): scan_swap_map_slots() for one slot on
+    // this CPU's cluster of the device (the swap_map scan on a rotational
+    // device), past the slot cache; nr_swap_pages drops after it.
     if (off == 0) off = s.AllocateOnDevice(*d, rq);
   }
   s.MaybeRunDeferred();
@@ -49,6 +54,7 @@ SwapEntry SwapSystem::AllocHibernationRange(CpuId cpu, int type, int order) {
   DeviceRef ref(d);
   if (!d->writeok.load(std::memory_order_acquire) || !d->blkdev) return SwapEntry{};
   const AllocRequest rq{cpu, order, nullptr, CommitKind::kHibernation};
+  s.current_cpu.store(cpu, std::memory_order_relaxed);
   PerCpu& pc = s.cpus[cpu];
   SwapEntry out;
   bool ok = false;
@@ -72,6 +78,7 @@ Status SwapSystem::FreeHibernationSlot(SwapEntry entry) {
   State& s = *s_;
   auto dev = GetDeviceFor(s, entry, 1, "swap_free_hibernation_slot");
   if (!dev.ok()) return dev.status();
+  std::vector<SwapEntry> held;  // 6.12: swap_free() -> free_swap_slot()
   {
     DeviceRef d(*dev);
     SwapCluster& c = d->ClusterOf(entry.offset, s.cluster_shift);
@@ -86,9 +93,15 @@ Status SwapSystem::FreeHibernationSlot(SwapEntry entry) {
                                    " offset " + std::to_string(entry.offset) + " is " +
                                    std::string(Name(slot::Kind(e))) + " with count " +
                                    std::to_string(slot::Count(e)) + ", not a hibernation slot");
-      if (placeholder) s.SetSlot(c, i, slot::Shadow(0));  // put: 1 → 0, then free
-      s.FreeSlotsClusterLocked(*d, c, entry.offset, 1);
+      if (placeholder && s.policy.slot_cache_return) {
+        s.SetSlot(c, i, slot::Cached(nullptr, 0));  // put: 1 -> 0, cache-held
+        held.push_back(entry);
+      } else {
+        if (placeholder) s.SetSlot(c, i, slot::Shadow(0));  // put: 1 → 0, then free
+        s.FreeSlotsClusterLocked(*d, c, entry.offset, 1);
+      }
     }
+    if (!held.empty()) s.SlotReturn(held);
     if (!s.policy.hibernation_hib_entry) s.TryReclaim(*d, entry.offset, kReclaimAnyway);
   }
   s.MaybeRunDeferred();

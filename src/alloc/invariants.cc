@@ -254,8 +254,13 @@ InvariantReport SwapSystem::CheckInvariants() const {
           break;
         case ClusterFlag::kNonfull:
         case ClusterFlag::kFrag: {
+          // A cluster of BAD slots only stays on nonfull[0] (swapon), or
+          // moves to frag[0] when 6.12's search tries it (isolate_clusters
+          // off: clusters are moved before they are scanned).
           const bool all_bad_exception =
-              c.flag == ClusterFlag::kNonfull && c.order == 0 && bad == cs;
+              (c.flag == ClusterFlag::kNonfull ||
+               (c.flag == ClusterFlag::kFrag && !s.policy.isolate_clusters)) &&
+              c.order == 0 && bad == cs;
           if ((c.count == 0 || c.count >= cs) && !all_bad_exception)
             return (ck.Fail("C4", At(t, ci) + " is " + std::string(Name(c.flag)) + " with count " +
                                       std::to_string(c.count)),

@@ -45,6 +45,9 @@ struct alignas(64) PerCpu {
   std::array<uint64_t, kMaxOrders> off{};
   std::vector<SwapEntry> slot_cache;  // §10.1, entries [cur, size)
   size_t slot_cache_cur = 0;
+  // 6.12's return buffer (slots_ret; policy slot_cache_return): cache-held
+  // slots waiting to be freed in one batch, in the order they came.
+  std::vector<SwapEntry> slot_ret;
   CpuCounters stats;
   PerCpu() { dev.fill(-1); }
 };

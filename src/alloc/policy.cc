@@ -48,20 +48,37 @@ std::vector<SearchStep> FreeFirstSearch() {
           SearchStep::kFragAll, SearchStep::kSyncDiscardRestart, SearchStep::kStealHigher};
 }
 
+// linux-6.14: slot cache and per-device per-CPU clusters (before "remove
+// swap slot cache", seed 004); swap_map with 0x3e as the largest plain
+// count.
+void SetLinux614(Policy* p) {
+  p->search = FreeFirstSearch();
+  p->sync_discard_retry = false;
+  p->slot_cache = true;
+  p->percpu_hint_per_device = true;
+  p->split_tails_last_first = false;
+  p->count_max = 63;
+}
+
 }  // namespace
 
 Result<Policy> Policy::Preset(std::string_view name) {
   Policy p;  // defaults: the 2026 tree minus the knobs set below
   p.name = std::string(name);
-  if (name == "linux-6.14") {
-    // Slot cache and per-device per-CPU clusters (before "remove swap slot
-    // cache", seed 004); swap_map with 0x3e as the largest plain count.
-    p.search = FreeFirstSearch();
-    p.sync_discard_retry = false;
-    p.slot_cache = true;
-    p.percpu_hint_per_device = true;
-    p.split_tails_last_first = false;
-    p.count_max = 63;
+  if (name == "linux-6.12") {
+    // Debian's 6.12 (the vm guest): linux-6.14 plus what 6.12 still had —
+    // the interleaved free list of setup_clusters(), clusters scanned on
+    // their lists (no isolation), the slot cache's return buffer, the
+    // batch taken off nr_swap_pages ahead, and no clusters on rotational
+    // devices (docs/fidelity.md, "Linux 6.12 in a guest").
+    SetLinux614(&p);
+    p.interleave_free_clusters = true;
+    p.isolate_clusters = false;
+    p.slot_cache_return = true;
+    p.swap_pages_taken_ahead = true;
+    p.rotational_swap_map_scan = true;
+  } else if (name == "linux-6.14") {
+    SetLinux614(&p);
   } else if (name == "linux-6.15") {
     // Global per-CPU cluster fast path (seed 004), still free-first.
     p.search = FreeFirstSearch();
@@ -89,7 +106,7 @@ Result<Policy> Policy::Preset(std::string_view name) {
 }
 
 std::vector<std::string> Policy::PresetNames() {
-  return {"linux-6.14", "linux-6.15", "linux-6.18", "mm-new"};
+  return {"linux-6.12", "linux-6.14", "linux-6.15", "linux-6.18", "mm-new"};
 }
 
 const std::vector<PolicyKnobInfo>& Policy::Knobs() {
@@ -203,6 +220,11 @@ Status Policy::Validate() const {
 #undef SWAPLAB_INT_CHECK
   if (slot_cache && !percpu_hint_per_device)
     return Status(-EINVAL, "policy " + name + ": the slot cache needs per-device per-CPU hints");
+  if (slot_cache_return && !slot_cache)
+    return Status(-EINVAL, "policy " + name + ": slot_cache_return needs the slot cache");
+  if (!isolate_clusters && !percpu_hint_per_device)
+    return Status(-EINVAL,
+                  "policy " + name + ": isolate_clusters=false needs per-device per-CPU hints");
   return Status::Ok();
 }
 

@@ -1,6 +1,9 @@
 // The per-CPU swap slot cache of kernels up to v6.14 (allocator spec §10.1,
-// kernel: mm/swap_slots.c). Only the allocation side is modelled.
+// kernel: mm/swap_slots.c): the allocation side, and 6.12's return buffer
+// (policy slot_cache_return).
+#include <algorithm>
 #include <string>
+#include <utility>
 
 #include "alloc/system_state.h"
 
@@ -21,23 +24,95 @@ void SwapSystem::State::SlotCacheCheckActive() {
   }
 }
 
+void SwapSystem::State::FreeHeldSlot(const SwapEntry& e) {
+  SwapDevice* d = Dev(e.type);
+  if (d == nullptr || !d->TryGet()) return;
+  {
+    SwapCluster& c = d->ClusterOf(e.offset, cluster_shift);
+    SpinGuard g(c.lock);
+    const uint64_t v = c.table ? c.table[e.offset - ClusterStart(*d, c)] : slot::kEmpty;
+    if (slot::Kind(v) == SlotKind::kCached && slot::FolioOf(v) == nullptr)
+      FreeSlotsClusterLocked(*d, c, e.offset, 1);
+  }
+  d->Put();
+}
+
+namespace {
+
+// The order 6.12's lib/sort.c sort() leaves entries in when they are
+// sorted by swap type alone (swp_entry_cmp): a bottom-up heapsort that pops
+// the two largest at a time; not stable, so the entries of one device can
+// come out of a mixed batch in another order than they went in.
+void HeapSortByType(std::vector<SwapEntry>& v) {
+  auto cmp = [&](size_t i, size_t j) { return v[i].type - v[j].type; };
+  auto parent = [](size_t i) { return (i - 1) / 2; };
+  size_t n = v.size(), a = n / 2;
+  unsigned shift = 0;
+  if (a == 0) return;
+  for (;;) {
+    if (a != 0) {
+      a -= size_t{1} << shift;  // building the heap: sift v[a] down
+    } else if (n > 3) {
+      std::swap(v[0], v[--n]);  // the largest to the end
+      shift = cmp(1, 2) <= 0 ? 1 : 0;
+      a = size_t{1} << shift;   // the larger child, second largest,
+      std::swap(v[a], v[--n]);  // next to it; v[a] sifts down now, v[0] next
+    } else {
+      break;
+    }
+    // Down to a leaf along the larger child (ties: the right one), then back
+    // up to where v[a] belongs, and rotate it into place.
+    size_t b = a, c = 0, d = 0;
+    for (;;) {
+      c = 2 * b + 1;
+      d = c + 1;
+      if (d >= n) break;
+      b = cmp(c, d) > 0 ? c : d;
+    }
+    if (d == n) b = c;  // a last leaf without a sibling
+    while (b != a && cmp(a, b) >= 0) b = parent(b);
+    for (c = b; b != a;) {
+      b = parent(b);
+      std::swap(v[b], v[c]);
+    }
+  }
+  std::swap(v[0], v[--n]);
+  if (n == 2 && cmp(0, 1) > 0) std::swap(v[0], v[1]);
+}
+
+}  // namespace
+
+void SwapSystem::State::FreeHeldSlots(std::vector<SwapEntry>& entries) {
+  if (nr_swapfiles.load(std::memory_order_acquire) > 1) HeapSortByType(entries);
+  for (const SwapEntry& e : entries) FreeHeldSlot(e);
+}
+
 void SwapSystem::State::SlotCacheDrainCpuLocked(PerCpu& pc) {
   pc.lock.AssertHeld();
-  for (size_t i = pc.slot_cache_cur; i < pc.slot_cache.size(); ++i) {
-    const SwapEntry e = pc.slot_cache[i];
-    SwapDevice* d = Dev(e.type);
-    if (d == nullptr || !d->TryGet()) continue;
-    {
-      SwapCluster& c = d->ClusterOf(e.offset, cluster_shift);
-      SpinGuard g(c.lock);
-      const uint64_t v = c.table ? c.table[e.offset - ClusterStart(*d, c)] : slot::kEmpty;
-      if (slot::Kind(v) == SlotKind::kCached && slot::FolioOf(v) == nullptr)
-        FreeSlotsClusterLocked(*d, c, e.offset, 1);
-    }
-    d->Put();
-  }
+  std::vector<SwapEntry> cached(
+      pc.slot_cache.begin() + static_cast<std::ptrdiff_t>(pc.slot_cache_cur), pc.slot_cache.end());
+  FreeHeldSlots(cached);
   pc.slot_cache.clear();
   pc.slot_cache_cur = 0;
+  // 6.12 drains the return buffer after the cache (SLOTS_CACHE_RET).
+  FreeHeldSlots(pc.slot_ret);
+  pc.slot_ret.clear();
+}
+
+void SwapSystem::State::SlotReturn(const std::vector<SwapEntry>& held) {
+  PerCpu& pc = cpus[current_cpu.load(std::memory_order_relaxed)];
+  for (const SwapEntry& e : held) {
+    if (!SlotReturnActive()) {
+      FreeHeldSlot(e);  // direct_free
+      continue;
+    }
+    SpinGuard g(pc.lock);
+    if (pc.slot_ret.size() >= static_cast<size_t>(policy.slot_cache_batch)) {
+      FreeHeldSlots(pc.slot_ret);
+      pc.slot_ret.clear();
+    }
+    pc.slot_ret.push_back(e);
+  }
 }
 
 void SwapSystem::State::SlotCacheDrainAll() {
@@ -56,16 +131,21 @@ bool SwapSystem::State::SlotCacheAlloc(PerCpu& pc, int cpu, Folio& f, SwapEntry*
   if (pc.slot_cache_cur >= pc.slot_cache.size()) {
     pc.slot_cache.clear();
     pc.slot_cache_cur = 0;
-    const AllocRequest rq{cpu, 0, nullptr, CommitKind::kSlotCache};
-    // Mirrors get_swap_pages(): repeat the device allocation up to a batch.
-    WalkAvail(0, [&](SwapDevice& d) {
-      for (int i = 0; i < policy.slot_cache_batch; ++i) {
-        const uint64_t off = AllocateOnDevice(d, rq);
-        if (off == 0) break;
-        pc.slot_cache.push_back(SwapEntry{d.type, off});
-      }
-      return !pc.slot_cache.empty();
-    });
+    const AllocRequest rq{cpu, 0, nullptr, CommitKind::kSlotCache, policy.swap_pages_taken_ahead};
+    // Mirrors get_swap_pages(): up to a batch from the first device that
+    // yields (6.12: the batch capped by nr_swap_pages and taken off it
+    // ahead).
+    const int goal = TakePagesAhead(policy.slot_cache_batch, 0);
+    std::vector<uint64_t> offs(static_cast<size_t>(goal));
+    int got = 0;
+    if (goal > 0) {
+      WalkAvail(0, [&](SwapDevice& d) {
+        got = AllocBatchOnDevice(d, rq, goal, offs.data());
+        for (int i = 0; i < got; ++i) pc.slot_cache.push_back(SwapEntry{d.type, offs[i]});
+        return got > 0;
+      });
+    }
+    GiveBackPagesAhead(goal, got, 0);
     Bump(pc.stats.slot_cache_refills);
   }
   while (pc.slot_cache_cur < pc.slot_cache.size()) {

@@ -65,6 +65,16 @@ struct SwapDevice {
 
   SpinLock global_cluster_lock;  // non-SSD: serialises allocation
   std::array<uint64_t, kMaxOrders> seq_next GUARDED_BY(global_cluster_lock){};
+  // 6.12's swap_map scan of a device without clusters (policy
+  // rotational_swap_map_scan, non-SSD only): where the next slot is
+  // likely and how many more the current run may take (cluster_next,
+  // cluster_nr), and bounds of the free slots that allocation and free
+  // move as 6.12's swap_range_alloc / swap_range_free do (lowest_bit,
+  // highest_bit: every free slot lies between them; 0 when full).
+  uint64_t cluster_next GUARDED_BY(global_cluster_lock) = 1;
+  uint64_t cluster_nr GUARDED_BY(global_cluster_lock) = 0;
+  uint64_t lowest_bit GUARDED_BY(lock) = 1;
+  uint64_t highest_bit GUARDED_BY(lock) = 0;
   // Per-device per-CPU hints (policy percpu_hint_per_device): [cpu][order],
   // each protected by that CPU's local lock.
   std::unique_ptr<uint64_t[]> pcp_next;

@@ -1,6 +1,8 @@
 // References, freeing and the swap cache (allocator spec §3, §4.5).
+#include <algorithm>
 #include <cassert>
 #include <string>
+#include <vector>
 
 #include "alloc/cluster_lists.h"
 #include "alloc/device_ref.h"
@@ -65,6 +67,12 @@ void SwapSystem::State::FreeSlotsClusterLocked(SwapDevice& d, SwapCluster& c, ui
     for (uint64_t i = 0; i < n; ++i) c.table[base + i] = slot::kEmpty;
   }
   c.count -= static_cast<uint32_t>(n);
+  if (UsesMapScan(d)) {
+    // 6.12 swap_range_free(): the free-slot bounds of the swap_map scan.
+    SpinGuard g(d.lock);
+    d.lowest_bit = std::min(d.lowest_bit, first);
+    d.highest_bit = std::max(d.highest_bit, first + n - 1);
+  }
   // The list move and swap_usage_sub share one device-lock section.
   if (c.count == 0) {
     FreeCluster(d, c, n);
@@ -75,7 +83,8 @@ void SwapSystem::State::FreeSlotsClusterLocked(SwapDevice& d, SwapCluster& c, ui
 
 // Mirrors __swap_cache_del_folio(): entries become SHADOW with their counts;
 // count-0 slots are freed, all at once if every count was 0 (§3.4).
-void SwapSystem::State::DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Folio& f) {
+void SwapSystem::State::DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Folio& f,
+                                              std::vector<SwapEntry>* held) {
   c.lock.AssertHeld();
   const uint64_t first = f.swap().offset;
   const uint32_t base = static_cast<uint32_t>(first - ClusterStart(d, c));
@@ -91,6 +100,17 @@ void SwapSystem::State::DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Fol
   }
   if (reclaimable != 0) AddReclaimable(c, -reclaimable);
   FolioAccess::SetSwap(f, SwapEntry{});
+  if (held != nullptr && policy.slot_cache_return && !(all_zero && n > 1)) {
+    // 6.12 put_swap_folio(): an order-0 folio's slot, or the count-0 slots
+    // of a large folio not free as a whole, go through free_swap_slot():
+    // cache-held (SWAP_HAS_CACHE alone) until the return buffer frees them.
+    for (uint32_t i = base; i < base + n; ++i) {
+      if (slot::Count(c.table[i]) != 0) continue;
+      SetSlot(c, i, slot::Cached(nullptr, 0));
+      held->push_back(SwapEntry{d.type, ClusterStart(d, c) + i});
+    }
+    return;
+  }
   if (all_zero) {
     FreeSlotsClusterLocked(d, c, first, n);
     return;
@@ -221,6 +241,76 @@ Status SwapSystem::SwapDupEntryDirect(SwapEntry entry) {
   return DupRangeClusterLocked(s, *d, c, entry.offset, 1, "swap_dup_entry_direct");
 }
 
+namespace {
+
+// Mirrors 6.12 free_swap_and_cache_nr() (policy slot_cache_return), slots
+// checked by the caller: __swap_entries_free() frees a range of more than
+// one slot inside one cluster directly only if every slot has count 1 and
+// none is in the swap cache; otherwise each slot is put, and one left with
+// nothing (no count, no cache) goes through free_swap_slot() (cache-held
+// until the return buffer frees it). Then slots left with the cache alone
+// are offered to __try_to_reclaim_swap(TTRS_UNMAPPED | TTRS_FULL).
+void PutEntriesReturning(SwapSystem::State& s, SwapDevice& d, SwapEntry entry, uint64_t nr) {
+  const uint64_t end = entry.offset + nr;
+  SwapCluster& first = d.ClusterOf(entry.offset, s.cluster_shift);
+  const uint64_t first_start = s.ClusterStart(d, first);
+  bool any_only_cache = false;
+  bool uniform = false;
+  if (nr > 1 && end <= first_start + s.cluster_size) {
+    SpinGuard g(first.lock);
+    const uint64_t e0 = first.table[entry.offset - first_start];
+    uniform = s.SlotCount(first, static_cast<uint32_t>(entry.offset - first_start)) == 1;
+    for (uint64_t off = entry.offset; uniform && off < end; ++off) {
+      const uint32_t i = static_cast<uint32_t>(off - first_start);
+      uniform = slot::Kind(first.table[i]) == slot::Kind(e0) && s.SlotCount(first, i) == 1;
+    }
+    if (uniform && slot::Kind(e0) == SlotKind::kShadow) {
+      s.FreeSlotsClusterLocked(d, first, entry.offset, nr);  // swap_entry_range_free
+    } else if (uniform) {
+      for (uint64_t off = entry.offset; off < end; ++off)
+        s.PutOneClusterLocked(first, static_cast<uint32_t>(off - first_start));
+      any_only_cache = true;
+    }
+  }
+  std::vector<SwapEntry> held;
+  for (uint64_t off = entry.offset; !uniform && off < end;) {
+    SwapCluster& c = d.ClusterOf(off, s.cluster_shift);
+    const uint64_t cstart = s.ClusterStart(d, c);
+    SpinGuard g(c.lock);
+    for (; off < end && off < cstart + s.cluster_size; ++off) {
+      const uint32_t i = static_cast<uint32_t>(off - cstart);
+      const bool shadow = slot::Kind(c.table[i]) == SlotKind::kShadow;
+      if (s.SlotCount(c, i) == 1 && shadow) {
+        s.SetSlot(c, i, slot::Cached(nullptr, 0));  // __swap_entry_free: usage 0
+        held.push_back(SwapEntry{d.type, off});
+        continue;
+      }
+      if (s.SlotCount(c, i) == 1) any_only_cache = true;
+      s.PutOneClusterLocked(c, i);
+    }
+  }
+  if (!held.empty()) s.SlotReturn(held);
+  if (!any_only_cache) return;
+  for (uint64_t off = entry.offset; off < end;) {
+    SwapCluster& c = d.ClusterOf(off, s.cluster_shift);
+    bool only_cache;
+    {
+      SpinGuard g(c.lock);
+      const uint64_t e = c.table ? c.table[off - s.ClusterStart(d, c)] : slot::kEmpty;
+      only_cache = slot::Kind(e) == SlotKind::kCached && slot::Count(e) == 0;
+    }
+    uint64_t step = 1;
+    if (only_cache) {
+      const int r = s.TryReclaim(d, off, kReclaimUnmapped | kReclaimFull);
+      const uint64_t n = r == 0 ? 1 : static_cast<uint64_t>(r < 0 ? -r : r);
+      step = (off / n + 1) * n - off;  // to the folio's next boundary
+    }
+    off += step;
+  }
+}
+
+}  // namespace
+
 // Mirrors swap_put_entries_direct() / swap_put_entries_cluster() (§3.3).
 Status SwapSystem::SwapPutEntriesDirect(SwapEntry entry, uint64_t nr) {
   State& s = *s_;
@@ -243,6 +333,11 @@ Status SwapSystem::SwapPutEntriesDirect(SwapEntry entry, uint64_t nr) {
                                    ", count " + std::to_string(c.table ? s.SlotCount(c, i) : 0) +
                                    ")");
     }
+  }
+  if (s.policy.slot_cache_return) {
+    PutEntriesReturning(s, *d, entry, nr);
+    s.MaybeRunDeferred();
+    return Status::Ok();
   }
   for (uint64_t off = entry.offset; off < end;) {
     SwapCluster& c = d->ClusterOf(off, s.cluster_shift);
@@ -294,12 +389,14 @@ Status SwapSystem::SwapPutEntriesDirect(SwapEntry entry, uint64_t nr) {
     return Status(-EBUSY,
                   "swap_cache_del_folio: storage is suspended; no folio leaves the swap "
                   "cache (allocator spec §4.6)");
+  std::vector<SwapEntry> held;  // 6.12: put_swap_folio() -> free_swap_slot()
   {
     SwapDevice* d = CachedFolioDevice(s, folio);
     SwapCluster& c = d->ClusterOf(folio.swap().offset, s.cluster_shift);
     SpinGuard g(c.lock);
-    s.DelFolioClusterLocked(*d, c, folio);
+    s.DelFolioClusterLocked(*d, c, folio, s.policy.slot_cache_return ? &held : nullptr);
   }
+  if (!held.empty()) s.SlotReturn(held);
   s.MaybeRunDeferred();
   return Status::Ok();
 }
@@ -310,6 +407,7 @@ bool SwapSystem::FolioFreeSwap(Folio& folio) {
   if (!folio.locked() || !folio.in_swap_cache() || folio.writeback ||
       s.suspended.load(std::memory_order_acquire))
     return false;
+  std::vector<SwapEntry> held;  // 6.12: delete_from_swap_cache() -> free_swap_slot()
   {
     SwapDevice* d = CachedFolioDevice(s, folio);
     SwapCluster& c = d->ClusterOf(folio.swap().offset, s.cluster_shift);
@@ -318,9 +416,10 @@ bool SwapSystem::FolioFreeSwap(Folio& folio) {
     for (uint32_t i = base; i < base + static_cast<uint32_t>(folio.nr_pages()); ++i) {
       if (s.SlotCount(c, i) != 0) return false;
     }
-    s.DelFolioClusterLocked(*d, c, folio);
+    s.DelFolioClusterLocked(*d, c, folio, s.policy.slot_cache_return ? &held : nullptr);
     folio.dirty = true;
   }
+  if (!held.empty()) s.SlotReturn(held);
   s.MaybeRunDeferred();
   return true;
 }

@@ -2,6 +2,7 @@
 // (allocator spec §3.6, §4).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "alloc/cluster_lists.h"
 #include "alloc/device_ref.h"
@@ -14,6 +15,10 @@ namespace swaplab::alloc {
 // still the one at `off` once locked.
 int SwapSystem::State::TryReclaim(SwapDevice& d, uint64_t off, unsigned flags) {
   SwapCluster& c = d.ClusterOf(off, cluster_shift);
+  // 6.12 (slot_cache_return): without TTRS_DIRECT the folio leaves through
+  // delete_from_swap_cache() -> put_swap_folio() -> free_swap_slot().
+  const bool via_return = policy.slot_cache_return && !(flags & kReclaimDirect);
+  std::vector<SwapEntry> held;
   Folio* f;
   {
     SpinGuard g(c.lock);
@@ -38,11 +43,12 @@ int SwapSystem::State::TryReclaim(SwapDevice& d, uint64_t off, unsigned flags) {
         return -n;
       }
     }
-    DelFolioClusterLocked(d, c, *f);
+    DelFolioClusterLocked(d, c, *f, via_return ? &held : nullptr);
     f->dirty = true;
   }
   f->Unlock();
   folios_reclaimed.fetch_add(1, std::memory_order_relaxed);
+  if (!held.empty()) SlotReturn(held);
   return n;
 }
 
@@ -91,7 +97,7 @@ void SwapSystem::State::ReclaimFull(SwapDevice& d, bool force) {
       const uint64_t e = c->table ? c->table[o - start] : slot::kEmpty;
       if (slot::Kind(e) == SlotKind::kCached && slot::Count(e) == 0) {
         c->lock.Unlock();
-        const int r = TryReclaim(d, o, kReclaimAnyway);
+        const int r = TryReclaim(d, o, kReclaimAnyway | kReclaimDirect);
         c->lock.Lock();
         if (r != 0) {
           o += static_cast<uint64_t>(r < 0 ? -r : r);

@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "alloc/cluster_lists.h"
 #include "alloc/system_state.h"
@@ -27,6 +28,18 @@ std::vector<BlockRange> BlockRanges(const std::vector<SwapExtent>& extents, uint
 }
 
 Status Invalid(const std::string& what) { return Status(-EINVAL, "swapon: " + what); }
+
+// The column count of 6.12's setup_clusters(): SWAP_CLUSTER_COLS, the larger
+// of the cluster infos in one 64-byte cache line (24 bytes each) and the
+// clusters in one swap address space (SWAP_ADDRESS_SPACE_PAGES, 1 << 14
+// slots), both rounded up. Its first column is cluster_next / cluster
+// size, and cluster_next is 1 at swapon (read_swap_header): column 0.
+uint64_t SwapClusterCols(uint64_t cluster_size) {
+  constexpr uint64_t kCacheLine = 64, kClusterInfoBytes = 24, kAddressSpacePages = 1 << 14;
+  const uint64_t info_cols = (kCacheLine + kClusterInfoBytes - 1) / kClusterInfoBytes;
+  const uint64_t space_cols = (kAddressSpacePages + cluster_size - 1) / cluster_size;
+  return std::max(info_cols, space_cols);
+}
 
 // Active-list insertion: after every device of the same or higher priority.
 void InsertByPrio(std::vector<int>& list, const SwapSystem::State& s, int type) {
@@ -151,10 +164,18 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
       d.pages -= d.hib_reserve_nr << s.cluster_shift;
     }
   }
+  // The order the clusters join their lists: disk order, or 6.12's
+  // columns (setup_clusters()).
+  std::vector<uint64_t> list_order;
+  list_order.reserve(d.nr_clusters);
+  const uint64_t cols = s.policy.interleave_free_clusters ? SwapClusterCols(s.cluster_size) : 1;
+  for (uint64_t col = 0; col < cols; ++col) {
+    for (uint64_t i = col; i < d.nr_clusters; i += cols) list_order.push_back(i);
+  }
   {
     SpinGuard lg(d.lock);
     d.lists.fill(ClusterList{});
-    for (uint64_t i = 0; i < d.nr_clusters; ++i) {
+    for (uint64_t i : list_order) {
       SwapCluster& c = d.clusters[i];
       c.lock.AssertUnpublished();
       if (c.hib_reserved) continue;  // flag NONE, on no list
@@ -165,6 +186,13 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   {
     SpinGuard cg(d.global_cluster_lock);
     d.seq_next.fill(0);
+    d.cluster_next = 1;  // 6.12 read_swap_header()
+    d.cluster_nr = 0;
+  }
+  {
+    SpinGuard lg(d.lock);
+    d.lowest_bit = 1;
+    d.highest_bit = max - 1;
   }
   d.pcp_next = std::make_unique<uint64_t[]>(static_cast<size_t>(s.opts.nr_cpus) * kMaxOrders);
 
@@ -239,7 +267,9 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     d.clusters[i].lock.Unlock();
   }
   // Step 4 (try_to_unuse): slot caches, the owners' references, the cache.
+  // 6.12 keeps the slot cache disabled meanwhile: frees go straight back.
   if (s.policy.slot_cache) s.SlotCacheDrainAll();
+  s.slot_cache_disabled.store(s.policy.slot_cache, std::memory_order_release);
   for (int pass = 0; pass < 3 && d.inuse_pages() != 0; ++pass) {
     std::vector<SwapEntry> referenced;
     std::vector<uint64_t> cached;
@@ -263,6 +293,7 @@ Status SwapSystem::Swapoff(int type, const UnuseFn& unuse) {
     }
     for (uint64_t off : cached) s.TryReclaim(d, off, kReclaimAnyway);
   }
+  s.slot_cache_disabled.store(false, std::memory_order_release);
   if (d.inuse_pages() != 0) {
     // Re-enable through swapon's last step (§5.2 step 4).
     {

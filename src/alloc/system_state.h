@@ -34,6 +34,10 @@ struct AllocRequest {
   int order = 0;
   Folio* folio = nullptr;
   CommitKind kind = CommitKind::kFolio;
+  // 6.12 get_swap_pages() (policy swap_pages_taken_ahead): the caller took
+  // the request off nr_swap_pages (pages_ahead); each slot taken gives its
+  // pages back to pages_ahead as it is taken.
+  bool taken_ahead = false;
 };
 
 // Hidden in a shared library: only the public header's API is exported.
@@ -66,7 +70,19 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
   std::atomic<bool> suspended{false};
   std::atomic<bool> work_pending{false};
   std::atomic<bool> slot_cache_active{false};
+  // swapoff's try_to_unuse runs with the cache disabled (6.12:
+  // disable_swap_slots_cache_lock): frees bypass the return buffers.
+  std::atomic<bool> slot_cache_disabled{false};
   std::mutex slot_cache_mutex;  // activation / deactivation
+  // The CPU of the latest call that names one (FolioAllocSwap, the
+  // hibernation slots): the CPU whose return buffer takes the frees of
+  // calls that name none (policy slot_cache_return; docs/fidelity.md).
+  std::atomic<int> current_cpu{0};
+  // Policy swap_pages_taken_ahead: pages taken off nr_swap_pages by calls in
+  // progress beyond the slots they have committed (6.12 get_swap_pages()
+  // lowers the counter by the whole request first; get_swap_page_of_type()
+  // after its scan, which makes this −1 meanwhile).
+  std::atomic<int64_t> pages_ahead{0};
 
   std::unique_ptr<PerCpu[]> cpus;
 
@@ -103,7 +119,8 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
     int64_t used = 0;
     const int n = nr_swapfiles.load(std::memory_order_acquire);
     for (int t = 0; t < n; ++t) used += static_cast<int64_t>(records[t]->inuse_pages());
-    return total_swap_pages.load(std::memory_order_relaxed) - used;
+    return total_swap_pages.load(std::memory_order_relaxed) - used -
+           pages_ahead.load(std::memory_order_relaxed);
   }
   // `pending`: pages already counted in inuse that the kernel would not yet
   // have taken off nr_swap_pages at this point (see SwapUsageAddDeviceLocked).
@@ -111,7 +128,12 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
     return 2 * (NrSwapPages() + pending) < total_swap_pages.load(std::memory_order_relaxed);
   }
   // Non-SSD devices serialise allocation on seq_next (policy knob).
-  bool UsesSeq(const SwapDevice& d) const { return !d.ssd && policy.nonssd_global_cluster; }
+  bool UsesSeq(const SwapDevice& d) const {
+    return !d.ssd && policy.nonssd_global_cluster && !policy.rotational_swap_map_scan;
+  }
+  // 6.12: a device without SWP_SOLIDSTATE has no clusters to allocate from
+  // (policy rotational_swap_map_scan): the swap_map scan serves it.
+  bool UsesMapScan(const SwapDevice& d) const { return !d.ssd && policy.rotational_swap_map_scan; }
   bool Usable(const SwapCluster& c, int order) const REQUIRES(c.lock) {
     return c.flag <= ClusterFlag::kFrag && c.table &&
            (order == 0 || c.count == 0 || c.order == order);
@@ -174,12 +196,37 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
   bool AllocFast(PerCpu& pc, const AllocRequest& rq, SwapEntry* out);
   bool AllocSlow(const AllocRequest& rq, SwapEntry* out);
   bool WalkAvail(int order, const std::function<bool(SwapDevice&)>& try_device);
+  // Mirrors 6.12 scan_swap_map_slots() for one device: up to `nr` slots of
+  // rq.order into `out` (the swap_map scan on a rotational device under
+  // policy rotational_swap_map_scan, else AllocateOnDevice repeated, as
+  // cluster_alloc_swap() does); returns how many.
+  int AllocBatchOnDevice(SwapDevice& d, const AllocRequest& rq, int nr, uint64_t* out);
+  // Mirrors 6.12 get_swap_pages()'s accounting (policy swap_pages_taken_ahead):
+  // how many of `nr` requests of 2^order pages may be tried (0: none), taken
+  // off nr_swap_pages ahead. Without the policy, nr.
+  int TakePagesAhead(int nr, int order);
+  // Gives back the part of a TakePagesAhead the call did not use.
+  void GiveBackPagesAhead(int taken, int got, int order);
   // Mirrors cluster_alloc_swap_entry(); returns the offset or 0.
   // Non-SSD devices hold the global cluster lock around the whole search.
   uint64_t AllocateOnDevice(SwapDevice& d, const AllocRequest& rq);
   // The search itself, from hint `off` (the global cluster lock held on
   // non-SSD devices, see SetHint).
   uint64_t SearchDevice(SwapDevice& d, const AllocRequest& rq, uint64_t off);
+  // Policy isolate_clusters off: 6.12's cluster_alloc_swap_entry(), which
+  // scans clusters on their lists (device_search_inplace.cc).
+  uint64_t SearchDeviceInPlace(SwapDevice& d, const AllocRequest& rq);
+  // Mirrors 6.12 alloc_swap_scan_cluster(); c locked on entry, unlocked on
+  // exit; *next is what the CPU's next[order] holds after it (0: invalid).
+  uint64_t ScanClusterInPlace(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq,
+                              uint64_t* next, bool* abort) RELEASE(c.lock);
+  // The list moves of 6.12 cluster_alloc_range() after `added` slots were
+  // committed, with their usage change.
+  void PlaceInPlace(SwapDevice& d, SwapCluster& c, uint64_t added) REQUIRES(c.lock);
+  // Policy rotational_swap_map_scan on a non-SSD device: 6.12's
+  // scan_swap_map_slots() without clusters (swap_map_scan.cc). Up to `nr`
+  // order-0 slots into `out`; returns how many.
+  int ScanSwapMap(SwapDevice& d, const AllocRequest& rq, int nr, uint64_t* out);
   // Mirrors alloc_swap_scan_cluster(); c locked on entry, unlocked on exit.
   uint64_t ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq,
                        bool* abort) RELEASE(c.lock);
@@ -204,8 +251,12 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
   // Frees n slots starting at `first` (all in c, count ≤ 1, not cached).
   void FreeSlotsClusterLocked(SwapDevice& d, SwapCluster& c, uint64_t first, uint64_t n)
       REQUIRES(c.lock);
-  // Drops a folio from the swap cache with c locked (§3.4).
-  void DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Folio& f) REQUIRES(c.lock);
+  // Drops a folio from the swap cache with c locked (§3.4). With `held`
+  // (policy slot_cache_return, a free that is not TTRS_DIRECT), the slots
+  // 6.12's put_swap_folio() hands to free_swap_slot() stay cache-held (no
+  // folio, count 0) and are appended to *held for SlotReturn.
+  void DelFolioClusterLocked(SwapDevice& d, SwapCluster& c, Folio& f,
+                             std::vector<SwapEntry>* held = nullptr) REQUIRES(c.lock);
   uint32_t SlotCount(const SwapCluster& c, uint32_t i) const REQUIRES(c.lock);
   void PutOneClusterLocked(SwapCluster& c, uint32_t i) REQUIRES(c.lock);
 
@@ -228,6 +279,21 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
   void SlotCacheCheckActive();
   void SlotCacheDrainAll();
   void SlotCacheDrainCpuLocked(PerCpu& pc) REQUIRES(pc.lock);
+  // Whether frees go through the return buffers now (6.12
+  // use_swap_slot_cache: the policy, the cache active and not disabled).
+  bool SlotReturnActive() const {
+    return policy.slot_cache_return && slot_cache_active.load(std::memory_order_acquire) &&
+           !slot_cache_disabled.load(std::memory_order_acquire);
+  }
+  // Mirrors 6.12 free_swap_slot() for each cache-held slot of `held` (no
+  // cluster lock held): into current_cpu's return buffer, which is freed in
+  // one batch first when full; freed at once when the buffers are off.
+  void SlotReturn(const std::vector<SwapEntry>& held);
+  // Frees one cache-held slot (count 0, no folio) if it still is one.
+  void FreeHeldSlot(const SwapEntry& e);
+  // Mirrors 6.12 swapcache_free_entries(): sorted by device (the kernel's
+  // heap sort) when more than one record was ever used, then freed.
+  void FreeHeldSlots(std::vector<SwapEntry>& entries);
 };
 
 }  // namespace swaplab::alloc

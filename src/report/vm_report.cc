@@ -38,6 +38,12 @@ double Agreement(const vm::ModelSideInfo& m) {
   return m.expected ? static_cast<double>(m.agree) / static_cast<double>(m.expected) : 1.0;
 }
 
+double ImageAgreement(const vm::ModelSideInfo& m) {
+  return m.image_expected
+             ? static_cast<double>(m.image_agree) / static_cast<double>(m.image_expected)
+             : 1.0;
+}
+
 std::string Secs(double s) { return s >= 0 ? fmt::format("{:.3f}", s) : std::string("-"); }
 
 ordered_json VmHibernateDoc(const vm::HibernateReport& r) {
@@ -83,6 +89,10 @@ ordered_json VmHibernateDoc(const vm::HibernateReport& r) {
   m["agree"] = r.minfo.agree;
   m["agreement"] = Agreement(r.minfo);
   m["disagreements"] = r.minfo.disagreements;
+  m["image_slots_expected"] = r.minfo.image_expected;
+  m["image_slots_agree"] = r.minfo.image_agree;
+  m["image_agreement"] = ImageAgreement(r.minfo);
+  m["image_disagreements"] = r.minfo.image_disagreements;
   m["model_wall_s"] = r.minfo.model_wall_s;
   j["model"] = m;
   return j;
@@ -109,6 +119,8 @@ std::string VmHibernateText(const vm::HibernateReport& r) {
   s += fmt::format(
       "model: {} (slot source base), trace {} records, placement agreement {}/{} ({:.2f}%)\n",
       r.minfo.policy, r.minfo.records, r.minfo.agree, r.minfo.expected, 100 * Agreement(r.minfo));
+  s += fmt::format("image slots in allocation order: {}/{} agree ({:.2f}%)\n", r.minfo.image_agree,
+                   r.minfo.image_expected, 100 * ImageAgreement(r.minfo));
   s += fmt::format("\n{:<22} {:>14} {:>14}\n", "", "kernel", "model");
   auto row = [&](const char* name, uint64_t k, uint64_t m) {
     s += fmt::format("{:<22} {:>14} {:>14}\n", name, k, m);
@@ -136,6 +148,8 @@ std::string VmHibernateText(const vm::HibernateReport& r) {
   for (const auto& l : r.kinfo.pm_lines) s += "  " + l + "\n";
   for (size_t i = 0; i < r.minfo.disagreements.size() && i < 5; ++i)
     s += "  disagreement: " + r.minfo.disagreements[i] + "\n";
+  for (size_t i = 0; i < r.minfo.image_disagreements.size() && i < 5; ++i)
+    s += "  image disagreement: " + r.minfo.image_disagreements[i] + "\n";
   return s;
 }
 

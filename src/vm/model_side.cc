@@ -1,10 +1,13 @@
-// The model's half of `vm hibernate`: trace replay, then the image step.
-#include "model_side.h"
-
+// The model's half of `vm hibernate`: trace replay, then the image step,
+// and both against the kernel's placements.
+#include <charconv>
 #include <chrono>
+#include <sstream>
 
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/swap_system.h"
+#include "swaplab/hibernate/image_format.h"
+#include "swaplab/vm/vm_hibernate.h"
 #include "swaplab/workload/image_step.h"
 #include "swaplab/workload/trace.h"
 #include "swaplab/workload/trace_runner.h"
@@ -20,12 +23,10 @@ struct Replayed {
   uint64_t pages = 0;
 };
 
-Result<Replayed> Replay(const std::string& trace_path, const std::string& policy, int cpus,
+Result<Replayed> Replay(const std::string& trace_path, const alloc::Policy& policy, int cpus,
                         uint64_t* records) {
-  auto pol = alloc::Policy::Preset(policy);
-  if (!pol.ok()) return pol.status();
   alloc::SystemOptions so;
-  so.policy = *pol;
+  so.policy = policy;
   so.nr_cpus = cpus;
   Replayed r;
   r.sys = std::make_unique<alloc::SwapSystem>(so);
@@ -58,12 +59,95 @@ Result<workload::ImageResult> WriteImage(const Replayed& r, uint64_t pages,
   return workload::WriteReadImage(*r.sys, r.type, *engine, spec);
 }
 
+// Slot for slot, in allocation order; the first differences named.
+void CompareImageSlots(const std::vector<uint64_t>& kernel, const workload::ImageResult& model,
+                       ModelSideInfo* info) {
+  const std::vector<uint64_t> mine = ImageSlotOrder(model.stream_dblocks, model.map_dblocks);
+  info->image_expected = kernel.size();
+  info->image_agree = 0;
+  info->image_disagreements.clear();
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    if (i < mine.size() && mine[i] == kernel[i]) {
+      ++info->image_agree;
+    } else if (info->image_disagreements.size() < 20) {
+      info->image_disagreements.push_back(
+          "image slot " + std::to_string(i) + ": kernel " + std::to_string(kernel[i]) + ", model " +
+          (i < mine.size() ? std::to_string(mine[i]) : std::string("none")));
+    }
+  }
+}
+
 }  // namespace
 
-Status RunModelSide(const std::string& trace_path, const std::string& policy, int cpus,
-                    uint64_t stream_pages, SideMetrics* m, ModelSideInfo* info) {
+std::vector<uint64_t> ImageSlotOrder(const std::vector<uint64_t>& stream,
+                                     const std::vector<uint64_t>& map) {
+  std::vector<uint64_t> v;
+  if (map.empty()) return v;
+  v.reserve(stream.size() + map.size());
+  v.push_back(map[0]);
+  for (size_t p = 0; p < stream.size(); ++p) {
+    v.push_back(stream[p]);
+    const size_t j = (p + 1) / hibernate::kMapEntries;
+    if ((p + 1) % hibernate::kMapEntries == 0 && j < map.size()) v.push_back(map[j]);
+  }
+  return v;
+}
+
+std::string FormatImageSlots(const std::vector<uint64_t>& slots, uint64_t stream_pages) {
+  std::string s = "swaplab-image-slots 1 stream_pages=" + std::to_string(stream_pages) + "\n";
+  for (size_t i = 0; i < slots.size();) {
+    size_t j = i + 1;
+    while (j < slots.size() && slots[j] == slots[j - 1] + 1) ++j;
+    s += std::to_string(slots[i]) + " " + std::to_string(j - i) + "\n";
+    i = j;
+  }
+  return s;
+}
+
+Result<std::vector<uint64_t>> ParseImageSlots(const std::string& text, uint64_t* stream_pages) {
+  std::istringstream in(text);
+  std::string line;
+  auto bad = [](int n, const std::string& why) {
+    return Status(-EINVAL, "image slots line " + std::to_string(n) + ": " + why);
+  };
+  auto number = [](std::string_view t, uint64_t* v) {
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), *v);
+    return ec == std::errc() && end == t.data() + t.size() && !t.empty();
+  };
+  constexpr std::string_view kHead = "swaplab-image-slots 1 stream_pages=";
+  if (!std::getline(in, line) || line.rfind(kHead, 0) != 0 ||
+      !number(std::string_view(line).substr(kHead.size()), stream_pages))
+    return bad(1, "expected \"swaplab-image-slots 1 stream_pages=N\"");
+  std::vector<uint64_t> v;
+  for (int n = 2; std::getline(in, line); ++n) {
+    const size_t sp = line.find(' ');
+    uint64_t first = 0, count = 0;
+    if (sp == std::string::npos || !number(std::string_view(line).substr(0, sp), &first) ||
+        !number(std::string_view(line).substr(sp + 1), &count) || count == 0 ||
+        count > (uint64_t{1} << 32))
+      return bad(n, "expected FIRST COUNT");
+    for (uint64_t k = 0; k < count; ++k) v.push_back(first + k);
+  }
+  return v;
+}
+
+Result<alloc::Policy> ModelPolicy(const std::string& preset,
+                                  const std::vector<std::string>& knobs) {
+  auto p = alloc::Policy::Preset(preset);
+  if (!p.ok()) return p.status();
+  alloc::Policy policy = *p;
+  for (const std::string& k : knobs) {
+    if (Status st = policy.SetAssignment(k); !st.ok()) return st;
+  }
+  if (Status st = policy.Validate(); !st.ok()) return st;
+  return policy;
+}
+
+Status RunModelSide(const std::string& trace_path, const alloc::Policy& policy, int cpus,
+                    uint64_t stream_pages, const std::vector<uint64_t>& kernel_image_slots,
+                    SideMetrics* m, ModelSideInfo* info) {
   const auto t0 = std::chrono::steady_clock::now();
-  info->policy = policy;
+  info->policy = policy.name;
   // The image step changes the system, so each image gets a fresh replay:
   // first to learn how many snapshot pages give the kernel's stream pages,
   // then per page and per run.
@@ -99,6 +183,7 @@ Status RunModelSide(const std::string& trace_path, const std::string& policy, in
   auto img = WriteImage(*r, pages, hibernate::BatchMode::kPerRun);
   if (!img.ok()) return Status(img.status().code(), "model image: " + img.status().message());
   per_run = *img;
+  if (!kernel_image_slots.empty()) CompareImageSlots(kernel_image_slots, per_page, info);
   m->snapshot_pages = pages;
   m->stream_pages = per_page.stream_pages;
   m->map_pages = per_page.map_pages;

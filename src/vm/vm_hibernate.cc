@@ -16,7 +16,6 @@
 #include <string_view>
 #include <vector>
 
-#include "model_side.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/image_chain.h"
 #include "swaplab/hibernate/image_reader.h"
@@ -166,6 +165,7 @@ Status ReadKernelImage(const std::string& disk, SideMetrics* k, KernelSideInfo* 
   k->clusters_touched = in->layout.clusters_touched;
   k->bios_per_page = in->layout.bios_per_page;
   k->bios_per_run = in->layout.bios_per_run;
+  ki->image_slots = ImageSlotOrder(in->chain.entries, in->chain.map_dblocks);
   hibernate::ReaderOptions ro;
   ro.device_pages = device_pages;
   auto rep = hibernate::ReadImage(**engine, 0, ro);
@@ -197,6 +197,8 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
   rep.options = o;
   if (o.swap_bytes % alloc::kPageSize || o.swap_bytes < (1u << 20))
     return Status(-EINVAL, "--swap: a whole number of pages, at least 1 MiB");
+  auto policy = ModelPolicy(o.policy, o.knobs);  // refused before any boot
+  if (!policy.ok()) return policy.status();
   rep.swap_pages = o.swap_bytes / alloc::kPageSize;
   rep.image_pages_asked = o.image_bytes / alloc::kPageSize;
   auto resolved = ResolveGuestKernel(o.vm);
@@ -312,6 +314,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
   if (!o.keep_dir.empty()) {
     std::error_code ec;
     fs::copy_file(disk, o.keep_dir + "/swap.img", fs::copy_options::overwrite_existing, ec);
+    keep("image_slots.txt", FormatImageSlots(rep.kinfo.image_slots, rep.kernel.stream_pages));
   }
   if (interrupted && *interrupted) return Status(-EINTR, "interrupted");
 
@@ -341,8 +344,8 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
   }
 
   stage("model");
-  if (Status st = RunModelSide(dir + "/trace.txt", o.policy, o.vm.smp, rep.kernel.stream_pages,
-                               &rep.model, &rep.minfo);
+  if (Status st = RunModelSide(dir + "/trace.txt", *policy, o.vm.smp, rep.kernel.stream_pages,
+                               rep.kinfo.image_slots, &rep.model, &rep.minfo);
       !st.ok())
     return Status(st.code(), "model: " + st.message());
   return rep;

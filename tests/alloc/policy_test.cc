@@ -19,7 +19,7 @@ using S = SearchStep;
 
 TEST(Policy_10, PresetNames) {
   const std::vector<std::string> names = Policy::PresetNames();
-  for (const char* n : {"linux-6.14", "linux-6.15", "linux-6.18", "mm-new"}) {
+  for (const char* n : {"linux-6.12", "linux-6.14", "linux-6.15", "linux-6.18", "mm-new"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     const Policy p = MustPreset(n);
     EXPECT_TRUE(p.Validate().ok()) << n;
@@ -108,6 +108,7 @@ TEST(Policy_10, KnobsByName) {
 TEST(Policy_10_2, OldSearchOrder) {
   const std::vector<S> old = {S::kFree,    S::kReclaimFull,        S::kNonfull,
                               S::kFragAll, S::kSyncDiscardRestart, S::kStealHigher};
+  EXPECT_EQ(MustPreset("linux-6.12").search, old);
   EXPECT_EQ(MustPreset("linux-6.14").search, old);
   EXPECT_EQ(MustPreset("linux-6.15").search, old);
   EXPECT_FALSE(MustPreset("linux-6.15").sync_discard_retry);
@@ -142,6 +143,37 @@ TEST(Policy_10_3, KnobsPerRelease) {
   EXPECT_FALSE(p615.hibernation_percpu_hint);
   EXPECT_TRUE(mm.hibernation_percpu_hint);
   EXPECT_EQ(mm.count_max, 15);
+}
+
+// linux-6.12 is linux-6.14 plus the five knobs 6.12 still had; no later
+// preset has any of them.
+TEST(Policy_10_3, Linux612IsLinux614PlusItsKnobs) {
+  Policy p = MustPreset("linux-6.12");
+  EXPECT_TRUE(p.interleave_free_clusters);
+  EXPECT_FALSE(p.isolate_clusters);
+  EXPECT_TRUE(p.slot_cache_return);
+  EXPECT_TRUE(p.swap_pages_taken_ahead);
+  EXPECT_TRUE(p.rotational_swap_map_scan);
+  for (const char* k :
+       {"interleave_free_clusters=false", "isolate_clusters=true", "slot_cache_return=false",
+        "swap_pages_taken_ahead=false", "rotational_swap_map_scan=false"})
+    ASSERT_TRUE(p.SetAssignment(k).ok()) << k;
+  p.name = "linux-6.14";
+  EXPECT_EQ(p.KnobValues(), MustPreset("linux-6.14").KnobValues());
+  for (const char* n : {"linux-6.14", "linux-6.15", "linux-6.18", "mm-new"}) {
+    const Policy q = MustPreset(n);
+    EXPECT_FALSE(q.interleave_free_clusters || !q.isolate_clusters || q.slot_cache_return ||
+                 q.swap_pages_taken_ahead || q.rotational_swap_map_scan)
+        << n;
+  }
+  // The return buffer belongs to the slot cache; 6.12's in-place search to
+  // per-device hints.
+  Policy bad = MustPreset("linux-6.12");
+  bad.slot_cache = false;
+  EXPECT_FALSE(bad.Validate().ok());
+  bad = MustPreset("linux-6.18");
+  bad.isolate_clusters = false;
+  EXPECT_FALSE(bad.Validate().ok());
 }
 
 // §10.2 behaviour: on a fresh non-discard device the old order takes a free

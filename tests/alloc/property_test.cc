@@ -170,6 +170,9 @@ TEST(SwapSystemModelFound, SyncDiscardRetrySuccessIsNoAllocFailure) {
     o.cluster_shift = 4;
     o.run_deferred_work_inline = false;
     o.policy = *Policy::Preset(preset);
+    // 6.12 gives a rotational device no clusters: no large folio, no
+    // discard list, so the case cannot be built there.
+    if (o.policy.rotational_swap_map_scan) continue;
     SwapSystem sys(o);
     SwaponOptions a;
     a.name = "a";

@@ -69,6 +69,11 @@ inline Policy PrimaryPolicy() {
   p.hibernation_percpu_hint = true;
   p.hibernation_hib_entry = false;
   p.count_max = 15;
+  p.interleave_free_clusters = false;
+  p.isolate_clusters = true;
+  p.slot_cache_return = false;
+  p.swap_pages_taken_ahead = false;
+  p.rotational_swap_map_scan = false;
   return p;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "policy_arg.h"
 #include "progress.h"
 #include "size_arg.h"
 #include "swaplab/kernel/interrupt.h"
@@ -77,6 +78,7 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
   h->add_flag("--rotational", o.rotational, "the guest marks the swap disk rotational");
   h->add_option("--seed", o.seed, "layout seed")->capture_default_str();
   h->add_option("--policy", o.policy, "the model's preset")->capture_default_str();
+  AddKnobOption(h, &o.knobs);
   h->add_option("--keep", o.keep, "copy the disk, trace and consoles into DIR");
   h->add_option("--agent", o.agent, "the static guest agent (default: the one built with swaplab)");
   AddProgressOption(h, o.progress);
@@ -157,6 +159,7 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   ho.resume = o.resume;
   ho.seed = o.seed;
   ho.policy = o.policy;
+  ho.knobs = o.knobs;
   ho.keep_dir = o.keep;
   ho.vm = GuestOptions(o, o.smp);
   ho.vm.rotational = o.rotational;

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "swaplab/workload/host_cpu.h"
 
@@ -14,11 +15,12 @@ struct VmCmdOptions {
   std::string compress = "lzo";
   bool resume = false;
   bool json = false;
-  std::string kernel, modules, append, accel = "auto", keep, policy = "linux-6.14", agent;
+  std::string kernel, modules, append, accel = "auto", keep, policy = "linux-6.12", agent;
   int mem_mib = 384, smp = 1, timeout_s = 300;
   bool rotational = false;
   uint64_t seed = 1;
-  std::string progress = "auto";  // --progress always|never|auto
+  std::string progress = "auto";   // --progress always|never|auto
+  std::vector<std::string> knobs;  // --knob NAME=VALUE
   // vm run
   std::string run_trace, run_device = "loop-ssd", run_out, run_policy;
   int run_reruns = 0, run_smp = 2;

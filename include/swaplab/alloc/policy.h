@@ -47,6 +47,10 @@ std::optional<SearchStep> ParseSearchStep(std::string_view name);
 //   added the tails last-first: page order.
 // - count_max (§1.4 / U6): 15 means 4 count bits; 63 the swap_map's 0x3e
 //   as the largest plain count.
+// - The last five rows are what Debian's 6.12 still had (the linux-6.12
+//   preset, read from its mm/swapfile.c and mm/swap_slots.c and checked
+//   slot for slot against it in the vm guest: docs/fidelity.md, "Linux
+//   6.12 in a guest"); every later preset leaves them at their defaults.
 #define SWAPLAB_POLICY_KNOBS(BOOL, INT)                                                             \
   BOOL(sync_discard_retry, true,                                                                    \
        "§2.9: an order-0 allocation that failed everywhere runs pending discards and retries "     \
@@ -77,7 +81,28 @@ std::optional<SearchStep> ParseSearchStep(std::string_view name);
   BOOL(split_tails_last_first, true,                                                                \
        "§2.10: reclaim swaps out a split large folio's pages 0, then 2^k-1 ... 1 (v6.15+); off: "  \
        "page order")                                                                                \
-  INT(count_max, 15, 2, 255, "§1.4: inline swap count capacity (15: 4 bits; 63: swap_map's 0x3e)")
+  INT(count_max, 15, 2, 255, "§1.4: inline swap count capacity (15: 4 bits; 63: swap_map's 0x3e)")  \
+  BOOL(interleave_free_clusters, false,                                                             \
+       "6.12 setup_clusters(): swapon builds the free list column by column, SWAP_CLUSTER_COLS "    \
+       "clusters apart (max(64/24, 16384/cluster) rounded up: 32 for 512-slot clusters), from "     \
+       "column 0 (cluster_next is 1); off: disk order")                                             \
+  BOOL(isolate_clusters, true,                                                                      \
+       "isolate_lock_cluster() + relocate_cluster() (v6.14+): a scanned cluster leaves its list "   \
+       "and goes back by its count; off: 6.12 cluster_alloc_swap_entry() scans clusters where "     \
+       "they are (a free one moves to nonfull[order] when first used, a nonfull one to frag, "      \
+       "before its scan; the per-CPU next is scanned wherever it points)")                          \
+  BOOL(slot_cache_return, false,                                                                    \
+       "6.12 free_swap_slot(): order-0 frees wait in the freeing CPU's return buffer "              \
+       "(slots_ret, slot_cache_batch entries) and are freed in one batch when it is full; large "   \
+       "folios and the allocator's own reclaim (TTRS_DIRECT) free directly (< v6.14)")              \
+  BOOL(swap_pages_taken_ahead, false,                                                               \
+       "6.12 get_swap_pages(): nr_swap_pages is lowered by the whole request before the scan "      \
+       "(request capped at nr_swap_pages / 2^order) and the shortfall given back after; "           \
+       "get_swap_page_of_type() lowers it after its scan; off: lowered as each slot is taken")      \
+  BOOL(rotational_swap_map_scan, false,                                                             \
+       "6.12 scan_swap_map_slots(): a device without SWP_SOLIDSTATE has no clusters; order-0 "      \
+       "slots come from cluster_next by the swap_map scan (cluster_nr, lowest_bit/highest_bit, "    \
+       "LATENCY_LIMIT 256) and it never holds a large folio; off: clusters on every device")
 
 // One row of the table, for listing and checking knobs by name.
 struct PolicyKnobInfo {

@@ -215,8 +215,14 @@ struct InvariantReport {
   std::string ToString() const { return ok() ? "ok" : id + ": " + where; }
 };
 
-// §4.2 flags.
-enum ReclaimFlags : unsigned { kReclaimAnyway = 1, kReclaimUnmapped = 2, kReclaimFull = 4 };
+// §4.2 flags. kReclaimDirect (TTRS_DIRECT): the freed slots bypass the
+// slot cache's return buffer (policy slot_cache_return; no effect without).
+enum ReclaimFlags : unsigned {
+  kReclaimAnyway = 1,
+  kReclaimUnmapped = 2,
+  kReclaimFull = 4,
+  kReclaimDirect = 8
+};
 
 // What SwapOutFolio did (§2.10).
 struct SwapOutResult {

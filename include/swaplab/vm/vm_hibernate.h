@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
 #include "swaplab/hibernate/compress.h"
 #include "swaplab/vm/qemu.h"
@@ -25,7 +26,8 @@ struct HibernateOptions {
   hibernate::Compressor compress = hibernate::Compressor::kLzo;
   bool resume = false;
   uint64_t seed = 1;
-  std::string policy = "linux-6.14";  // the preset nearest the guest's kernel
+  std::string policy = "linux-6.12";  // the guest's kernel
+  std::vector<std::string> knobs;     // "NAME=VALUE" applied to the preset (--knob)
   std::string keep_dir;               // non-empty: copy the disk, trace and consoles there
 };
 
@@ -58,6 +60,8 @@ struct KernelSideInfo {
   int hang_retries = 0;  // layout boots stopped on a guest I/O hang and made again
   bool resumed_intact = false;
   std::vector<std::string> pm_lines;  // the kernel's "PM: ..." timing lines
+  // The image's slots in the order 6.12's writer took them (ImageSlotOrder).
+  std::vector<uint64_t> image_slots;
 };
 
 struct ModelSideInfo {
@@ -65,9 +69,39 @@ struct ModelSideInfo {
   uint64_t expected = 0, agree = 0;  // the trace's expect lines
   uint64_t records = 0;
   std::vector<std::string> disagreements;  // the first ones
+  // The model's image (base slot source) against the kernel's, slot for
+  // slot in the order each writer took its slots (image_slots).
+  uint64_t image_expected = 0, image_agree = 0;
+  std::vector<std::string> image_disagreements;  // the first ones
   std::string seconds_kind = "modelled (simulated device calibrated on this host)";
   double model_wall_s = 0;  // host seconds for replay + image
 };
+
+// The slots of an image in the order swsusp_write() takes them (6.12
+// swap_write_page(): map page 0 first, then each stream page, and the next
+// map page after every 511th entry), from the chain's stream and map
+// dblocks (a whole-disk area: dblock == slot).
+std::vector<uint64_t> ImageSlotOrder(const std::vector<uint64_t>& stream,
+                                     const std::vector<uint64_t>& map);
+// Their text form (`vm hibernate --keep`'s image_slots.txt, the checked-in
+// tests/vm/traces/*.slots): a "swaplab-image-slots 1 stream_pages=N" line,
+// then one "FIRST COUNT" line per run of consecutive slots, in order.
+std::string FormatImageSlots(const std::vector<uint64_t>& slots, uint64_t stream_pages);
+// The inverse; -EINVAL naming the line for anything else.
+Result<std::vector<uint64_t>> ParseImageSlots(const std::string& text, uint64_t* stream_pages);
+
+// The model's side of a guest run, from its files: the trace (with the
+// kernel's placements as expect lines) replayed with `policy` on `cpus`
+// CPUs, then an image of the kernel's stream_pages written with the base
+// slot source on a simulated device of the same size, compared slot for
+// slot with `kernel_image_slots` (ImageSlotOrder; empty: not compared).
+// Fills `m` (the kernel's metric names) and `info` (agreement).
+// The policy `preset` names with `knobs` applied, validated; -EINVAL
+// naming the preset or knob.
+Result<alloc::Policy> ModelPolicy(const std::string& preset, const std::vector<std::string>& knobs);
+Status RunModelSide(const std::string& trace_path, const alloc::Policy& policy, int cpus,
+                    uint64_t stream_pages, const std::vector<uint64_t>& kernel_image_slots,
+                    SideMetrics* m, ModelSideInfo* info);
 
 struct HibernateReport {
   HibernateOptions options;

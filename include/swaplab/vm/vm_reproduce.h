@@ -31,7 +31,7 @@ struct SeedTableOptions {
   VmOptions vm;             // kernel, accel, CPUs; mem_mib 0: chosen from the image size
   double scale = 1.0 / 64;  // of the seed's sizes
   hibernate::Compressor compress = hibernate::Compressor::kNone;  // the seed wrote uncompressed
-  std::string policy = "linux-6.14";
+  std::string policy = "linux-6.12";
   uint64_t seed = 1;
 };
 

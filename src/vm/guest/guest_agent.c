@@ -235,6 +235,18 @@ static void Frees(uint64_t first, uint64_t n, Text *t) {
   for (uint64_t i = 0; i < n; i++) Append(t, "free folio=%" PRIu64 "\n", first + i);
 }
 
+/* Whether the swap disk is solid state as the kernel sees it (its
+ * queue/rotational 0): the trace's swapon line says so, since 6.12 gives
+ * only such devices clusters. Unreadable: solid state. */
+static int SwapDiskSsd(void) {
+  char buf[8] = {0};
+  int fd = open("/sys/block/vda/queue/rotational", O_RDONLY);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  return !(n > 0 && buf[0] == '1');
+}
+
 static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
                          const char *trace_dev) {
   Text t = {0};
@@ -242,7 +254,7 @@ static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
          "swaplab-trace 1\n# swaplab guest agent: layout %s, seed %" PRIu64
          ", kernel's placements as expect\n",
          layout, seed);
-  Append(&t, "swapon dev=0 pages=%" PRIu64 " ssd=1 blkdev=1\n", swap_pages);
+  Append(&t, "swapon dev=0 pages=%" PRIu64 " ssd=%d blkdev=1\n", swap_pages, SwapDiskSsd());
   int pagemap = open("/proc/self/pagemap", O_RDONLY);
   if (pagemap < 0) {
     perror("swaplab-agent: /proc/self/pagemap");

@@ -30,7 +30,10 @@ void Harness::AcceptAllocation(int fi, const std::string& what) {
                                                     " (O1: overlap with a live allocation)");
     exempt_.insert({e.type, e.offset + p});
   }
-  if (f.order() > 0) {
+  // (6.12, isolate_clusters off, may place a large folio in a cluster of
+  // another order: a CPU's next[order] can point into a cluster that was
+  // freed and taken for another order, and its scan does not look.)
+  if (f.order() > 0 && policy_.isolate_clusters) {
     auto ci = sys_->Cluster(e.type, e.offset / C());
     HARNESS_CHECK(
         ci.ok() && ci->order == f.order(),
@@ -59,12 +62,14 @@ bool Harness::Order0MustSucceed() const {
 
 // Order k > 0 tries only the first device of the avail list (§2.3); if
 // every avail device is a block device with a FREE cluster, whichever is
-// first serves it from its free list (§2.4).
+// first serves it from its free list (§2.4). (6.12: only if it has clusters,
+// i.e. is solid state.)
 bool Harness::LargeMustSucceed() const {
   bool any = false;
   for (const auto& [t, s] : scan_) {
     if (!s.on_avail) continue;
     if (!devs_.at(t).opts.blkdev || s.free_clusters == 0) return false;
+    if (policy_.rotational_swap_map_scan && !devs_.at(t).opts.ssd) return false;
     any = true;
   }
   return any;
