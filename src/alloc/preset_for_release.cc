@@ -35,9 +35,8 @@ std::string PresetForRelease(std::string_view release, std::string* why) {
   if (!exact.empty()) return exact;
   const std::string pick = newer.empty() ? newest : newer;
   if (why)
-    *why = "no preset for Linux " + std::to_string(want.first) + "." +
-           std::to_string(want.second) + ": the nearest " + (newer.empty() ? "" : "newer ") +
-           "one, " + pick;
+    *why = "no preset for Linux " + std::to_string(want.first) + "." + std::to_string(want.second) +
+           ": the nearest " + (newer.empty() ? "" : "newer ") + "one, " + pick;
   return pick;
 }
 

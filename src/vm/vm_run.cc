@@ -30,7 +30,6 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
-
 // The shared libraries `exe` loads, and its loader, as ldd names them.
 Result<std::vector<std::string>> SharedLibraries(const std::string& exe, const std::string& dir) {
   const std::string out = dir + "/ldd.txt";

@@ -2,6 +2,8 @@
 // kernel's release, --kernel naming a cached series, and the initramfs
 // carrying this program and its libraries at their paths (checked by GNU
 // cpio, an independent reader).
+#include "swaplab/vm/vm_run.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,7 +17,6 @@
 #include "swaplab/alloc/preset_for_release.h"
 #include "swaplab/vm/initramfs.h"
 #include "swaplab/vm/qemu.h"
-#include "swaplab/vm/vm_run.h"
 
 namespace swaplab::vm {
 namespace {

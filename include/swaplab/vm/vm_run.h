@@ -27,9 +27,9 @@ struct VmRunOptions {
   // The preset the guest compares with; empty: the preset of the guest
   // kernel's version (alloc::PresetForRelease).
   std::string policy;
-  int reruns = 4;         // kernel run's --reruns
-  std::string swaplab;    // the program run in the guest; empty: this one (/proc/self/exe)
-  std::string keep_dir;   // copy the console, disk and traces here
+  int reruns = 4;        // kernel run's --reruns
+  std::string swaplab;   // the program run in the guest; empty: this one (/proc/self/exe)
+  std::string keep_dir;  // copy the console, disk and traces here
 };
 
 struct VmRunResult {
