@@ -26,12 +26,6 @@
 #include "swaplab/kernel/kernel_area.h"
 #include "swaplab/kernel/kernel_run.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-
 namespace swaplab::kernel {
 namespace {
 
@@ -122,18 +116,6 @@ TEST_P(Calibration, AgreesWithKernel) {
   EXPECT_FALSE(OurAreaActive()) << "a swaplab area is still on";
   EXPECT_TRUE(CheckNoLeftovers().ok()) << CheckNoLeftovers().ToString();
 
-  // Under ASan the worker's own memory (the sanitizer's allocator and
-  // shadow) shares the trace's memory cgroup, and a `drop-cache` reclaim can
-  // swap some of it out between records: the kernel then places the trace's
-  // pages around those slots and the comparison says nothing about the
-  // model. The run above still went through the kernel layer under the
-  // sanitizer and cleaned up; the agreement is checked by the release build.
-  if (kSanitized &&
-      (rep->anomalies_total > (rep->worker_pages_swapped ? 1u : 0u) || rep->unexplained_slots > 0))
-    GTEST_SKIP() << "ASan build: the worker's own pages were swapped out during the run ("
-                 << (rep->anomalies.empty() ? "unexplained slots" : rep->anomalies[0].what)
-                 << "); placement agreement is checked by the release build";
-
   // Nothing the kernel did on its own may hide in the comparison, and the
   // worker's own memory is locked: none of it goes to swap.
   EXPECT_EQ(rep->anomalies_total, 0u) << (rep->anomalies.empty() ? "" : rep->anomalies[0].what);
@@ -158,11 +140,6 @@ TEST_P(Calibration, AgreesWithKernel) {
     first = "line " + std::to_string(d.line) + ": kernel dev " + std::to_string(d.expected_dev) +
             " offset " + std::to_string(d.expected_offset) + ", model " + d.got;
   }
-  if (kSanitized &&
-      agreement < 0.99)  // see above: the sanitizer's own memory moves the kernel's placements
-    GTEST_SKIP() << "ASan build: " << s.agree << "/" << s.expected
-                 << " placements agree (the sanitized worker changes what the kernel does); "
-                    "placement agreement is checked by the release build";
   EXPECT_GE(agreement, 0.99) << s.agree << "/" << s.expected
                              << " agree; first disagreement: " << first;
   for (const auto& [order, n] : rep->folios_by_order) {
