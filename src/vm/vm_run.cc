@@ -99,8 +99,9 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   InitramfsSpec is;
   is.modules_dir = gk.modules;
   // ext4 asks for the crc32c driver at mount (a soft dependency: not in
-  // .modinfo depends=), and the generic one runs on any CPU qemu emulates.
-  is.modules = {"virtio_blk", "crc32c_generic", "ext4", "loop", "zram"};
+  // .modinfo depends=), and the generic one runs on any CPU qemu emulates;
+  // virtio_pci is a module in 6.1 (built in from 6.12).
+  is.modules = {"virtio_pci", "virtio_blk", "crc32c_generic", "ext4", "loop", "zram"};
   is.files.push_back({"/bin/swaplab", guest_exe, 0755});
   for (const auto& l : *libs) is.files.push_back({l, l, 0755});
   const std::string initrd = dir + "/initramfs.cpio";
