@@ -3,6 +3,8 @@
 // the whole search and scans clusters where they are, on their lists,
 // instead of isolating them (v6.14's isolate_lock_cluster /
 // relocate_cluster). Read from Debian's linux-source-6.12 mm/swapfile.c.
+#include <atomic>
+
 #include "alloc/cluster_lists.h"
 #include "alloc/cluster_scan.h"
 #include "alloc/system_state.h"
@@ -103,7 +105,12 @@ uint64_t SwapSystem::State::ScanClusterInPlace(SwapDevice& d, SwapCluster& c, ui
     }
   }
   PlaceInPlace(d, c, added);
-  if (c.flag == ClusterFlag::kFree && c.count == 0 && c.table) c.table.reset();  // nothing taken
+  // Nothing taken: the table goes again. The two fields are read apart:
+  // tested together, GCC loads them as one word that also holds the
+  // cluster's lock byte, which another CPU's spin on it writes (TSan).
+  const uint32_t count = c.count;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (count == 0 && c.flag == ClusterFlag::kFree && c.table) c.table.reset();
   c.lock.Unlock();
   return found;
 }
