@@ -31,14 +31,6 @@ void Pad4(std::string* a) {
   while (a->size() % 4) a->push_back('\0');
 }
 
-Result<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(-ENOENT, "cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string Norm(std::string m) {
   for (char& c : m)
     if (c == '-') c = '_';
@@ -55,7 +47,7 @@ std::string BaseName(const std::string& line) {
 
 bool IsStatic(const std::string& path) {
   // A static executable has no PT_INTERP: look for the loader's name.
-  auto s = Slurp(path);
+  auto s = ReadHostFile(path);
   return s.ok() && s->size() > 4 &&
          s->compare(0, 4,
                     "\x7f"
@@ -69,12 +61,12 @@ class ModuleSet {
   ModuleSet(std::string dir, std::string tmp) : dir_(std::move(dir)), tmp_(std::move(tmp)) {}
 
   Status Load() {
-    auto order = Slurp(dir_ + "/modules.order");
+    auto order = ReadHostFile(dir_ + "/modules.order");
     if (!order.ok()) return Status(-ENOENT, dir_ + " has no modules.order");
     std::istringstream in(*order);
     for (std::string l; std::getline(in, l);)
       if (!l.empty()) paths_.emplace(BaseName(l), l);
-    if (auto b = Slurp(dir_ + "/modules.builtin"); b.ok()) {
+    if (auto b = ReadHostFile(dir_ + "/modules.builtin"); b.ok()) {
       std::istringstream bi(*b);
       for (std::string l; std::getline(bi, l);)
         if (!l.empty()) builtin_.insert(BaseName(l));
@@ -100,7 +92,7 @@ class ModuleSet {
     else if (access((base + ".gz").c_str(), R_OK) == 0)
       st = RunToFile({"gzip", "-dc", base + ".gz"}, out);
     if (!st.ok()) return st;
-    auto data = Slurp(out);
+    auto data = ReadHostFile(out);
     if (!data.ok()) return data.status();
     // .modinfo holds NUL-separated key=value strings; depends= lists the
     // modules this one needs, comma-separated.
@@ -131,6 +123,14 @@ class ModuleSet {
 };
 
 }  // namespace
+
+Result<std::string> ReadHostFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(-ENOENT, "cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 Status RunToFile(std::vector<std::string> args, const std::string& out, const std::string& err) {
   std::vector<char*> argv;
@@ -181,10 +181,10 @@ Result<InitramfsReport> WriteInitramfs(const std::string& out, const InitramfsSp
       }
     if (busybox.empty()) return Status(-ENOENT, "no static busybox (install busybox-static)");
   }
-  auto bb = Slurp(busybox);
+  auto bb = ReadHostFile(busybox);
   if (!bb.ok()) return bb.status();
   Result<std::string> agent = std::string();
-  if (!spec.agent.empty()) agent = Slurp(spec.agent);
+  if (!spec.agent.empty()) agent = ReadHostFile(spec.agent);
   if (!agent.ok()) return Status(-ENOENT, "no guest agent at " + spec.agent);
   ModuleSet mods(spec.modules_dir, tmpdir);
   if (Status st = mods.Load(); !st.ok()) return st;
@@ -203,7 +203,7 @@ Result<InitramfsReport> WriteInitramfs(const std::string& out, const InitramfsSp
   for (const InitramfsFile& f : spec.files) {
     if (f.guest.size() < 2 || f.guest[0] != '/' || f.guest.find("/../") != std::string::npos)
       return Status(-EINVAL, "initramfs path " + f.guest + " is not absolute");
-    auto data = Slurp(f.host);
+    auto data = ReadHostFile(f.host);
     if (!data.ok()) return data.status();
     const std::string name = f.guest.substr(1);
     for (size_t at = name.find('/'); at != std::string::npos; at = name.find('/', at + 1))

@@ -48,6 +48,13 @@ const char* Name(Accel a) {
   return "?";
 }
 
+void KeepText(const std::string& dir, const std::string& name, const std::string& text) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::ofstream(dir + "/" + name) << text;
+}
+
 std::string ConsoleTail(const std::string& s, int lines) {
   size_t at = s.size();
   for (int i = 0; i <= lines; ++i) {

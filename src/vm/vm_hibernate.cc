@@ -278,10 +278,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
               ConsoleTail(boot->console, 25));
   }
   auto keep = [&](const std::string& name, const std::string& text) {
-    if (o.keep_dir.empty()) return;
-    std::error_code ec;
-    fs::create_directories(o.keep_dir, ec);
-    std::ofstream(o.keep_dir + "/" + name) << text;
+    KeepText(o.keep_dir, name, text);
   };
   keep("hibernate.log", boot->console);
   const ConsoleFacts cf = ParseConsole(boot->console);

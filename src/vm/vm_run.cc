@@ -23,20 +23,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The shared libraries `exe` loads, and its loader, as ldd names them.
 Result<std::vector<std::string>> SharedLibraries(const std::string& exe, const std::string& dir) {
   const std::string out = dir + "/ldd.txt";
   if (Status st = RunToFile({"ldd", exe}, out); !st.ok())
     return Status(st.code(), "ldd " + exe + ": " + st.message());
+  auto text = ReadHostFile(out);
+  if (!text.ok()) return text.status();
   std::vector<std::string> libs;
-  std::istringstream in(Slurp(out));
+  std::istringstream in(*text);
   for (std::string l; std::getline(in, l);) {
     // "\tlibfmt.so.9 => /lib/x86_64-linux-gnu/libfmt.so.9 (0x...)" or
     // "\t/lib64/ld-linux-x86-64.so.2 (0x...)"; linux-vdso has no file.
@@ -142,9 +137,7 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   const ConsoleFacts cf = ParseConsole(boot->console);
   res.release = cf.release.empty() ? gk.release : cf.release;
   auto keep = [&](const std::string& name, const std::string& text) {
-    if (o.keep_dir.empty()) return;
-    fs::create_directories(o.keep_dir, ec);
-    std::ofstream(o.keep_dir + "/" + name) << text;
+    KeepText(o.keep_dir, name, text);
   };
   keep("run.log", boot->console);
   // What the guest left on its disk (debugfs reads ext4 without mounting).
@@ -152,7 +145,7 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
     const std::string to = dir + "/guest-" + name;
     if (Status st = RunToFile({"debugfs", "-R", "cat /" + name, disk}, to, to + ".err"); !st.ok())
       return st;
-    return Slurp(to);
+    return ReadHostFile(to);
   };
   auto rc = guest_file("rc");
   if (!boot->powered_off || !rc.ok() || rc->empty())

@@ -41,6 +41,9 @@ const std::string& InitScript();
 Result<InitramfsReport> WriteInitramfs(const std::string& out, const InitramfsSpec& spec,
                                        const std::string& tmpdir);
 
+// The whole of a host file; -ENOENT naming it when it cannot be read.
+Result<std::string> ReadHostFile(const std::string& path);
+
 // Runs args (a program on PATH and its arguments) with its stdout to the
 // file `out` (and its stderr to `err` when given); -EIO unless it exits 0.
 Status RunToFile(std::vector<std::string> args, const std::string& out,

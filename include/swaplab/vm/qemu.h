@@ -90,6 +90,10 @@ struct BootResult {
 Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::string& workdir,
                         const volatile std::sig_atomic_t* interrupted);
 
+// --keep DIR: writes `text` to DIR/name (DIR made first); nothing when DIR
+// is empty.
+void KeepText(const std::string& dir, const std::string& name, const std::string& text);
+
 // The last `lines` lines of a console (all of it when shorter).
 std::string ConsoleTail(const std::string& console, int lines);
 
