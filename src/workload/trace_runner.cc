@@ -642,11 +642,20 @@ Status TraceRunner::DoForeign(const TraceRecord& r, const Where& where) {
   const uint64_t n = r.n.value_or(1);
   auto dev = devs_.find(r.dev);
   if (dev == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
+  // Checked whole before any slot is taken: a bad record changes nothing,
+  // and n is bounded by the device (each slot is a model allocation).
+  auto info = sys_.Device(dev->second);
+  if (!info.ok()) return At(where, info.status().ToString(), info.status().code());
+  if (r.offset == 0 || r.offset >= info->max || n > info->max - r.offset)
+    return At(where, "slots " + std::to_string(r.offset) + ".." + std::to_string(r.offset) + "+" +
+                         std::to_string(n) + " are outside dev " + std::to_string(r.dev) +
+                         " (offsets 1.." + std::to_string(info->max - 1) + ")");
+  for (uint64_t i = 0; i < n; ++i)
+    if (foreign_.count({r.dev, r.offset + i}))
+      return At(where, "dev " + std::to_string(r.dev) + " offset " + std::to_string(r.offset + i) +
+                           " is already held by a foreign record");
   for (uint64_t i = 0; i < n; ++i) {
     const std::pair<uint64_t, uint64_t> key{r.dev, r.offset + i};
-    if (foreign_.count(key))
-      return At(where, "dev " + std::to_string(r.dev) + " offset " + std::to_string(key.second) +
-                           " is already held by a foreign record");
     auto e = TakeForeignSlot(r.cpu, key);
     if (!e.ok()) return At(where, e.status().ToString(), e.status().code());
     ++sum_.foreign_expected;
@@ -659,11 +668,18 @@ Status TraceRunner::DoForeign(const TraceRecord& r, const Where& where) {
 // (its pages swapped in and the slots freed, or the process gone).
 Status TraceRunner::DoForeignFree(const TraceRecord& r, const Where& where) {
   const uint64_t n = r.n.value_or(1);
-  for (uint64_t i = 0; i < n; ++i) {
-    auto it = foreign_.find({r.dev, r.offset + i});
-    if (it == foreign_.end())
+  // Every slot must be held before any is given back (a bad record changes
+  // nothing); more slots than are held cannot be.
+  if (n > foreign_.size())
+    return At(where, std::to_string(n) + " slots from dev " + std::to_string(r.dev) + " offset " +
+                         std::to_string(r.offset) + " but foreign records hold " +
+                         std::to_string(foreign_.size()));
+  for (uint64_t i = 0; i < n; ++i)
+    if (!foreign_.count({r.dev, r.offset + i}))
       return At(where, "no foreign record holds dev " + std::to_string(r.dev) + " offset " +
                            std::to_string(r.offset + i));
+  for (uint64_t i = 0; i < n; ++i) {
+    auto it = foreign_.find({r.dev, r.offset + i});
     if (it->second.valid()) {
       if (Status st = sys_.SwapPutEntriesDirect(it->second, 1); !st.ok())
         return At(where, st.ToString(), st.code());

@@ -518,6 +518,22 @@ TEST_F(Replay, ForeignFreeOfASlotNoForeignRecordHoldsNamesTheLine) {
             std::string::npos)
       << st.message();
   EXPECT_EQ(sys_.Device(0)->inuse, 1u);  // nothing changed
+  // A range reaching past the device, or partly held already, or a huge n:
+  // refused whole, before any slot is taken.
+  for (const char* bad :
+       {"foreign dev=0 offset=4000 n=200 cpu=0\n",
+        "foreign dev=0 offset=2 n=999999999999999 cpu=0\n", "foreign dev=0 offset=0 cpu=0\n",
+        "foreign-free dev=0 offset=1 n=2\n", "foreign-free dev=0 offset=1 n=999999999999999\n"}) {
+    TraceReader b = FromText(std::string("swaplab-trace 1\n") + bad);
+    ASSERT_TRUE(*b.Next(&rec)) << bad;
+    EXPECT_EQ(runner_.Apply(rec, "t.trace").code(), -EINVAL) << bad;
+    EXPECT_EQ(sys_.Device(0)->inuse, 1u) << bad;
+    EXPECT_EQ(runner_.foreign_slots(), 1u) << bad;
+  }
+  TraceReader held = FromText("swaplab-trace 1\nforeign dev=0 offset=1 n=2 cpu=0\n");
+  ASSERT_TRUE(*held.Next(&rec));
+  EXPECT_EQ(runner_.Apply(rec, "t.trace").code(), -EINVAL);  // offset 1 is held
+  EXPECT_EQ(sys_.Device(0)->inuse, 1u);
 }
 
 TEST_F(Replay, SwapInThenForkThenSwapoff) {
