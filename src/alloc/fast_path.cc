@@ -56,6 +56,15 @@ namespace swaplab::alloc {
       -ENOMEM, "folio_alloc_swap: no free swap slots for an order-" + std::to_string(k) + " folio");
 }
 
+Status SwapSystem::RunOn(CpuId cpu) {
+  State& s = *s_;
+  if (cpu < 0 || cpu >= s.opts.nr_cpus)
+    return Status(-EINVAL, "cpu " + std::to_string(cpu) + " is outside 0.." +
+                               std::to_string(s.opts.nr_cpus - 1));
+  s.current_cpu.store(cpu, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
 Status SwapSystem::FolioAllocSwap(CpuId cpu, Folio& folio) {
   State& s = *s_;
   const int k = folio.order();

@@ -1,6 +1,7 @@
 // `kernel run`'s session (run_session.h): setup and teardown.
 #include "run_session.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,9 +45,22 @@ Status Session::Close() {
 
 Status Session::DropCache() {
   if (cgroup.empty()) return Status(-ENOTSUP, "no memory cgroup");
-  if (cgroup_v1) return WriteSmallFile(cgroup + "/memory.force_empty", "0");
-  Status st = WriteSmallFile(cgroup + "/memory.reclaim", "1G");
-  return st.code() == -EAGAIN ? Status::Ok() : st;
+  cpu_set_t was;
+  CPU_ZERO(&was);
+  const bool pinned = worker != nullptr && sched_getaffinity(0, sizeof was, &was) == 0;
+  if (pinned) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(worker->last_cpu(), &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+      return Status(-errno, "drop-cache: pinning to CPU " + std::to_string(worker->last_cpu()) +
+                                ": " + std::strerror(errno));
+  }
+  Status st = cgroup_v1 ? WriteSmallFile(cgroup + "/memory.force_empty", "0")
+                        : WriteSmallFile(cgroup + "/memory.reclaim", "1G");
+  if (st.code() == -EAGAIN && !cgroup_v1) st = Status::Ok();
+  if (pinned) (void)sched_setaffinity(0, sizeof was, &was);
+  return st;
 }
 
 uint64_t Session::UsedSlots() const {

@@ -27,7 +27,9 @@ class Session {
   ~Session() { (void)Close(); }
   Status Close();
   // The worker's clean swap cache reclaimed (memory.force_empty on cgroup
-  // v1, memory.reclaim on v2).
+  // v1, memory.reclaim on v2), by this thread pinned meanwhile to the CPU
+  // the worker last ran on: the frees of the reclaim run there (6.12's
+  // return buffers are per CPU), where the model runs a global drop too.
   Status DropCache();
   // Slots in use on this run's areas (/proc/swaps Used).
   uint64_t UsedSlots() const;

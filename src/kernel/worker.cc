@@ -25,6 +25,8 @@ using alloc::kPageSize;
 
 enum Op : int32_t { kMap = 1, kTouch, kPageout, kFree, kReadIn, kMincore, kLock, kQuit };
 constexpr uint64_t kMaxMincorePages = 512;
+// The commands the worker runs pinned to the command's CPU.
+bool Pins(int32_t op) { return op != kMap && op != kQuit && op != kMincore && op != kLock; }
 
 struct Cmd {
   int32_t op = 0, cpu = 0;
@@ -126,7 +128,7 @@ int Pin(int cpu) {
     rep = Reply{};
     auto* p = reinterpret_cast<char*>(c.addr);
     const size_t len = static_cast<size_t>(c.len);
-    if (c.op != kMap && c.op != kQuit && c.op != kMincore && c.op != kLock) rep.err = Pin(c.cpu);
+    if (Pins(c.op)) rep.err = Pin(c.cpu);
     if (rep.err == 0) {
       switch (c.op) {
         case kMap:
@@ -255,6 +257,7 @@ Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector
   c.cpu = cpu;
   c.addr = addr;
   c.len = len;
+  if (Pins(op)) last_cpu_ = cpu;
   Reply rep;
   if (!WriteFull(to_, &c, sizeof c) || !ReadFull(from_, &rep, sizeof rep))
     return Status(-EIO, std::string("the worker process died during ") + kNames[op]);

@@ -225,6 +225,7 @@ uint32_t TraceRunner::Resolve(uint64_t id) {
   f.id = id;
   f.order = 0;
   f.one = Page{SlotOfCompact(v), 0, 1, false};
+  f.cpu = CpuOfCompact(v);
   index_.Set(id, i);
   return i;
 }
@@ -237,10 +238,11 @@ void TraceRunner::MaybeCompact(uint32_t i) {
   TFolio& f = slab_[i];
   const Page& p = f.one;
   if (!compact_ || f.order != 0 || p.refs != 1 || p.in_memory || p.cache != 0 ||
-      p.slot().type < 0 || p.slot().type >= 128 || p.slot().offset >= (uint64_t{1} << 56))
+      p.slot().type < 0 || p.slot().type >= 128 ||
+      p.slot().offset >= (uint64_t{1} << kCompactCpuShift))
     return;
   LruUnlink(i);
-  index_.Set(f.id, Compact(p.slot()));
+  index_.Set(f.id, Compact(p.slot(), f.cpu));
   f.order = -1;
   free_folios_.push_back(i);
 }
@@ -327,6 +329,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       if (!r.folio) return DropAllCaches(where);
       const uint32_t i = Resolve(*r.folio);
       if (i == kNil) return At(where, "unknown folio " + std::to_string(*r.folio));
+      (void)sys_.RunOn(slab_[i].cpu);
       Status st = DoDropCache(slab_[i], where, /*keep_mapped=*/false);
       ForgetIfDone(i);
       return st;
@@ -345,6 +348,8 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
     return At(where, "unknown folio " + std::to_string(*r.folio) + " (no alloc before it)");
   }
   TFolio& f = slab_[i];
+  // What the record does runs on the folio's CPU (RunOn); expect only looks.
+  if (r.op != TraceOp::kExpect) (void)sys_.RunOn(f.cpu);
   switch (r.op) {
     case TraceOp::kFree: {
       Status st = DoFree(r, f, where);
@@ -437,6 +442,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   TFolio& tf = slab_[index];
   tf.id = *r.folio;
   tf.order = r.order;
+  tf.cpu = static_cast<uint16_t>(r.cpu);
   if (r.order > 0) {
     std::vector<std::vector<Page>>& spare = spare_pages_[r.order];
     if (!spare.empty()) {
@@ -516,13 +522,14 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
       ++i;
       continue;
     }
-    // Batch consecutive swapped-out pages with consecutive slots.
+    // Batch consecutive swapped-out pages with consecutive slots, across
+    // clusters as zap_pte_range()'s swap_pte_batch() does (a folio's pages
+    // share one page table): 6.12's __swap_entries_free() then puts a batch
+    // that crosses a cluster slot by slot, through the return buffer.
     uint64_t j = i + 1;
     while (j < first + count && !pages[j].in_memory && pages[j].refs > 0 &&
            pages[j].slot().type == p.slot().type &&
-           pages[j].slot().offset == pages[j - 1].slot().offset + 1 &&
-           (pages[j].slot().offset >> sys_.options().cluster_shift) ==
-               (p.slot().offset >> sys_.options().cluster_shift))
+           pages[j].slot().offset == pages[j - 1].slot().offset + 1)
       ++j;
     if (Status st = sys_.SwapPutEntriesDirect(p.slot(), j - i); !st.ok())
       return At(where, st.ToString(), st.code());

@@ -126,6 +126,28 @@ TEST(Linux612_Knobs, SlotCacheReturnBuffer) {
   }
 }
 
+// free_swap_slot() takes this CPU's return buffer: frees that RunOn sends
+// to two CPUs fill two buffers, and neither is full after 40 each; all 80
+// on one CPU fill its buffer, and the 65th free empties it.
+TEST(Linux612_Knobs, FreesWaitInTheBufferOfTheirCpu) {
+  for (bool split : {true, false}) {
+    Harness h(Options(9, 2, Linux612()));
+    const int t = h.On(Dev("a", 4 * 512));
+    std::vector<Folio*> fs;
+    for (int i = 0; i < 100; ++i) fs.push_back(h.AllocNew(0));
+    ASSERT_EQ(h.Dv(t).inuse, 128u);  // two refills of 64
+    for (int i = 0; i < 80; ++i) {
+      ASSERT_TRUE(h.sys.RunOn(split && i >= 40 ? 1 : 0).ok());
+      h.FreeCacheOnly(*fs[i]);
+    }
+    EXPECT_EQ(h.Dv(t).inuse, split ? 128u : 64u) << (split ? "two CPUs" : "one CPU");
+    EXPECT_TRUE(h.SwapOff(t, h.DropAll()).ok());
+  }
+  Harness h(Options(9, 2, Linux612()));
+  EXPECT_EQ(h.sys.RunOn(2).code(), -EINVAL);
+  EXPECT_EQ(h.sys.RunOn(-1).code(), -EINVAL);
+}
+
 // get_swap_pages() takes the request off nr_swap_pages before the scan, so
 // a scan at exactly half full already sees vm_swap_full() and takes a
 // cache-only slot back (cluster_scan_range() / cluster_reclaim_range()).

@@ -403,10 +403,11 @@ TEST(TraceFormat, TheOnePassReaderReadsEveryLineAsTheGeneralOne) {
 
 class Replay : public ::testing::Test {
  public:
-  Replay() : sys_(Options()), runner_(sys_) {}
-  static alloc::SystemOptions Options() {
+  Replay() : Replay("linux-6.18") {}
+  explicit Replay(std::string_view preset) : sys_(Options(preset)), runner_(sys_) {}
+  static alloc::SystemOptions Options(std::string_view preset = "linux-6.18") {
     alloc::SystemOptions o;
-    o.policy = *alloc::Policy::Preset("linux-6.18");
+    o.policy = *alloc::Policy::Preset(preset);
     o.nr_cpus = 2;
     return o;
   }
@@ -687,117 +688,177 @@ TEST_F(Replay, GlobalDropTakesTheOldestFolioFirst) {
 }
 // The runner keeps an order-0 folio that holds one swapped-out slot and
 // nothing else as that slot alone (compact), in a directory for ids below
+// Debian's 6.12 (linux-6.12): a free runs on the CPU of its folio's alloc,
+// as `kernel run`'s worker runs it, so its slots wait in that CPU's return
+// buffer (free_swap_slot()); a zap batch that crosses a cluster is put slot
+// by slot (__swap_entries_free()'s fallback), through the buffer too.
+class Replay612 : public Replay {
+ public:
+  Replay612() : Replay("linux-6.12") {}
+  static std::string Allocs(int first, int n, int cpu) {
+    std::string t;
+    for (int i = first; i < first + n; ++i)
+      t += "alloc folio=" + std::to_string(i) + " order=0 cpu=" + std::to_string(cpu) + "\n";
+    return t;
+  }
+  static std::string Frees(int first, int n) {
+    std::string t;
+    for (int i = first; i < first + n; ++i) t += "free folio=" + std::to_string(i) + "\n";
+    return t;
+  }
+};
+
+TEST_F(Replay612, AFreeWaitsInTheReturnBufferOfItsFoliosCpu) {
+  // CPU 0's 70 folios hold two slot-cache refills, CPU 1's one more.
+  Run("swapon dev=0 pages=4096 ssd=1 blkdev=1\n" + Allocs(0, 70, 0) + "drop-cache\n" +
+      Allocs(100, 1, 1));
+  ASSERT_EQ(sys_.Device(0)->inuse, 192u);
+  // 40 frees of CPU 0's folios after CPU 1's alloc, one more alloc on CPU 0
+  // (from its cache), 30 more frees: all 70 go to CPU 0's buffer, which is
+  // full at 64, so the 65th empties it. (Frees on the latest alloc's CPU
+  // would leave 40 waiting on CPU 1 and 30 on CPU 0.)
+  Run(Frees(0, 40) + Allocs(101, 1, 0) + Frees(40, 30));
+  EXPECT_EQ(sys_.Device(0)->inuse, 192u - 64u);
+}
+
+TEST_F(Replay612, AFreeBatchAcrossAClusterWaitsInTheReturnBuffer) {
+  // A rotational area: slots from 1 up, 64 at a time into CPU 0's slot
+  // cache; 509 order-0 folios take 1..509, and an order-3 folio (no large
+  // slots there: split, pages in order) 510..517, across cluster 0's end.
+  std::string t = "swapon dev=0 pages=4096 ssd=0 blkdev=1\n" + Allocs(0, 509, 0) +
+                  "alloc folio=1000 order=3 cpu=0\n";
+  for (int p = 0; p < 8; ++p)
+    t += "expect folio=1000 page=" + std::to_string(p) +
+         " dev=0 offset=" + std::to_string(510 + p) + "\n";
+  Run(t + "drop-cache folio=1000\n");
+  ASSERT_EQ(runner_.summary().agree, 8u);
+  const uint64_t inuse = sys_.Device(0)->inuse;
+  // One batch of 8 slots in two clusters: each slot is put alone and waits
+  // (cache-held) in the buffer; two batches of one cluster each would be
+  // freed at once.
+  Run("free folio=1000\n");
+  EXPECT_EQ(sys_.Device(0)->inuse, inuse);
+  EXPECT_EQ(Slot(511).kind, SlotKind::kCached);
+  EXPECT_EQ(Slot(512).kind, SlotKind::kCached);
+}
+
 // 2^26 and a hash table above. Random records on two runners, compact and
 // not: every page's slot, every slot of the devices and the summaries
 // agree after every record, for dense and sparse ids, through dup, swap-in,
 // per-folio and global cache drops, expect, partial frees and swapoff.
 TEST(ReplayCompact, CompactFoliosBehaveAsTableEntries) {
-  for (uint64_t id_base : {uint64_t{0}, uint64_t{1} << 40}) {
-    alloc::SwapSystem sys_a(Replay::Options()), sys_b(Replay::Options());
-    TraceRunner a(sys_a, 20, /*compact=*/true), b(sys_b, 20, /*compact=*/false);
-    std::mt19937_64 rng(7 + id_base);
-    auto pick = [&](uint64_t n) { return static_cast<uint64_t>(rng() % n); };
-    std::vector<uint64_t> live;  // ids of live folios (as far as the test knows)
-    std::map<uint64_t, int> order;
-    uint64_t next_id = id_base, line = 0;
-    constexpr uint64_t kPages = 2048;
-    auto apply = [&](TraceRecord r) {
-      r.line = ++line;
-      Status sa = a.Apply(r, "t"), sb = b.Apply(r, "t");
-      ASSERT_EQ(sa.ok(), sb.ok()) << "line " << line << ": " << sa.ToString() << " / "
-                                  << sb.ToString();
-      ASSERT_EQ(sa.message(), sb.message()) << "line " << line;
-    };
-    for (uint64_t dev : {0, 1}) {
-      TraceRecord r;
-      r.op = TraceOp::kSwapon;
-      r.dev = dev;
-      r.pages = dev == 0 ? kPages / 4 : kPages;  // device 1 is used once 0 is full
-      apply(r);
-    }
-    bool dev1_on = true;
-    uint64_t compared = 0, swapoffs_in_use = 0;
-    for (int step = 0; step < 6000; ++step) {
-      TraceRecord r;
-      const uint64_t k = pick(100);
-      if (live.empty() || k < 30) {
-        r.op = TraceOp::kAlloc;
-        r.folio = next_id;
-        next_id += 1 + pick(3);  // some ids never used: blocks not full
-        r.order = pick(4) == 0 ? 2 : 0;
-        r.cpu = static_cast<int>(pick(2));
-        order[*r.folio] = r.order;
-        live.push_back(*r.folio);
-      } else {
-        r.folio = live[pick(live.size())];
-        const uint64_t pages = uint64_t{1} << order[*r.folio];
-        r.page = pick(pages);
-        if (k < 45) {
-          r.op = TraceOp::kDropCache;
-        } else if (k < 60) {
-          r.op = TraceOp::kFree;
-          if (pick(2)) r.n = 1 + pick(pages - r.page);
-        } else if (k < 72) {
-          r.op = TraceOp::kCache;
-          r.n = 1;
-        } else if (k < 80) {
-          r.op = TraceOp::kDup;
-        } else if (k < 90) {
-          r.op = TraceOp::kExpect;
-          r.offset = 1 + pick(kPages - 1);
-        } else if (k < 95) {
-          r.op = TraceOp::kDropCache;
-          r.folio.reset();  // global
-        } else if (k < 97) {
-          r.folio.reset();
-          r.op = dev1_on ? TraceOp::kSwapoff : TraceOp::kSwapon;
-          if (dev1_on) swapoffs_in_use += sys_a.Device(1)->inuse > 0;
-          r.dev = 1;
-          r.pages = kPages;
-          dev1_on = !dev1_on;
+  // linux-6.12: a compact folio keeps its CPU (its free goes to that CPU's
+  // return buffer).
+  for (const char* preset : {"linux-6.18", "linux-6.12"})
+    for (uint64_t id_base : {uint64_t{0}, uint64_t{1} << 40}) {
+      SCOPED_TRACE(preset);
+      alloc::SwapSystem sys_a(Replay::Options(preset)), sys_b(Replay::Options(preset));
+      TraceRunner a(sys_a, 20, /*compact=*/true), b(sys_b, 20, /*compact=*/false);
+      std::mt19937_64 rng(7 + id_base);
+      auto pick = [&](uint64_t n) { return static_cast<uint64_t>(rng() % n); };
+      std::vector<uint64_t> live;  // ids of live folios (as far as the test knows)
+      std::map<uint64_t, int> order;
+      uint64_t next_id = id_base, line = 0;
+      // 6.12's slot cache (and its per-CPU return buffers) is on only while
+      // more than 5 × 64 slots per CPU are free: larger devices keep it on.
+      const uint64_t kPages = std::string_view(preset) == "linux-6.12" ? 8192 : 2048;
+      auto apply = [&](TraceRecord r) {
+        r.line = ++line;
+        Status sa = a.Apply(r, "t"), sb = b.Apply(r, "t");
+        ASSERT_EQ(sa.ok(), sb.ok())
+            << "line " << line << ": " << sa.ToString() << " / " << sb.ToString();
+        ASSERT_EQ(sa.message(), sb.message()) << "line " << line;
+      };
+      for (uint64_t dev : {0, 1}) {
+        TraceRecord r;
+        r.op = TraceOp::kSwapon;
+        r.dev = dev;
+        r.pages = dev == 0 ? 1024 : kPages;  // device 1 is used once 0 is full
+        apply(r);
+      }
+      bool dev1_on = true;
+      uint64_t compared = 0, swapoffs_in_use = 0;
+      for (int step = 0; step < 6000; ++step) {
+        TraceRecord r;
+        const uint64_t k = pick(100);
+        if (live.empty() || k < 30) {
+          r.op = TraceOp::kAlloc;
+          r.folio = next_id;
+          next_id += 1 + pick(3);  // some ids never used: blocks not full
+          r.order = pick(4) == 0 ? 2 : 0;
+          r.cpu = static_cast<int>(pick(2));
+          order[*r.folio] = r.order;
+          live.push_back(*r.folio);
         } else {
-          r.op = TraceOp::kFree;  // the whole folio
-          r.page = 0;
+          r.folio = live[pick(live.size())];
+          const uint64_t pages = uint64_t{1} << order[*r.folio];
+          r.page = pick(pages);
+          if (k < 45) {
+            r.op = TraceOp::kDropCache;
+          } else if (k < 60) {
+            r.op = TraceOp::kFree;
+            if (pick(2)) r.n = 1 + pick(pages - r.page);
+          } else if (k < 72) {
+            r.op = TraceOp::kCache;
+            r.n = 1;
+          } else if (k < 80) {
+            r.op = TraceOp::kDup;
+          } else if (k < 90) {
+            r.op = TraceOp::kExpect;
+            r.offset = 1 + pick(kPages - 1);
+          } else if (k < 95) {
+            r.op = TraceOp::kDropCache;
+            r.folio.reset();  // global
+          } else if (k < 97) {
+            r.folio.reset();
+            r.op = dev1_on ? TraceOp::kSwapoff : TraceOp::kSwapon;
+            if (dev1_on) swapoffs_in_use += sys_a.Device(1)->inuse > 0;
+            r.dev = 1;
+            r.pages = kPages;
+            dev1_on = !dev1_on;
+          } else {
+            r.op = TraceOp::kFree;  // the whole folio
+            r.page = 0;
+          }
         }
-      }
-      apply(r);
-      if (HasFatalFailure()) return;
-      std::erase_if(live, [&](uint64_t id) {
-        EXPECT_EQ(a.Live(id), b.Live(id)) << "folio " << id << " line " << line;
-        return !b.Live(id);
-      });
-      for (uint64_t id : live) {
-        for (uint64_t p = 0; p < (uint64_t{1} << order[id]); ++p) {
-          ASSERT_EQ(a.SlotOf(id, p), b.SlotOf(id, p))
-              << "folio " << id << " page " << p << " line " << line;
-          compared += a.SlotOf(id, p).valid();
+        apply(r);
+        if (HasFatalFailure()) return;
+        std::erase_if(live, [&](uint64_t id) {
+          EXPECT_EQ(a.Live(id), b.Live(id)) << "folio " << id << " line " << line;
+          return !b.Live(id);
+        });
+        for (uint64_t id : live) {
+          for (uint64_t p = 0; p < (uint64_t{1} << order[id]); ++p) {
+            ASSERT_EQ(a.SlotOf(id, p), b.SlotOf(id, p))
+                << "folio " << id << " page " << p << " line " << line;
+            compared += a.SlotOf(id, p).valid();
+          }
         }
-      }
-      if (step % 50 == 0) {
-        ASSERT_TRUE(sys_a.CheckInvariants().ok()) << sys_a.CheckInvariants().ToString();
-        for (int type = 0; type < 2; ++type) {
-          auto da = sys_a.Device(type), db = sys_b.Device(type);
-          ASSERT_EQ(da.ok(), db.ok());
-          if (!da.ok()) continue;
-          ASSERT_EQ(da->inuse, db->inuse) << "line " << line;
-          for (uint64_t off = 1; off < kPages; ++off) {
-            auto sa = sys_a.Slot(SwapEntry{type, off}), sb = sys_b.Slot(SwapEntry{type, off});
-            ASSERT_EQ(sa.ok(), sb.ok());
-            if (!sa.ok()) continue;
-            ASSERT_EQ(sa->kind, sb->kind) << "type " << type << " offset " << off;
-            ASSERT_EQ(sa->count, sb->count) << "type " << type << " offset " << off;
+        if (step % 50 == 0) {
+          ASSERT_TRUE(sys_a.CheckInvariants().ok()) << sys_a.CheckInvariants().ToString();
+          for (int type = 0; type < 2; ++type) {
+            auto da = sys_a.Device(type), db = sys_b.Device(type);
+            ASSERT_EQ(da.ok(), db.ok());
+            if (!da.ok()) continue;
+            ASSERT_EQ(da->inuse, db->inuse) << "line " << line;
+            for (uint64_t off = 1; off < kPages; ++off) {
+              auto sa = sys_a.Slot(SwapEntry{type, off}), sb = sys_b.Slot(SwapEntry{type, off});
+              ASSERT_EQ(sa.ok(), sb.ok());
+              if (!sa.ok()) continue;
+              ASSERT_EQ(sa->kind, sb->kind) << "type " << type << " offset " << off;
+              ASSERT_EQ(sa->count, sb->count) << "type " << type << " offset " << off;
+            }
           }
         }
       }
+      EXPECT_EQ(a.summary().pages_placed, b.summary().pages_placed);
+      EXPECT_EQ(a.summary().folio_runs, b.summary().folio_runs);
+      EXPECT_EQ(a.summary().expected, b.summary().expected);
+      EXPECT_EQ(a.summary().agree, b.summary().agree);
+      EXPECT_EQ(a.summary().skipped_cache_drops, b.summary().skipped_cache_drops);
+      EXPECT_GT(compared, 10000u);      // swapped-out pages were compared
+      EXPECT_GT(swapoffs_in_use, 10u);  // swapoff took slots back
     }
-    EXPECT_EQ(a.summary().pages_placed, b.summary().pages_placed);
-    EXPECT_EQ(a.summary().folio_runs, b.summary().folio_runs);
-    EXPECT_EQ(a.summary().expected, b.summary().expected);
-    EXPECT_EQ(a.summary().agree, b.summary().agree);
-    EXPECT_EQ(a.summary().skipped_cache_drops, b.summary().skipped_cache_drops);
-    EXPECT_GT(compared, 10000u);      // swapped-out pages were compared
-    EXPECT_GT(swapoffs_in_use, 10u);  // swapoff took slots back
-  }
 }
 }  // namespace
 }  // namespace swaplab::workload

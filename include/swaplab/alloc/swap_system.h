@@ -264,6 +264,12 @@ class SwapSystem {
   // is the first slot. Errors: -EINVAL (order > cluster order, not locked,
   // already cached), -ENOMEM (no slots).
   Status FolioAllocSwap(CpuId cpu, Folio& folio);
+  // The CPU that the calls naming none (frees, swap-cache drops, reclaim)
+  // run on from now, as a task's frees run on its CPU: under
+  // slot_cache_return their order-0 slots wait in that CPU's return buffer
+  // (6.12 free_swap_slot() takes this_cpu's slots_ret). The calls that
+  // name a CPU set it as well. -EINVAL for a CPU outside 0..nr_cpus-1.
+  Status RunOn(CpuId cpu);
   // The caller side of §2.10 (mm/vmscan.c shrink_folio_list): allocate; on
   // failure of a large folio, count swpout_fallback (and thp_swpout_
   // fallback at PMD order), split, and allocate each page at order 0 using

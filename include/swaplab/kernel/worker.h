@@ -49,6 +49,8 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   pid_t pid() const { return pid_; }
+  // The CPU the last command that pins ran on (0 before any).
+  int last_cpu() const { return last_cpu_; }
   uint64_t base() const { return base_; }  // address of the reserved region
 
   // Maps [addr, addr+len) read-write anonymous (fixed, inside the region).
@@ -87,6 +89,7 @@ class Worker {
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   uint64_t base_ = 0;
+  int last_cpu_ = 0;
 };
 
 }  // namespace swaplab::kernel

@@ -119,6 +119,9 @@ class TraceRunner {
     // that may hold swap-cache folios, least recently swapped out or in
     // first.
     bool on_lru = false;
+    // The CPU of its alloc: its frees, swap-ins and drops run there, as the
+    // kernel run's worker runs them pinned to it (SwapSystem::RunOn).
+    uint16_t cpu = 0;
     uint32_t lru_prev = kNil, lru_next = kNil;
     Page one;
     std::vector<Page> many;
@@ -173,14 +176,18 @@ class TraceRunner {
     size_t used_ = 0;
     int shift_ = 64;
   };
-  // A compact value's slot (type below 128, offset below 2^56: always so
-  // for kMaxSwapfiles devices of at most kMaxTracePages pages).
-  static uint64_t Compact(alloc::SwapEntry slot) {
-    return FolioIndex::kCompact | uint64_t(slot.type) << 56 | slot.offset;
+  // A compact value: the slot's type (below 128, as kMaxSwapfiles is) in
+  // bits 56-62, the folio's CPU (below 1024) in bits 40-55 and the slot's
+  // offset (below 2^40, Page's limit) in bits 0-39.
+  static constexpr int kCompactCpuShift = 40;
+  static uint64_t Compact(alloc::SwapEntry slot, uint16_t cpu) {
+    return FolioIndex::kCompact | uint64_t(slot.type) << 56 | uint64_t{cpu} << kCompactCpuShift |
+           slot.offset;
   }
   static alloc::SwapEntry SlotOfCompact(uint64_t v) {
-    return {static_cast<int>((v >> 56) & 0x7f), v & ((uint64_t{1} << 56) - 1)};
+    return {static_cast<int>((v >> 56) & 0x7f), v & ((uint64_t{1} << kCompactCpuShift) - 1)};
   }
+  static uint16_t CpuOfCompact(uint64_t v) { return static_cast<uint16_t>(v >> kCompactCpuShift); }
 
   Status DoAlloc(const TraceRecord& r, const Where& where);
   Status DoFree(const TraceRecord& r, TFolio& f, const Where& where);
