@@ -49,8 +49,10 @@ SwapCluster* SwapSystem::State::Isolate(SwapDevice& d, ListId id, int order) {
 // otherwise straight to the free list without its table.
 void SwapSystem::State::FreeCluster(SwapDevice& d, SwapCluster& c, uint64_t freed) {
   assert(c.count == 0 && c.extend_users == 0);
-  // (6.12 discards per cluster only on devices with clusters.)
-  if (d.page_discard && d.writeok.load(std::memory_order_acquire) && !UsesMapScan(d)) {
+  // (6.12 discards per cluster only on devices with clusters; 6.1's SSD
+  // has them under ssd_swap_map_scan.)
+  const bool has_clusters = d.ssd || !UsesMapScan(d);
+  if (d.page_discard && d.writeok.load(std::memory_order_acquire) && has_clusters) {
     MoveCluster(d, c, ClusterFlag::kDiscard, freed);
     ScheduleDiscard(d);
     return;

@@ -10,8 +10,16 @@ namespace swaplab::alloc {
 
 int SwapSystem::State::AllocBatchOnDevice(SwapDevice& d, const AllocRequest& rq, int nr,
                                           uint64_t* out) {
-  if (UsesMapScan(d))
-    return rq.order == 0 ? ScanSwapMap(d, rq, nr, out) : 0;  // no clusters: order 0 only
+  if (UsesMapScan(d)) {
+    if (rq.order == 0) return ScanSwapMap(d, rq, nr, out);
+    // 6.1: a PMD folio takes a whole free cluster of an SSD block device;
+    // no clusters (6.12's rotational device): order 0 only.
+    if (rq.order != pmd_order || nr <= 0 || !UsesSsdMapScan(d) || !d.blkdev) return 0;
+    out[0] = AllocWholeCluster(d, rq);
+    if (out[0] == 0) return 0;
+    if (rq.taken_ahead) pages_ahead.fetch_sub(int64_t{1} << rq.order, std::memory_order_relaxed);
+    return 1;
+  }
   int n = 0;
   while (n < nr) {
     const uint64_t off = AllocateOnDevice(d, rq);
@@ -28,8 +36,9 @@ int SwapSystem::State::AllocBatchOnDevice(SwapDevice& d, const AllocRequest& rq,
 uint64_t SwapSystem::State::AllocateOnDevice(SwapDevice& d, const AllocRequest& rq) {
   const int k = rq.order;
   if (k > 0 && !d.blkdev) return 0;  // swap files never hold large folios (O3)
-  if (UsesMapScan(d)) {              // 6.12: no clusters, order 0 only
+  if (UsesMapScan(d)) {              // 6.12: no clusters, order 0 only; 6.1's SSD: and PMD
     uint64_t off = 0;
+    if (k == pmd_order && UsesSsdMapScan(d)) return AllocWholeCluster(d, rq);
     return k == 0 && ScanSwapMap(d, rq, 1, &off) == 1 ? off : 0;
   }
   if (UsesSeq(d)) {

@@ -37,7 +37,8 @@ namespace swaplab::alloc {
 
 // Why folio_alloc_swap refuses its arguments (kept out of the fast path).
 [[gnu::cold, gnu::noinline]] static Status AllocSwapArgError(CpuId cpu, int nr_cpus,
-                                                             const Folio& folio, int pmd_order) {
+                                                             const Folio& folio, int pmd_order,
+                                                             const Policy& policy) {
   const int k = folio.order();
   if (cpu < 0 || cpu >= nr_cpus)
     return Status(-EINVAL, "folio_alloc_swap: cpu " + std::to_string(cpu) + " is not in [0, " +
@@ -46,6 +47,11 @@ namespace swaplab::alloc {
     return Status(-EINVAL, "folio_alloc_swap: order " + std::to_string(k) +
                                " is larger than a cluster (order " + std::to_string(pmd_order) +
                                ")");
+  if (!policy.mthp_swap && k != 0 && k != pmd_order)
+    return Status(-EINVAL, "folio_alloc_swap: policy " + policy.name + " swaps out order 0 and " +
+                               "the PMD order (" + std::to_string(pmd_order) +
+                               ") only, not order " + std::to_string(k) +
+                               " (mthp_swap off: no mTHP swap-out before 6.10)");
   if (!folio.locked()) return Status(-EINVAL, "folio_alloc_swap: the folio is not locked");
   return Status(-EINVAL, "folio_alloc_swap: the folio is already in the swap cache at offset " +
                              std::to_string(folio.swap().offset));
@@ -69,8 +75,8 @@ Status SwapSystem::FolioAllocSwap(CpuId cpu, Folio& folio) {
   State& s = *s_;
   const int k = folio.order();
   if (cpu < 0 || cpu >= s.opts.nr_cpus || k < 0 || k > s.pmd_order || !folio.locked() ||
-      folio.in_swap_cache()) [[unlikely]]
-    return AllocSwapArgError(cpu, s.opts.nr_cpus, folio, s.pmd_order);
+      folio.in_swap_cache() || (k != 0 && k != s.pmd_order && !s.policy.mthp_swap)) [[unlikely]]
+    return AllocSwapArgError(cpu, s.opts.nr_cpus, folio, s.pmd_order, s.policy);
   PerCpu& pc = s.cpus[cpu];
   const AllocRequest rq{cpu, k, &folio, CommitKind::kFolio};
   s.current_cpu.store(cpu, std::memory_order_relaxed);

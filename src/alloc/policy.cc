@@ -65,7 +65,7 @@ void SetLinux614(Policy* p) {
 Result<Policy> Policy::Preset(std::string_view name) {
   Policy p;  // defaults: the 2026 tree minus the knobs set below
   p.name = std::string(name);
-  if (name == "linux-6.12") {
+  if (name == "linux-6.12" || name == "linux-6.1") {
     // Debian's 6.12 (the vm guest): linux-6.14 plus what 6.12 still had —
     // the interleaved free list of setup_clusters(), clusters scanned on
     // their lists (no isolation), the slot cache's return buffer, the
@@ -77,6 +77,15 @@ Result<Policy> Policy::Preset(std::string_view name) {
     p.slot_cache_return = true;
     p.swap_pages_taken_ahead = true;
     p.rotational_swap_map_scan = true;
+    if (name == "linux-6.1") {
+      // Debian's 6.1 (bookworm's linux-image-amd64): 6.12 plus an SSD
+      // served by scan_swap_map_slots()'s per-CPU cluster and per-CPU scan
+      // base, the scan's reclaim through free_swap_slot(), and no mTHP
+      // (docs/fidelity.md, "Linux 6.1").
+      p.ssd_swap_map_scan = true;
+      p.scan_reclaim_direct = false;
+      p.mthp_swap = false;
+    }
   } else if (name == "linux-6.14") {
     SetLinux614(&p);
   } else if (name == "linux-6.15") {
@@ -106,7 +115,7 @@ Result<Policy> Policy::Preset(std::string_view name) {
 }
 
 std::vector<std::string> Policy::PresetNames() {
-  return {"linux-6.12", "linux-6.14", "linux-6.15", "linux-6.18", "mm-new"};
+  return {"linux-6.1", "linux-6.12", "linux-6.14", "linux-6.15", "linux-6.18", "mm-new"};
 }
 
 const std::vector<PolicyKnobInfo>& Policy::Knobs() {

@@ -99,19 +99,26 @@ void SwapSystem::State::SlotCacheDrainCpuLocked(PerCpu& pc) {
   pc.slot_ret.clear();
 }
 
-void SwapSystem::State::SlotReturn(const std::vector<SwapEntry>& held) {
-  PerCpu& pc = cpus[current_cpu.load(std::memory_order_relaxed)];
+void SwapSystem::State::SlotReturnCpuLocked(PerCpu& pc, const SwapEntry& e) {
+  if (pc.slot_ret.size() >= static_cast<size_t>(policy.slot_cache_batch)) {
+    FreeHeldSlots(pc.slot_ret);
+    pc.slot_ret.clear();
+  }
+  pc.slot_ret.push_back(e);
+}
+
+void SwapSystem::State::SlotReturn(const std::vector<SwapEntry>& held, int locked_cpu) {
+  PerCpu& pc = cpus[locked_cpu >= 0 ? locked_cpu : current_cpu.load(std::memory_order_relaxed)];
   for (const SwapEntry& e : held) {
     if (!SlotReturnActive()) {
       FreeHeldSlot(e);  // direct_free
-      continue;
+    } else if (locked_cpu >= 0) {
+      pc.lock.AssertHeld();
+      SlotReturnCpuLocked(pc, e);
+    } else {
+      SpinGuard g(pc.lock);
+      SlotReturnCpuLocked(pc, e);
     }
-    SpinGuard g(pc.lock);
-    if (pc.slot_ret.size() >= static_cast<size_t>(policy.slot_cache_batch)) {
-      FreeHeldSlots(pc.slot_ret);
-      pc.slot_ret.clear();
-    }
-    pc.slot_ret.push_back(e);
   }
 }
 

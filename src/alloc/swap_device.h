@@ -75,6 +75,18 @@ struct SwapDevice {
   uint64_t cluster_nr GUARDED_BY(global_cluster_lock) = 0;
   uint64_t lowest_bit GUARDED_BY(lock) = 1;
   uint64_t highest_bit GUARDED_BY(lock) = 0;
+  // 6.1's SSD scan (policy ssd_swap_map_scan, SSD only), per CPU: the
+  // percpu_cluster (cluster: its index + 1, 0 when null; next: the offset
+  // its scan resumes at) and the scan base cluster_next_cpu. Swapon draws
+  // each base as the kernel does (1 + a draw below highest_bit) from
+  // scan_rng, a generator seeded by SystemOptions::scan_base_seed and the
+  // device type, which set_cluster_next()'s jumps draw from too; a trace
+  // sets what the kernel drew with SetScanBase.
+  struct SsdCpu {
+    uint64_t cluster = 0, next = 0, scan_base = 1;
+  };
+  std::unique_ptr<SsdCpu[]> ssd_cpu GUARDED_BY(global_cluster_lock);
+  uint64_t scan_rng GUARDED_BY(global_cluster_lock) = 0;
   // Per-device per-CPU hints (policy percpu_hint_per_device): [cpu][order],
   // each protected by that CPU's local lock.
   std::unique_ptr<uint64_t[]> pcp_next;

@@ -13,7 +13,7 @@ namespace swaplab::alloc {
 // Mirrors __try_to_reclaim_swap(): +n reclaimed, −n found but kept, 0 no
 // folio (§4.2). The folio is try-locked under the cluster lock, so it is
 // still the one at `off` once locked.
-int SwapSystem::State::TryReclaim(SwapDevice& d, uint64_t off, unsigned flags) {
+int SwapSystem::State::TryReclaim(SwapDevice& d, uint64_t off, unsigned flags, int locked_cpu) {
   SwapCluster& c = d.ClusterOf(off, cluster_shift);
   // 6.12 (slot_cache_return): without TTRS_DIRECT the folio leaves through
   // delete_from_swap_cache() -> put_swap_folio() -> free_swap_slot().
@@ -48,7 +48,7 @@ int SwapSystem::State::TryReclaim(SwapDevice& d, uint64_t off, unsigned flags) {
   }
   f->Unlock();
   folios_reclaimed.fetch_add(1, std::memory_order_relaxed);
-  if (!held.empty()) SlotReturn(held);
+  if (!held.empty()) SlotReturn(held, locked_cpu);
   return n;
 }
 

@@ -175,6 +175,37 @@ Status NoDevice(int type) {
 
 }  // namespace
 
+Status SwapSystem::SetScanBase(int type, int cpu, uint64_t offset) {
+  State& s = *s_;
+  std::lock_guard g(s.swap_lock);
+  SwapDevice* d = s.Dev(type);
+  if (d == nullptr || !d->used) return NoDevice(type);
+  if (!s.UsesSsdMapScan(*d))
+    return Status(-EINVAL, "scan base: device " + std::to_string(type) + " has none (" +
+                               (d->ssd ? "policy " + s.policy.name + " has ssd_swap_map_scan off"
+                                       : std::string("not an SSD")) +
+                               ")");
+  if (cpu < 0 || cpu >= s.opts.nr_cpus)
+    return Status(-EINVAL, "scan base: cpu " + std::to_string(cpu) + " is not in [0, " +
+                               std::to_string(s.opts.nr_cpus) + ")");
+  if (offset == 0 || offset >= d->max)
+    return Status(-EINVAL, "scan base: offset " + std::to_string(offset) + " is outside device " +
+                               std::to_string(type) + " (1.." + std::to_string(d->max - 1) + ")");
+  SpinGuard cg(d->global_cluster_lock);
+  d->ssd_cpu[static_cast<size_t>(cpu)].scan_base = offset;
+  return Status::Ok();
+}
+
+uint64_t SwapSystem::ScanBase(int type, int cpu) const {
+  State& s = *s_;
+  std::lock_guard g(s.swap_lock);
+  SwapDevice* d = s.Dev(type);
+  if (d == nullptr || !d->used || !s.UsesSsdMapScan(*d) || cpu < 0 || cpu >= s.opts.nr_cpus)
+    return 0;
+  SpinGuard cg(d->global_cluster_lock);
+  return d->ssd_cpu[static_cast<size_t>(cpu)].scan_base;
+}
+
 Result<DeviceInfo> SwapSystem::Device(int type) const {
   State& s = *s_;
   std::lock_guard g(s.swap_lock);

@@ -188,6 +188,7 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
     d.seq_next.fill(0);
     d.cluster_next = 1;  // 6.12 read_swap_header()
     d.cluster_nr = 0;
+    s.InitScanBasesLocked(d);
   }
   {
     SpinGuard lg(d.lock);

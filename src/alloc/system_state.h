@@ -132,8 +132,14 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
     return !d.ssd && policy.nonssd_global_cluster && !policy.rotational_swap_map_scan;
   }
   // 6.12: a device without SWP_SOLIDSTATE has no clusters to allocate from
-  // (policy rotational_swap_map_scan): the swap_map scan serves it.
-  bool UsesMapScan(const SwapDevice& d) const { return !d.ssd && policy.rotational_swap_map_scan; }
+  // (policy rotational_swap_map_scan): the swap_map scan serves it; 6.1
+  // (policy ssd_swap_map_scan): an SSD too, through its per-CPU clusters.
+  bool UsesMapScan(const SwapDevice& d) const {
+    return d.ssd ? policy.ssd_swap_map_scan : policy.rotational_swap_map_scan;
+  }
+  // 6.1: an SSD whose order-0 slots come from the swap_map scan with
+  // cluster_info (per-CPU clusters, per-CPU scan bases).
+  bool UsesSsdMapScan(const SwapDevice& d) const { return d.ssd && policy.ssd_swap_map_scan; }
   bool Usable(const SwapCluster& c, int order) const REQUIRES(c.lock) {
     return c.flag <= ClusterFlag::kFrag && c.table &&
            (order == 0 || c.count == 0 || c.order == order);
@@ -227,6 +233,13 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
   // scan_swap_map_slots() without clusters (swap_map_scan.cc). Up to `nr`
   // order-0 slots into `out`; returns how many.
   int ScanSwapMap(SwapDevice& d, const AllocRequest& rq, int nr, uint64_t* out);
+  // Policy ssd_swap_map_scan, a PMD-order request on an SSD: 6.1's
+  // swap_alloc_cluster(), the free list's head whole (swap_map_scan.cc).
+  // Returns the offset or 0.
+  uint64_t AllocWholeCluster(SwapDevice& d, const AllocRequest& rq);
+  // swapon: each CPU's scan base drawn as 6.1's swapon does (policy
+  // ssd_swap_map_scan, SSD only).
+  void InitScanBasesLocked(SwapDevice& d) REQUIRES(d.global_cluster_lock);
   // Mirrors alloc_swap_scan_cluster(); c locked on entry, unlocked on exit.
   uint64_t ScanCluster(SwapDevice& d, SwapCluster& c, uint64_t off, const AllocRequest& rq,
                        bool* abort) RELEASE(c.lock);
@@ -261,7 +274,8 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
   void PutOneClusterLocked(SwapCluster& c, uint32_t i) REQUIRES(c.lock);
 
   // swap_reclaim.cc
-  int TryReclaim(SwapDevice& d, uint64_t off, unsigned flags);
+  // `locked_cpu`: as for SlotReturn (the caller holds that CPU's lock).
+  int TryReclaim(SwapDevice& d, uint64_t off, unsigned flags, int locked_cpu = -1);
   void ReclaimFull(SwapDevice& d, bool force);
   // Turns over the clusters at the head of the full list that have no
   // Reclaimable slot, at most `rounds` of them; returns how many rounds of
@@ -288,7 +302,10 @@ struct __attribute__((visibility("hidden"))) SwapSystem::State {
   // Mirrors 6.12 free_swap_slot() for each cache-held slot of `held` (no
   // cluster lock held): into current_cpu's return buffer, which is freed in
   // one batch first when full; freed at once when the buffers are off.
-  void SlotReturn(const std::vector<SwapEntry>& held);
+  // `locked_cpu` >= 0: the caller holds that CPU's lock (an allocation's
+  // scan, 6.1's scan_swap_map_slots() reclaim), whose buffer takes them.
+  void SlotReturn(const std::vector<SwapEntry>& held, int locked_cpu = -1);
+  void SlotReturnCpuLocked(PerCpu& pc, const SwapEntry& e) REQUIRES(pc.lock);
   // Frees one cache-held slot (count 0, no folio) if it still is one.
   void FreeHeldSlot(const SwapEntry& e);
   // Mirrors 6.12 swapcache_free_entries(): sorted by device (the kernel's

@@ -586,7 +586,8 @@ Status Runner::Apply(const TraceRecord& r) {
     case TraceOp::kExpect:
     case TraceOp::kForeign:  // what another run saw of other processes
     case TraceOp::kForeignFree:
-      return Status::Ok();  // replaced by what this run sees
+    case TraceOp::kScanBase:  // what another run's kernel drew
+      return Status::Ok();    // replaced by what this run sees
     case TraceOp::kSwapoff: {
       auto a = dev_to_area_.find(r.dev);
       if (a == dev_to_area_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
@@ -688,7 +689,7 @@ Result<RunReport> Runner::Run() {
     const size_t out0 = out_.size(), w0 = written_.size();
     st = Apply(recs[i]);
     const bool own = recs[i].op != TraceOp::kExpect && recs[i].op != TraceOp::kForeign &&
-                     recs[i].op != TraceOp::kForeignFree;
+                     recs[i].op != TraceOp::kForeignFree && recs[i].op != TraceOp::kScanBase;
     if (st.ok() && own) {
       if (o_.after_record) o_.after_record(recs[i].line);
       st = Watch(recs[i], out0, w0);

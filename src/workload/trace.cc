@@ -42,6 +42,8 @@ const char* Name(TraceOp op) {
       return "foreign";
     case TraceOp::kForeignFree:
       return "foreign-free";
+    case TraceOp::kScanBase:
+      return "scan-base";
   }
   return "?";
 }
@@ -67,6 +69,7 @@ const OpSpec kSpecs[] = {
     {TraceOp::kExpect, "folio dev offset", "page"},
     {TraceOp::kForeign, "dev offset cpu", "n"},
     {TraceOp::kForeignFree, "dev offset", "n"},
+    {TraceOp::kScanBase, "dev cpu offset", ""},
 };
 
 // The field keys of the format, as bits of a mask.
@@ -499,7 +502,7 @@ Result<bool> TraceReader::Parse(std::string_view raw, bool too_long, TraceRecord
   if (spec_index == std::size(kSpecs))
     return where("unknown operation " + q(op_word) +
                  " (expected swapon, swapoff, alloc, free, cache, drop-cache, dup, "
-                 "suspend-storage, resume-storage or expect)");
+                 "suspend-storage, resume-storage, expect, foreign, foreign-free or scan-base)");
   const OpSpec& spec = kSpecs[spec_index];
   const OpMasks& masks = kMasks[spec_index];
   TraceRecord r;
@@ -595,6 +598,11 @@ std::string FormatRecord(const TraceRecord& r) {
       field("offset", r.offset);
       if (r.n && *r.n != 1) field("n", *r.n);
       if (r.op == TraceOp::kForeign) field("cpu", r.cpu);
+      break;
+    case TraceOp::kScanBase:
+      field("dev", r.dev);
+      field("cpu", r.cpu);
+      field("offset", r.offset);
       break;
   }
   return o;

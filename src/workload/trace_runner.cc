@@ -325,6 +325,8 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       return DoForeign(r, where);
     case TraceOp::kForeignFree:
       return DoForeignFree(r, where);
+    case TraceOp::kScanBase:
+      return DoScanBase(r, where);
     case TraceOp::kDropCache: {
       if (!r.folio) return DropAllCaches(where);
       const uint32_t i = Resolve(*r.folio);
@@ -668,6 +670,16 @@ Status TraceRunner::DoForeign(const TraceRecord& r, const Where& where) {
     ++sum_.foreign_expected;
     if (e->valid() && e->type == dev->second && e->offset == key.second) ++sum_.foreign_agree;
   }
+  return Status::Ok();
+}
+
+// scan-base: the kernel's per-CPU scan base on dev for cpu (6.1's random
+// cluster_next_cpu) is offset; the model's is set to it.
+Status TraceRunner::DoScanBase(const TraceRecord& r, const Where& where) {
+  auto dev = devs_.find(r.dev);
+  if (dev == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
+  if (Status st = sys_.SetScanBase(dev->second, r.cpu, r.offset); !st.ok())
+    return At(where, st.ToString(), st.code());
   return Status::Ok();
 }
 

@@ -261,6 +261,8 @@ TEST_P(SwapSystemStress, MixedWorkloadLosesNoSlot) {
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < kWorkers; ++i) {
     WorkerOptions wo;
+    // Without mTHP swap-out (linux-6.1) the large folios are PMD-sized.
+    if (!sys.policy().mthp_swap) wo.large_order = kClusterShift;
     wo.cpus = {2 * i, 2 * i + 1};
     wo.seed = seed * 31 + i;
     wo.max_slots = 1400;

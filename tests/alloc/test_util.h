@@ -77,6 +77,20 @@ inline Policy PrimaryPolicy() {
   return p;
 }
 
+// A named preset (Policy::Preset); the test fails when it is unknown.
+inline Policy PresetPolicy(const std::string& name) {
+  Result<Policy> p = Policy::Preset(name);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return p.ok() ? *p : Policy{};
+}
+
+// `p` without the slot cache (one slot per allocation call).
+inline Policy NoSlotCache(Policy p) {
+  p.slot_cache = false;
+  p.slot_cache_return = false;
+  return p;
+}
+
 inline SystemOptions Options(int cluster_shift = 4, int nr_cpus = 4,
                              Policy policy = PrimaryPolicy()) {
   SystemOptions o;

@@ -47,10 +47,14 @@ std::optional<SearchStep> ParseSearchStep(std::string_view name);
 //   added the tails last-first: page order.
 // - count_max (§1.4 / U6): 15 means 4 count bits; 63 the swap_map's 0x3e
 //   as the largest plain count.
-// - The last five rows are what Debian's 6.12 still had (the linux-6.12
-//   preset, read from its mm/swapfile.c and mm/swap_slots.c and checked
-//   slot for slot against it in the vm guest: docs/fidelity.md, "Linux
-//   6.12 in a guest"); every later preset leaves them at their defaults.
+// - The five rows from interleave_free_clusters on are what Debian's 6.12
+//   still had (the linux-6.12 preset, read from its mm/swapfile.c and
+//   mm/swap_slots.c and checked slot for slot against it in the vm guest:
+//   docs/fidelity.md, "Linux 6.12 in a guest"); every later preset leaves
+//   them at their defaults.
+// - The last three rows are what Debian's 6.1 has on top of 6.12's (the
+//   linux-6.1 preset, read from its linux-source-6.1 6.1.192
+//   mm/swapfile.c: docs/fidelity.md, "Linux 6.1").
 #define SWAPLAB_POLICY_KNOBS(BOOL, INT)                                                             \
   BOOL(sync_discard_retry, true,                                                                    \
        "§2.9: an order-0 allocation that failed everywhere runs pending discards and retries "     \
@@ -102,7 +106,21 @@ std::optional<SearchStep> ParseSearchStep(std::string_view name);
   BOOL(rotational_swap_map_scan, false,                                                             \
        "6.12 scan_swap_map_slots(): a device without SWP_SOLIDSTATE has no clusters; order-0 "      \
        "slots come from cluster_next by the swap_map scan (cluster_nr, lowest_bit/highest_bit, "    \
-       "LATENCY_LIMIT 256) and it never holds a large folio; off: clusters on every device")
+       "LATENCY_LIMIT 256) and it never holds a large folio; off: clusters on every device")        \
+  BOOL(ssd_swap_map_scan, false,                                                                    \
+       "6.1 scan_swap_map_slots() with cluster_info: an SSD's order-0 slots come from the CPU's "   \
+       "percpu_cluster (scan_swap_map_try_ssd_cluster(): the free list's head, scanned forward), "  \
+       "then the swap_map scan from the CPU's scan base cluster_next_cpu (random at swapon, and "   \
+       "set_cluster_next() jumps when it crosses 64 MiB); no nonfull/frag lists; a PMD folio "      \
+       "takes the free list's head whole (swap_alloc_cluster()); off: the cluster allocator")       \
+  BOOL(scan_reclaim_direct, true,                                                                   \
+       "6.12 scan_swap_map_slots(): the scan takes a cache-only slot back with TTRS_DIRECT, "       \
+       "freed at once; off: 6.1 __try_to_reclaim_swap(TTRS_ANYWAY) frees it through "               \
+       "free_swap_slot() (into the return buffer under slot_cache_return)")                         \
+  BOOL(mthp_swap, true,                                                                             \
+       "folio_alloc_swap() takes every order up to the cluster's (mTHP swap-out, v6.10+); off: "    \
+       "6.1 get_swap_page() knows order 0 and the PMD order only, other orders are refused "        \
+       "(-EINVAL)")
 
 // One row of the table, for listing and checking knobs by name.
 struct PolicyKnobInfo {

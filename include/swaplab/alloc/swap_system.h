@@ -80,6 +80,11 @@ struct SystemOptions {
   // Fault injection: extend-table allocations fail, so a dup past the
   // inline count returns -ENOMEM (§3.2 "without memory").
   bool fail_extend_table_alloc = false;
+  // Policy ssd_swap_map_scan (6.1): the seed of each SSD's random scan
+  // bases (the per-CPU cluster_next_cpu drawn at swapon and by
+  // set_cluster_next()'s jumps); a device's generator is this seed mixed
+  // with its type, so a run is deterministic. SetScanBase overrides a draw.
+  uint64_t scan_base_seed = 0;
 };
 
 // Every counter, one table (§7): each row declares a field of SwapCounters
@@ -374,6 +379,14 @@ class SwapSystem {
   std::vector<int> active_devices() const;  // priority order
   std::vector<int> avail_devices() const;   // priority order
   Result<DeviceInfo> Device(int type) const;
+  // Policy ssd_swap_map_scan (6.1): sets CPU `cpu`'s scan base on SSD
+  // `type` (the kernel's cluster_next_cpu, which its linear scan starts
+  // from once no free cluster is left) to `offset`. Errors: -EINVAL (no
+  // such device, cpu outside [0, nr_cpus), offset outside [1, max), or the
+  // policy or the device has no such base: not ssd_swap_map_scan, not SSD).
+  Status SetScanBase(int type, int cpu, uint64_t offset);
+  // The base SetScanBase sets (0 where there is none).
+  uint64_t ScanBase(int type, int cpu) const;
   Result<ClusterInfo> Cluster(int type, uint64_t index) const;
   // Cluster indices on a list, head first (order ignored for free / full /
   // discard).

@@ -33,6 +33,9 @@ enum class TraceOp {
   // process's swap-out on a real kernel, `kernel run`'s interference).
   kForeign,
   kForeignFree,
+  // The kernel's per-CPU scan base on an SSD (6.1's cluster_next_cpu,
+  // drawn at random by the kernel): the model's is set to it.
+  kScanBase,
 };
 const char* Name(TraceOp op);
 
@@ -48,7 +51,7 @@ struct TraceRecord {
   int cpu = 0;
   uint64_t page = 0;          // first page (free / cache / expect)
   std::optional<uint64_t> n;  // page count (free / cache); default: all
-  uint64_t offset = 0;        // expect, foreign, foreign-free
+  uint64_t offset = 0;        // expect, foreign, foreign-free, scan-base
 };
 
 // The pages [first, first + count) of a folio of `folio_pages` pages that a

@@ -199,6 +199,7 @@ class TraceRunner {
   Status DoSwapoff(const TraceRecord& r, const Where& where);
   Status DoForeign(const TraceRecord& r, const Where& where);
   Status DoForeignFree(const TraceRecord& r, const Where& where);
+  Status DoScanBase(const TraceRecord& r, const Where& where);
   alloc::Folio* NewFolio(int order);
   void Release(alloc::Folio* f);
   // The distinct cache folios `pages` refer to, in page order, into *out.

@@ -1,6 +1,6 @@
 // FolioAllocSwap calls that must fail (src/alloc/fast_path.cc): a folio
-// already in the swap cache, an order above the cluster order, an
-// unlocked folio.
+// already in the swap cache, an order above the cluster order (or an mTHP
+// order under a policy without mTHP swap-out), an unlocked folio.
 #include <string>
 
 #include "alloc/property/harness.h"
@@ -22,7 +22,17 @@ void Harness::RejectFastPath(const OpSpec& op, uint32_t which) {
       return;
     }
     case 2: {
-      Folio& f = *folios_[NewFolio(cfg_.cluster_shift + 1)].f;
+      // Without mTHP swap-out (6.1) an order between 0 and the PMD order
+      // is refused too, half the time that one is tried.
+      const bool mthp = !policy_.mthp_swap && cfg_.cluster_shift > 1 && (op.b & 1);
+      Folio& f = *folios_[NewFolio(mthp ? 1 : cfg_.cluster_shift + 1)].f;
+      if (mthp) {
+        ExpectRejected("FolioAllocSwap(mTHP order, mthp_swap off)", -EINVAL, [&] {
+          FolioLockGuard g(f);
+          return sys_->FolioAllocSwap(cpu, f);
+        });
+        return;
+      }
       ExpectRejected("FolioAllocSwap(order > cluster order)", -EINVAL, [&] {
         FolioLockGuard g(f);
         return sys_->FolioAllocSwap(cpu, f);

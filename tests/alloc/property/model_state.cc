@@ -99,6 +99,9 @@ int Harness::PickOrder(uint32_t x) const {
     case 9:
       return cfg_.cluster_shift;
     default:
+      // A policy without mTHP swap-out (6.1) refuses these orders
+      // (errors_fast_path.cc checks that): the PMD order instead.
+      if (!policy_.mthp_swap) return cfg_.cluster_shift;
       return 1 + static_cast<int>((x / 10) % cfg_.cluster_shift);
   }
 }

@@ -11,7 +11,8 @@
 namespace swaplab::alloc::model {
 
 void Harness::OpSwapOut(const OpSpec& op) {
-  const int k = op.a % 3 == 0 ? 0 : 1 + static_cast<int>((op.a / 3) % cfg_.cluster_shift);
+  int k = op.a % 3 == 0 ? 0 : 1 + static_cast<int>((op.a / 3) % cfg_.cluster_shift);
+  if (k != 0 && !policy_.mthp_swap) k = cfg_.cluster_shift;  // 6.1: no mTHP folios
   const int cpu = PickCpu(op.c);
   const int n = 1 << k;
   const bool must = k == 0 ? Order0MustSucceed() : LargeMustSucceed();
