@@ -2,6 +2,7 @@
 #include "swaplab/kernel/host.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,13 @@ std::string Trim(const std::string& s) {
 }  // namespace
 
 bool IsRoot() { return geteuid() == 0; }
+
+int PinThread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : errno;
+}
 
 Result<std::string> ReadSmallFile(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -49,12 +49,9 @@ Status Session::DropCache() {
   CPU_ZERO(&was);
   const bool pinned = worker != nullptr && sched_getaffinity(0, sizeof was, &was) == 0;
   if (pinned) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(worker->last_cpu(), &one);
-    if (sched_setaffinity(0, sizeof one, &one) != 0)
-      return Status(-errno, "drop-cache: pinning to CPU " + std::to_string(worker->last_cpu()) +
-                                ": " + std::strerror(errno));
+    if (const int err = PinThread(worker->last_cpu()); err != 0)
+      return Status(-err, "drop-cache: pinning to CPU " + std::to_string(worker->last_cpu()) +
+                              ": " + std::strerror(err));
   }
   Status st = cgroup_v1 ? WriteSmallFile(cgroup + "/memory.force_empty", "0")
                         : WriteSmallFile(cgroup + "/memory.reclaim", "1G");

@@ -2,7 +2,6 @@
 #include "swaplab/kernel/worker.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -16,6 +15,7 @@
 #include <memory>
 
 #include "swaplab/alloc/types.h"
+#include "swaplab/kernel/host.h"
 
 namespace swaplab::kernel {
 
@@ -64,13 +64,6 @@ bool WriteFull(int fd, const void* p, size_t n) {
 // the libc functions and turn them into no-ops.
 int Mlock(const void* p, size_t len) { return static_cast<int>(syscall(SYS_mlock, p, len)); }
 int Munlock(const void* p, size_t len) { return static_cast<int>(syscall(SYS_munlock, p, len)); }
-
-int Pin(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : errno;
-}
 
 // The child. Only the trace folios are charged to the run's memory cgroup:
 // the worker joins it just while it faults them in (kTouch) and goes back to
@@ -128,7 +121,7 @@ int Pin(int cpu) {
     rep = Reply{};
     auto* p = reinterpret_cast<char*>(c.addr);
     const size_t len = static_cast<size_t>(c.len);
-    if (Pins(c.op)) rep.err = Pin(c.cpu);
+    if (Pins(c.op)) rep.err = PinThread(c.cpu);
     if (rep.err == 0) {
       switch (c.op) {
         case kMap:

@@ -6,7 +6,6 @@
 // when swap is unavailable. Also: the safety rules (crashed-run leftovers
 // refused and cleaned up, settings restored, bad traces change nothing).
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
@@ -181,10 +180,7 @@ class Interferer {
     if (pid_ == 0) {
       close(to[1]);
       close(from[0]);
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(2);
+      if (PinThread(cpu) != 0) _exit(2);
       auto* p = static_cast<char*>(
           mmap(nullptr, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
       if (p == MAP_FAILED) _exit(3);

@@ -94,5 +94,9 @@ class SavedSetting {
 // true when the caller is root (euid 0).
 bool IsRoot();
 
+// Pins the calling thread to `cpu`: 0, or the errno of sched_setaffinity.
+// Only a system call (safe in a child between fork and exec).
+int PinThread(int cpu);
+
 }  // namespace swaplab::kernel
 #pragma GCC visibility pop
