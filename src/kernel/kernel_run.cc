@@ -341,15 +341,33 @@ Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
   auto swaps = ReadProcSwaps();
   if (!swaps.ok()) return swaps.status();
   int type = -1;
+  uint64_t kernel_pages = 0;  // the usable pages the kernel counts (no header)
   for (const auto& sw : *swaps)
-    if (sw.filename == area->swap_path()) type = sw.index;
+    if (sw.filename == area->swap_path()) {
+      type = sw.index;
+      kernel_pages = sw.size_kb / (kPage / 1024);
+    }
   if (type < 0) return At(where, area->swap_path() + " is not in /proc/swaps after swapon");
+  // A swap file whose blocks on disk do not all start on a page (a
+  // filesystem block smaller than a page) loses the pages that straddle
+  // them: the kernel packs the rest (iomap_swapfile_add_extent()), so its
+  // area is that much shorter, and the model's must be too.
+  uint64_t pages = spec.pages;
+  if (kernel_pages > 0 && kernel_pages + 1 < spec.pages) {
+    pages = kernel_pages + 1;
+    rep_.warnings.push_back(
+        area->swap_path() + ": the kernel uses " + std::to_string(kernel_pages) + " of its " +
+        std::to_string(spec.pages - 1) +
+        " pages (the file's blocks on disk are not all page-aligned: a filesystem block "
+        "smaller than a page); the written trace gives the model an area of " +
+        std::to_string(pages) + " pages, and slots are probed at the wrong file offsets");
+  }
   type_to_dev_[type] = r.dev;
   dev_to_area_[r.dev] = s_.areas.size();
   rep_.areas.push_back({r.dev, area->swap_path(), spec.kind, spec.pages, spec.prio, area->ssd(),
                         area->blkdev(), type, area->note()});
   TraceRecord w = r;
-  w.pages = spec.pages;
+  w.pages = pages;
   w.ssd = area->ssd();
   w.blkdev = area->blkdev();
   w.discard = false;
@@ -587,6 +605,7 @@ Status Runner::Apply(const TraceRecord& r) {
     case TraceOp::kForeign:  // what another run saw of other processes
     case TraceOp::kForeignFree:
     case TraceOp::kScanBase:  // what another run's kernel drew
+    case TraceOp::kCpus:      // another run's machine
       return Status::Ok();    // replaced by what this run sees
     case TraceOp::kSwapoff: {
       auto a = dev_to_area_.find(r.dev);
@@ -671,10 +690,19 @@ Result<RunReport> Runner::Run() {
                               ": slots in use are compared with " + policy.name +
                               ", and where they differ it is reported, not taken for another "
                               "process's pages");
-    watch_ = std::make_unique<ForeignWatch>(policy, std::max(4, machine_cpus), machine_cpus);
+    // The kernel's slot cache thresholds scale with the CPUs online
+    // (6.12 check_cache_active()): the model has exactly this machine's.
+    watch_ = std::make_unique<ForeignWatch>(policy, machine_cpus, machine_cpus);
   }
   out_.push_back(workload::kTraceHeader);
   out_.push_back("# swaplab kernel run " + o_.trace + " --device " + Name(o_.device));
+  {
+    TraceRecord c;
+    c.op = TraceOp::kCpus;
+    c.n = static_cast<uint64_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+    out_.push_back(workload::FormatRecord(c));
+    written_.push_back(c);
+  }
   for (size_t i = 0; st.ok() && i < recs.size(); ++i) {
     if (intr_ && *intr_) {
       st = Status(-EINTR, o_.trace + ":" + std::to_string(recs[i].line) + ": interrupted");
@@ -689,7 +717,8 @@ Result<RunReport> Runner::Run() {
     const size_t out0 = out_.size(), w0 = written_.size();
     st = Apply(recs[i]);
     const bool own = recs[i].op != TraceOp::kExpect && recs[i].op != TraceOp::kForeign &&
-                     recs[i].op != TraceOp::kForeignFree && recs[i].op != TraceOp::kScanBase;
+                     recs[i].op != TraceOp::kForeignFree && recs[i].op != TraceOp::kScanBase &&
+                     recs[i].op != TraceOp::kCpus;
     if (st.ok() && own) {
       if (o_.after_record) o_.after_record(recs[i].line);
       st = Watch(recs[i], out0, w0);

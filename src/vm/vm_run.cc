@@ -108,8 +108,10 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   fs::copy_file(o.trace, in_dir + "/in.trace", ec);
   if (ec) return Status(-EIO, "cannot copy " + o.trace + ": " + ec.message());
   const uint64_t disk_mib = (*area_pages * 4096 >> 20) + 64;
-  if (Status st = RunToFile({"mkfs.ext4", "-q", "-F", "-L", "swaplab-vm", "-d", in_dir, disk,
-                             std::to_string(disk_mib) + "M"},
+  // 4 KiB blocks: a filesystem this small gets 1 KiB ones by default, and a
+  // swap file on those loses the pages whose blocks do not start on a page.
+  if (Status st = RunToFile({"mkfs.ext4", "-q", "-F", "-b", "4096", "-L", "swaplab-vm", "-d",
+                             in_dir, disk, std::to_string(disk_mib) + "M"},
                             "/dev/null");
       !st.ok())
     return Status(st.code(), "mkfs.ext4 of the guest's disk: " + st.message());
@@ -127,6 +129,7 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   b.drives = {{disk}};
   b.append = "swaplab.mode=run swaplab.device=" + o.device + " swaplab.policy=" + res.policy +
              " swaplab.reruns=" + std::to_string(o.reruns) +
+             (o.annotate_inuse ? " swaplab.annotate=1" : "") +
              (o.vm.append.empty() ? "" : " " + o.vm.append);
   b.milestones = {"swaplab-init: kernel run ", "swaplab-init: kernel run exited"};
   if (o.vm.stage) b.on_milestone = [&](size_t k) { o.vm.stage(k + 1, k ? "done" : "kernel run"); };
@@ -180,7 +183,7 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   workload::ReplayOptions ro;
   ro.trace = dir + "/guest-out.trace";
   ro.policy = *policy;
-  ro.cpus = std::max(4, o.vm.smp);
+  ro.cpus = 0;  // the guest's CPUs, from the written trace's `cpus` record
   auto rep = workload::Replay(ro);
   if (!rep.ok()) return Status(rep.status().code(), "host replay: " + rep.status().message());
   res.host_replay = rep->summary;

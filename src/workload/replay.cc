@@ -7,20 +7,32 @@ namespace swaplab::workload {
 
 Result<ReplayResult> Replay(const ReplayOptions& o) {
   if (Status st = o.policy.Validate(); !st.ok()) return st;
-  alloc::SystemOptions so;
-  so.policy = o.policy;
-  so.nr_cpus = o.cpus;
-  so.cluster_shift = o.cluster_shift;
-  alloc::SwapSystem sys(so);
   auto reader = TraceReader::Open(o.trace);
   if (!reader.ok()) return reader.status();
+  // The first record is read before the system is made: a `cpus` record
+  // sizes it when the caller gave no CPU count.
+  TraceRecord rec;
+  auto first = (*reader)->Next(&rec);
+  if (!first.ok()) return first.status();
   ReplayResult res;
   res.options = o;
+  if (res.options.cpus == 0)
+    res.options.cpus = *first && rec.op == TraceOp::kCpus && rec.n && *rec.n <= kMaxTraceCpus
+                           ? static_cast<int>(*rec.n)
+                           : kDefaultReplayCpus;
+  alloc::SystemOptions so;
+  so.policy = o.policy;
+  so.nr_cpus = res.options.cpus;
+  so.cluster_shift = o.cluster_shift;
+  if (Status st = alloc::SwapSystem::ValidateOptions(so); !st.ok()) return st;
+  alloc::SwapSystem sys(so);
   TraceRunner runner(sys);
-  for (TraceRecord rec;;) {
-    auto more = (*reader)->Next(&rec);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
+  for (bool have = *first;; have = false) {
+    if (!have) {
+      auto more = (*reader)->Next(&rec);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+    }
     if (Status st = runner.Apply(rec, o.trace); !st.ok()) return st;
     if (!o.check) continue;
     if (auto inv = sys.CheckInvariants(); !inv.ok()) {

@@ -44,6 +44,8 @@ const char* Name(TraceOp op) {
       return "foreign-free";
     case TraceOp::kScanBase:
       return "scan-base";
+    case TraceOp::kCpus:
+      return "cpus";
   }
   return "?";
 }
@@ -70,6 +72,7 @@ const OpSpec kSpecs[] = {
     {TraceOp::kForeign, "dev offset cpu", "n"},
     {TraceOp::kForeignFree, "dev offset", "n"},
     {TraceOp::kScanBase, "dev cpu offset", ""},
+    {TraceOp::kCpus, "n", ""},
 };
 
 // The field keys of the format, as bits of a mask.
@@ -500,9 +503,10 @@ Result<bool> TraceReader::Parse(std::string_view raw, bool too_long, TraceRecord
   }
   const size_t spec_index = OpIndex(op_word);
   if (spec_index == std::size(kSpecs))
-    return where("unknown operation " + q(op_word) +
-                 " (expected swapon, swapoff, alloc, free, cache, drop-cache, dup, "
-                 "suspend-storage, resume-storage, expect, foreign, foreign-free or scan-base)");
+    return where(
+        "unknown operation " + q(op_word) +
+        " (expected swapon, swapoff, alloc, free, cache, drop-cache, dup, "
+        "suspend-storage, resume-storage, expect, foreign, foreign-free, scan-base or cpus)");
   const OpSpec& spec = kSpecs[spec_index];
   const OpMasks& masks = kMasks[spec_index];
   TraceRecord r;
@@ -603,6 +607,9 @@ std::string FormatRecord(const TraceRecord& r) {
       field("dev", r.dev);
       field("cpu", r.cpu);
       field("offset", r.offset);
+      break;
+    case TraceOp::kCpus:
+      field("n", r.n.value_or(0));
       break;
   }
   return o;

@@ -327,6 +327,14 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       return DoForeignFree(r, where);
     case TraceOp::kScanBase:
       return DoScanBase(r, where);
+    case TraceOp::kCpus:
+      // Read by Replay before the system is made (ReplayOptions::cpus);
+      // here only checked: a statement about the whole trace comes first.
+      if (sum_.records != 1) return At(where, "'cpus' must come before every other record");
+      if (*r.n < 1 || *r.n > kMaxTraceCpus)
+        return At(where, "cpus n=" + std::to_string(*r.n) + " is outside 1.." +
+                             std::to_string(kMaxTraceCpus));
+      return Status::Ok();
     case TraceOp::kDropCache: {
       if (!r.folio) return DropAllCaches(where);
       const uint32_t i = Resolve(*r.folio);

@@ -158,16 +158,16 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Traces, Calibration, ::testing::ValuesIn([] {
-      std::vector<Case> v;
-      for (const char* t : {"seq", "holes", "shuffled", "mthp64", "twodev", "frag", "mixed"})
-        for (DeviceKind k :
-             {DeviceKind::kFile, DeviceKind::kLoop, DeviceKind::kLoopSsd, DeviceKind::kZram})
-          v.push_back({t, k});
-      return v;
-    }()),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(Traces, Calibration, ::testing::ValuesIn([] {
+                           std::vector<Case> v;
+                           for (const char* t : {"seq", "holes", "shuffled", "mthp64", "twodev",
+                                                 "frag", "mixed", "mixed0"})
+                             for (DeviceKind k : {DeviceKind::kFile, DeviceKind::kLoop,
+                                                  DeviceKind::kLoopSsd, DeviceKind::kZram})
+                               v.push_back({t, k});
+                           return v;
+                         }()),
+                         CaseName);
 
 // Another process that swaps out its own pages on command, pinned to one
 // CPU: interference at a chosen point of a trace.

@@ -91,19 +91,26 @@ def twodev():
     write("twodev", "two devices of equal priority, order-0 on two CPUs, a third freed, more swap-out", L)
 
 
+def fill_and_thin(L, cpu_of):
+    # 6000 order-0 pages (folio i on CPU cpu_of(i)), then every page of the
+    # clusters 0, 3, 6, ... freed but one in 16: those clusters stay in use,
+    # fragmented, and no 64 KiB range of them is free. Returns the next
+    # folio number.
+    n = 6000
+    for i in range(n):
+        L.append(f"alloc folio={i} order=0 cpu={cpu_of(i)}")
+    for i in range(n):
+        if i % 16 != 5 and (i // 512) % 3 == 0:
+            L.append(f"free folio={i}")
+    return n
+
+
 def frag():
     # Fragmented device: order-0 fills most clusters, one page in every 16
     # stays, so 64 KiB requests must find (or fail to find) aligned ranges:
     # some fall back.
     L = [f"swapon dev=0 pages={PAGES}"]
-    n = 6000
-    for i in range(n):
-        L.append(f"alloc folio={i} order=0 cpu=0")
-    for i in range(n):
-        if i % 16 != 5:
-            if (i // 512) % 3 == 0:
-                L.append(f"free folio={i}")
-    f = n
+    f = fill_and_thin(L, lambda i: 0)
     for j in range(120):
         L.append(f"alloc folio={f} order=4 cpu={j % 2}")
         f += 1
@@ -118,13 +125,7 @@ def full():
     # more 64/32/16 KiB requests than there is room for: the last folios stay
     # in memory.
     L = [f"swapon dev=0 pages={PAGES}"]
-    n = 6000
-    for i in range(n):
-        L.append(f"alloc folio={i} order=0 cpu=0")
-    for i in range(n):
-        if i % 16 != 5 and (i // 512) % 3 == 0:
-            L.append(f"free folio={i}")
-    f = n
+    f = fill_and_thin(L, lambda i: 0)
     for j in range(300):
         L.append(f"alloc folio={f} order=4 cpu={j % 2}")
         f += 1
@@ -134,10 +135,36 @@ def full():
     write("full", "past full: order-0 fill, a third of the clusters freed but one page in 16, then more mTHP than fits", L)
 
 
+def full0():
+    # Past full with order 0 only (kernels without mTHP swap-out, 6.1): the
+    # same fill and frees as full(), both CPUs swapping out from the start,
+    # then more single pages on two CPUs than there is room for. Once no
+    # free cluster is left the allocator scans for free slots (6.1: from
+    # each CPU's cluster_next_cpu; 6.12: the nonfull and frag lists).
+    L = [f"swapon dev=0 pages={PAGES}"]
+    n = fill_and_thin(L, lambda i: 0 if i < 5000 else i % 2)
+    for f in range(n, n + 4600):
+        L.append(f"alloc folio={f} order=0 cpu={(f // 7) % 2}")
+    write("full0", "past full at order 0: order-0 fill on two CPUs, a third of the clusters freed but one page in 16, "
+          "then more single pages than fit", L)
+
+
 def mixed():
     # Random mix (seed 7): orders 0/2/3/4 on two CPUs, whole and partial
     # frees, swap-in (cache), cache drops; stays below half full.
-    rng = random.Random(7)
+    mixed_of("mixed", (0, 0, 0, 2, 3, 4), 7,
+             "random mix (seed 7): orders 0/2/3/4, two CPUs, whole frees, single-page swap-in, cache drops")
+
+
+def mixed0():
+    # The same random mix with order 0 only (seed 11), for kernels without
+    # mTHP swap-out (6.1).
+    mixed_of("mixed0", (0,), 11,
+             "random mix at order 0 (seed 11): two CPUs, whole frees, single-page swap-in, cache drops")
+
+
+def mixed_of(name, orders, seed, comment):
+    rng = random.Random(seed)
     L = [f"swapon dev=0 pages={PAGES}"]
     live = {}
     used = 0
@@ -145,7 +172,7 @@ def mixed():
     for step in range(3000):
         r = rng.random()
         if (r < 0.55 and used < PAGES * 0.45) or not live:
-            order = rng.choice((0, 0, 0, 2, 3, 4))
+            order = rng.choice(orders)
             L.append(f"alloc folio={nxt} order={order} cpu={rng.randrange(2)}")
             live[nxt] = order
             used += 1 << order
@@ -162,10 +189,10 @@ def mixed():
             L.append(f"cache folio={fid} page={page} n=1")
         else:
             L.append("drop-cache")
-    write("mixed", "random mix (seed 7): orders 0/2/3/4, two CPUs, whole frees, single-page swap-in, cache drops", L)
+    write(name, comment, L)
 
 
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
-    for g in (seq, holes, shuffled, mthp, twodev, frag, full, mixed):
+    for g in (seq, holes, shuffled, mthp, twodev, frag, full, mixed, full0, mixed0):
         g()

@@ -9,23 +9,12 @@
 
 #include "swaplab/workload/trace.h"
 #include "swaplab/workload/trace_runner.h"
+#include "workload/trace_text.h"
 
 namespace swaplab::workload {
 namespace {
 
-TraceReader FromText(const std::string& text) {
-  return TraceReader(std::make_unique<std::istringstream>(text), "t.trace");
-}
-
-// The first record of `body`, or the reader's error.
-Result<TraceRecord> First(const std::string& body) {
-  TraceReader r = FromText("swaplab-trace 1\n" + body);
-  TraceRecord rec;
-  auto more = r.Next(&rec);
-  if (!more.ok()) return more.status();
-  if (!*more) return Status(-ENOENT, "no record");
-  return rec;
-}
+using trace_text::First;
 
 TEST(TraceScanBase, ParsesAndWritesBack) {
   auto r = First("scan-base dev=1 cpu=3 offset=16385  # drawn by the kernel\n");
@@ -62,15 +51,9 @@ class ScanBaseReplay : public ::testing::Test {
     return o;
   }
   Status Apply(const std::string& body) {
-    TraceReader r = FromText("swaplab-trace 1\n" + body);
-    TraceRecord rec;
-    for (;;) {
-      auto more = r.Next(&rec);
-      if (!more.ok()) return more.status();
-      if (!*more) return Status::Ok();
-      if (Status st = runner_.Apply(rec, "t.trace"); !st.ok()) return st;
+    return trace_text::ApplyText(runner_, body, [this] {
       EXPECT_TRUE(sys_.CheckInvariants().ok()) << sys_.CheckInvariants().ToString();
-    }
+    });
   }
   alloc::SwapSystem sys_;
   TraceRunner runner_;

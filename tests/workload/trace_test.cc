@@ -11,16 +11,14 @@
 #include <sstream>
 
 #include "swaplab/workload/trace_runner.h"
+#include "workload/trace_text.h"
 
 namespace swaplab::workload {
 namespace {
 
 using alloc::SlotKind;
 using alloc::SwapEntry;
-
-TraceReader FromText(const std::string& text) {
-  return TraceReader(std::make_unique<std::istringstream>(text), "t.trace");
-}
+using trace_text::FromText;
 
 Status ReadAll(const std::string& text, std::vector<TraceRecord>* out) {
   TraceReader r = FromText(text);

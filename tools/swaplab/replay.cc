@@ -18,7 +18,10 @@ CLI::App* AddReplay(CLI::App& app, ReplayOptions& o) {
                 "policy preset: linux-6.1, linux-6.12, linux-6.14, linux-6.15, linux-6.18, mm-new")
       ->capture_default_str();
   AddKnobOption(c, &o.knobs);
-  c->add_option("--cpus", o.cpus, "CPUs in the model")->check(CLI::Range(1, 1024));
+  c->add_option("--cpus", o.cpus,
+                "CPUs in the model (default: the trace's cpus record, kernel run's machine; "
+                "else 4)")
+      ->check(CLI::Range(1, 1024));
   c->add_option("--cluster-shift", o.cluster_shift, "log2 slots per cluster")
       ->check(CLI::Range(1, 15));
   c->add_flag("--json", o.json, "one JSON document on stdout");

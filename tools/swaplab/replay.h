@@ -12,7 +12,7 @@ struct ReplayOptions {
   std::string trace;
   std::string policy{alloc::kDefaultPreset};
   std::vector<std::string> knobs;  // --knob NAME=VALUE
-  int cpus = 4;
+  int cpus = 0;                    // 0: the trace's `cpus` record, else 4
   int cluster_shift = 9;
   bool json = false;
   bool csv = false;

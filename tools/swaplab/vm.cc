@@ -96,6 +96,8 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
                 "kernel run's --reruns in the guest (a quiet guest has no interference)")
       ->capture_default_str()
       ->check(CLI::Range(0, 20));
+  r->add_flag("--annotate-inuse", o.run_annotate,
+              "kernel run's --annotate-inuse: '# kernel inuse N' after each record of --out");
   r->add_flag("--json", o.json, "one JSON document");
   AddGuestCliOptions(r, o);
   r->add_option("--smp", o.run_smp, "guest CPUs")->capture_default_str()->check(CLI::Range(1, 64));
@@ -128,6 +130,7 @@ int RunVmRun(const VmCmdOptions& o) {
   ro.out = o.run_out;
   ro.policy = o.run_policy;
   ro.reruns = o.run_reruns;
+  ro.annotate_inuse = o.run_annotate;
   ro.keep_dir = o.keep;
   ro.vm = GuestOptions(o, o.run_smp);
   if (!ro.policy.empty())

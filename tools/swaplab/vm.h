@@ -24,6 +24,7 @@ struct VmCmdOptions {
   // vm run
   std::string run_trace, run_device = "loop-ssd", run_out, run_policy;
   int run_reruns = 0, run_smp = 2;
+  bool run_annotate = false;
 };
 
 struct VmCommands {

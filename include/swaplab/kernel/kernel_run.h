@@ -140,10 +140,11 @@ struct ModelComparison {
   std::map<int, uint64_t> swpout, swpout_fallback;  // by order (model counters)
   uint64_t pswpout = 0;
 };
+// cpus 0: the trace's `cpus` record (the CPUs of the machine that ran it).
 Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect,
-                                         const std::string& policy, int cpus = 4);
+                                         const std::string& policy, int cpus = 0);
 Result<ModelComparison> CompareWithModel(const std::string& trace_with_expect,
-                                         const alloc::Policy& policy, int cpus = 4);
+                                         const alloc::Policy& policy, int cpus = 0);
 
 // swpout_fallback / (swpout + swpout_fallback) of one order, 0 when none.
 double FallbackRate(const std::map<int, uint64_t>& swpout, const std::map<int, uint64_t>& fallback,

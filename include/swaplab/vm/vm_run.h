@@ -27,7 +27,9 @@ struct VmRunOptions {
   // The preset the guest compares with; empty: the preset of the guest
   // kernel's version (alloc::PresetForRelease).
   std::string policy;
-  int reruns = 4;        // kernel run's --reruns
+  int reruns = 4;  // kernel run's --reruns
+  bool annotate_inuse =
+      false;             // kernel run's --annotate-inuse ("# kernel inuse N" in the written trace)
   std::string swaplab;   // the program run in the guest; empty: this one (/proc/self/exe)
   std::string keep_dir;  // copy the console, disk and traces here
 };

@@ -17,10 +17,14 @@
 
 namespace swaplab::workload {
 
+inline constexpr int kDefaultReplayCpus = 4;
+
 struct ReplayOptions {
   std::string trace;
   alloc::Policy policy;
-  int cpus = 4;
+  // CPUs in the model; 0: the trace's `cpus` record (the machine it was
+  // recorded on, `kernel run`), else kDefaultReplayCpus.
+  int cpus = 0;
   int cluster_shift = alloc::kDefaultClusterShift;
   bool check = false;  // CheckInvariants after every record (slow)
 };
@@ -33,7 +37,7 @@ struct ReplayDevice {
 };
 
 struct ReplayResult {
-  ReplayOptions options;
+  ReplayOptions options;  // cpus: the model's, as resolved
   uint64_t cluster_size = 0;
   ReplaySummary summary;
   alloc::SwapCounters counters;

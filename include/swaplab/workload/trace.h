@@ -36,6 +36,10 @@ enum class TraceOp {
   // The kernel's per-CPU scan base on an SSD (6.1's cluster_next_cpu,
   // drawn at random by the kernel): the model's is set to it.
   kScanBase,
+  // The CPUs online where the trace was recorded (`kernel run` writes it
+  // first): the model's CPU count when a replay is not given one. Only
+  // before every other record.
+  kCpus,
 };
 const char* Name(TraceOp op);
 
@@ -50,7 +54,7 @@ struct TraceRecord {
   int order = 0;
   int cpu = 0;
   uint64_t page = 0;          // first page (free / cache / expect)
-  std::optional<uint64_t> n;  // page count (free / cache); default: all
+  std::optional<uint64_t> n;  // page count (free / cache); default: all; cpus: CPUs
   uint64_t offset = 0;        // expect, foreign, foreign-free, scan-base
 };
 
@@ -66,6 +70,8 @@ bool RecordPageRange(const TraceRecord& r, uint64_t folio_pages, uint64_t* first
 // and the length of one line, comment included.
 inline constexpr uint64_t kMaxTracePages = uint64_t{1} << 32;
 inline constexpr size_t kMaxTraceLineBytes = 65536;
+// The most CPUs a `cpus` record may name (SystemOptions::nr_cpus' limit).
+inline constexpr uint64_t kMaxTraceCpus = 1024;
 
 // Reads a trace one record at a time. Errors say "FILE:LINE: what was
 // expected"; text from the trace in a message is cut to 64 bytes ("…")

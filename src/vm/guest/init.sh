@@ -14,7 +14,8 @@
 #               |run            `vm run`: mount /dev/vda (ext4, the trace in
 #                               in.trace) on /var/tmp, run /bin/swaplab kernel
 #                               run on it (swaplab.device=D, swaplab.policy=P,
-#                               swaplab.reruns=N), leave out.trace,
+#                               swaplab.reruns=N, swaplab.annotate=1 for
+#                               --annotate-inuse), leave out.trace,
 #                               result.json, stderr.txt and rc there
 #   swaplab.pages=N swaplab.seed=S   the agent's pattern
 #   swaplab.image_size=BYTES    written to /sys/power/image_size before the
@@ -37,7 +38,7 @@ read -r up _ </proc/uptime
 say "start at uptime $up s, kernel $(uname -r)"
 
 mode=hibernate pages=2048 seed=1 image_size= layout=fresh swap_pages=0 image_pages=0 rotational=
-device=loop-ssd policy=linux-6.14 reruns=4
+device=loop-ssd policy=linux-6.14 reruns=4 annotate=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     swaplab.mode=*) mode="${arg#*=}" ;;
@@ -51,6 +52,7 @@ for arg in $(cat /proc/cmdline); do
     swaplab.device=*) device="${arg#*=}" ;;
     swaplab.policy=*) policy="${arg#*=}" ;;
     swaplab.reruns=*) reruns="${arg#*=}" ;;
+    swaplab.annotate=1) annotate=--annotate-inuse ;;
   esac
 done
 say "mode $mode pages $pages seed $seed"
@@ -83,7 +85,7 @@ if [ "$mode" = run ]; then
   read -r up _ </proc/uptime
   say "kernel run $device $policy at uptime $up s"
   /bin/swaplab kernel run /var/tmp/in.trace --device "$device" --policy "$policy" \
-    --reruns "$reruns" --out /var/tmp/out.trace --progress never --json \
+    --reruns "$reruns" $annotate --out /var/tmp/out.trace --progress never --json \
     >/var/tmp/result.json 2>/var/tmp/stderr.txt
   echo $? >/var/tmp/rc
   read -r up _ </proc/uptime
