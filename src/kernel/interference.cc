@@ -89,6 +89,32 @@ Result<ForeignExplanation> ForeignWatch::Explain(
   return best;
 }
 
+Result<TraceRecord> ForeignWatch::ExplainScanBase(const std::vector<TraceRecord>& written,
+                                                  size_t record_start, uint64_t dev, int cpu,
+                                                  uint64_t first_offset) {
+  if (!policy_.ssd_swap_map_scan) return Status(-ESRCH, "the policy draws no scan base");
+  for (uint64_t base : {first_offset - 1, first_offset}) {
+    if (base == 0) continue;
+    auto m = std::make_unique<ModelReplay>(policy_, model_cpus_);
+    if (!m->FeedTo(written, record_start).ok()) continue;
+    const uint64_t mismatches_before = m->Mismatches();
+    TraceRecord sb;
+    sb.op = workload::TraceOp::kScanBase;
+    sb.dev = dev;
+    sb.cpu = cpu;
+    sb.offset = base;
+    // A base the model refuses (not an SSD of the policy's scan, outside
+    // the area) explains nothing.
+    if (!m->runner().Apply(sb, "the written trace").ok()) continue;
+    if (!m->FeedTo(written, written.size()).ok() || m->Mismatches() != mismatches_before) continue;
+    m->Inserted(1);  // the caller puts sb into `written` before the record
+    model_ = std::move(m);
+    return sb;
+  }
+  return Status(-ESRCH, "no scan base of CPU " + std::to_string(cpu) + " on dev " +
+                            std::to_string(dev) + " puts the record's pages where the kernel did");
+}
+
 std::vector<TraceRecord> ForeignRecords(uint64_t dev, int cpu,
                                         const std::vector<uint64_t>& offsets) {
   std::vector<TraceRecord> out;

@@ -67,6 +67,7 @@ class ForeignWatch {
         machine_cpus_(machine_cpus),
         model_(std::make_unique<ModelReplay>(policy, model_cpus)) {}
   ModelReplay& model() { return *model_; }
+  const alloc::Policy& policy() const { return policy_; }
   // Explains `slots` more slots in use on `dev` than the model has after
   // the record whose written lines are written[record_start ..). Candidates:
   // each machine CPU, the pages swapped out after the record's lines, or
@@ -78,6 +79,19 @@ class ForeignWatch {
                                      uint64_t slots,
                                      const std::function<uint64_t(uint64_t)>& kernel_used,
                                      const std::function<SlotContent(uint64_t, uint64_t)>& probe);
+  // The kernel's random scan base (6.1's cluster_next_cpu, drawn at swapon
+  // and at each 64 MiB crossing; policies with ssd_swap_map_scan): the
+  // alloc whose written lines are written[record_start ..) and which the
+  // model placed elsewhere than the kernel, on SSD `dev` (a trace dev) and
+  // `cpu`, whose first page the kernel put at `first_offset`. Tries a
+  // `scan-base` record of first_offset − 1, then first_offset, before the
+  // record (the scan looks from the base, or from the slot after it); the
+  // first that makes the record's placements agree is returned, and the
+  // watch's model becomes the one with it (the record not yet in
+  // `written`: the caller inserts it at record_start). -ESRCH when none.
+  Result<workload::TraceRecord> ExplainScanBase(const std::vector<workload::TraceRecord>& written,
+                                                size_t record_start, uint64_t dev, int cpu,
+                                                uint64_t first_offset);
 
  private:
   alloc::Policy policy_;

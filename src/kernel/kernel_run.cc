@@ -132,6 +132,7 @@ class Runner {
   // record `r` (whose output starts at out_[out0], written_[w0]) and
   // explains a difference (interference.h).
   Status Watch(const TraceRecord& r, size_t out0, size_t w0);
+  void ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0);
   void Warnings();  // other swap activity before the first record
   void Note(uint64_t line, uint64_t folio, std::string what) {
     ++rep_.anomalies_total;
@@ -213,14 +214,43 @@ SlotContent Runner::Probe(uint64_t dev, uint64_t offset) const {
   return zero ? SlotContent::kZero : SlotContent::kOther;
 }
 
+// An alloc the watch's model placed elsewhere than the kernel, on an SSD
+// whose scan starts at a random per-CPU base (6.1): the base the kernel
+// drew is read off where its first page went, and written before the record
+// as a `scan-base` record (the watch's model already has it).
+void Runner::ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0) {
+  const TraceRecord* first = nullptr;
+  for (size_t i = w0; i < written_.size() && !first; ++i)
+    if (written_[i].op == TraceOp::kExpect && written_[i].folio == r.folio) first = &written_[i];
+  if (!first) return;
+  auto a = dev_to_area_.find(first->dev);
+  if (a == dev_to_area_.end() || !s_.areas[a->second]->ssd()) return;
+  auto sb = watch_->ExplainScanBase(written_, w0, first->dev, r.cpu, first->offset);
+  if (!sb.ok()) return;
+  out_.insert(
+      out_.begin() + static_cast<ptrdiff_t>(out0),
+      {"# kernel run: the kernel's scan base for CPU " + std::to_string(r.cpu) + " on dev " +
+           std::to_string(sb->dev) + ", read off line " + std::to_string(r.line) + "'s placement",
+       workload::FormatRecord(*sb)});
+  written_.insert(written_.begin() + static_cast<ptrdiff_t>(w0), *sb);
+  ++rep_.scan_bases;
+}
+
 Status Runner::Watch(const TraceRecord& r, size_t out0, size_t w0) {
   if (!watch_) return Status::Ok();
+  const uint64_t mismatches_before = watch_->model().Mismatches();
   if (Status st = watch_->model().FeedTo(written_, written_.size()); !st.ok()) {
     Note(r.line, 0,
          "the interference watch stopped: its model cannot replay the written trace (" +
              st.ToString() + ")");
     watch_.reset();
     return Status::Ok();
+  }
+  // Each attempt replays the written trace: bounded like Explain's.
+  if (r.op == TraceOp::kAlloc && rep_.watch_exact && watch_->policy().ssd_swap_map_scan &&
+      watch_->model().Mismatches() != mismatches_before && explained_ < kMaxExplains) {
+    ++explained_;
+    ObserveScanBase(r, out0, w0);
   }
   auto used = UsedByDev();
   if (!used.ok()) return used.status();

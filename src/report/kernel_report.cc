@@ -110,6 +110,7 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
   j["interference_total"] = r.interference_total;
   j["interference_unaccounted"] = r.interference_unaccounted;
   j["foreign_slots"] = r.foreign_slots;
+  j["scan_bases"] = r.scan_bases;
   j["watch_policy"] = r.watch_policy;
   j["watch_exact"] = r.watch_exact;
   j["model_foreign_agree"] = s.foreign_agree;
@@ -130,6 +131,11 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
                        a.path, kernel::Name(a.kind), a.pages, a.prio, a.ssd ? "ssd" : "rotational",
                        a.blkdev ? "blkdev" : "file", a.swap_type);
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+  if (r.scan_bases)
+    out += fmt::format(
+        "{} random scan bases of the kernel read off its placements and written as `scan-base` "
+        "records\n",
+        r.scan_bases);
   for (const auto& why : r.rerun_reasons) out += "made again: " + why + "\n";
   if (r.interference_total && !r.watch_exact) {
     out += fmt::format(

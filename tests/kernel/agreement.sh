@@ -7,7 +7,7 @@
 set -euo pipefail
 BUILD=${1:-build/release}
 RUNS=${2:-3}
-TRACES=${3:-"seq holes shuffled mthp64 twodev frag full mixed full0 mixed0"}
+TRACES=${3:-"seq holes shuffled mthp64 twodev frag full mixed full0 mixed0 latecpu"}
 DIR=$(dirname "$0")
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

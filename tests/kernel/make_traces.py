@@ -149,6 +149,23 @@ def full0():
           "then more single pages than fit", L)
 
 
+def latecpu():
+    # CPU 1 swaps out for the first time only once no free cluster is left:
+    # 6.1 takes its page from a linear scan at the per-CPU base it drew at
+    # random at swapon (cluster_next_cpu); kernel run reads the base off the
+    # placement and writes it as a scan-base record. Other kernels: holes
+    # in full clusters, two CPUs.
+    L = [f"swapon dev=0 pages={PAGES}"]
+    n = PAGES - 1
+    for i in range(n):
+        L.append(f"alloc folio={i} order=0 cpu=0")
+    for i in range(2000, 6000, 3):
+        L.append(f"free folio={i}")
+    for f in range(n, n + 800):
+        L.append(f"alloc folio={f} order=0 cpu={1 if f < n + 400 else f % 2}")
+    write("latecpu", "CPU 1's first swap-out after the device filled on CPU 0 and a third of its middle was freed", L)
+
+
 def mixed():
     # Random mix (seed 7): orders 0/2/3/4 on two CPUs, whole and partial
     # frees, swap-in (cache), cache drops; stays below half full.
@@ -194,5 +211,5 @@ def mixed_of(name, orders, seed, comment):
 
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
-    for g in (seq, holes, shuffled, mthp, twodev, frag, full, mixed, full0, mixed0):
+    for g in (seq, holes, shuffled, mthp, twodev, frag, full, mixed, full0, mixed0, latecpu):
         g()

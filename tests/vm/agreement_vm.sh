@@ -8,7 +8,7 @@
 set -euo pipefail
 BUILD=${1:-build/release}
 KERNEL=${2:-6.12}
-TRACES=${3:-"seq holes shuffled mthp64 twodev frag full mixed full0 mixed0"}
+TRACES=${3:-"seq holes shuffled mthp64 twodev frag full mixed full0 mixed0 latecpu"}
 POLICY=${4:-}
 DIR=$(cd "$(dirname "$0")/../kernel" && pwd)
 TMP=$(mktemp -d)

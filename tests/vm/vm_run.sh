@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `swaplab vm run`: kernel run inside the guest, on each guest kernel. A
 # small trace on a non-rotational and a rotational loop device of the
-# guest (6.12: two CPUs, 64 KiB mTHP folios; 6.1, which has no mTHP: two
-# areas of one priority, two CPUs, frees): the guest kernel's placements
+# guest (6.12: two CPUs, 64 KiB mTHP folios; 6.1, which has no mTHP: a
+# CPU whose first page comes from 6.1's random scan base, on the SSD, and
+# two areas of one priority on the rotational one): the guest kernel's placements
 # come back as expect lines, the guest's swaplab compared them with the
 # preset of its kernel's version, the host's replay of the written trace
 # agrees with the guest's count, and with the exact preset of the guest's
@@ -24,7 +25,7 @@ done
 grep -q "linux-0.1" "$tmp/bad.err" || { echo "FAIL: the message does not name the preset"; exit 1; }
 
 ran=0
-for run in 6.12:mthp64:loop-ssd 6.12:mthp64:loop 6.1:twodev:loop-ssd 6.1:twodev:loop; do
+for run in 6.12:mthp64:loop-ssd 6.12:mthp64:loop 6.1:latecpu:loop-ssd 6.1:twodev:loop; do
   IFS=: read -r kernel trace dev <<<"$run"
   name="$kernel-$trace-$dev"
   t0=$(date +%s.%N)
@@ -56,6 +57,11 @@ check(h["agree"] == k["agree"] and h["expected"] == k["expected"], "host and gue
 check(all(a["ssd"] == dev.endswith("loop-ssd") for a in k["areas"]), f"areas {k['areas']}")
 check(k["unexplained_slots"] == 0 and k["worker_pages_swapped"] == 0, "slots nobody holds")
 exact = d["policy"] == "linux-" + ".".join(v["release"].split(".")[:2])
+# latecpu on a 6.1 SSD: CPU 1 starts from the base 6.1 drew at random; the
+# run reads it off the placement and writes it as a scan-base record.
+if exact and sys.argv[6] == "6.1" and sys.argv[5].endswith("latecpu.trace") and dev.endswith("loop-ssd"):
+    check(k["scan_bases"] >= 1 and out.count("\nscan-base ") == k["scan_bases"],
+          f"{k['scan_bases']} scan bases observed, {out.count(chr(10) + 'scan-base ')} written")
 if exact:
     check(k["agreement"] >= 0.99, f"{k['agree']}/{k['expected']} with {d['policy']}")
 print(f"vm run: {dev}: Linux {v['release']} ({v['accel']}), {k['agree']}/{k['expected']} placements agree "

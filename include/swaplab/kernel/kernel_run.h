@@ -112,6 +112,10 @@ struct RunReport {
   uint64_t interference_total = 0;         // points where it was seen
   uint64_t foreign_slots = 0;              // slots written as `foreign` records
   uint64_t interference_unaccounted = 0;   // points not written as `foreign` records
+  // `scan-base` records written: the kernel's random per-CPU scan bases
+  // (6.1's cluster_next_cpu) read off the placements of the allocs they
+  // decided (ForeignWatch::ExplainScanBase).
+  uint64_t scan_bases = 0;
   // Other swap activity on the machine seen before the first record (a
   // DAMON pageout scheme, pswpout moving): said once, before the run.
   std::vector<std::string> warnings;
