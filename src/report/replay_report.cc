@@ -49,6 +49,7 @@ nlohmann::ordered_json ReplayJson(const workload::ReplayResult& r) {
   j["policy"] = r.options.policy.name;
   j["knobs"] = KnobsJson(r.options.policy);
   j["cpus"] = r.options.cpus;
+  j["scan_base_seed"] = r.options.scan_base_seed;
   j["cluster_size"] = r.cluster_size;
   j["records"] = s.records;
   j["folios"] = s.folios;

@@ -24,6 +24,7 @@ Result<ReplayResult> Replay(const ReplayOptions& o) {
   so.policy = o.policy;
   so.nr_cpus = res.options.cpus;
   so.cluster_shift = o.cluster_shift;
+  so.scan_base_seed = o.scan_base_seed;
   if (Status st = alloc::SwapSystem::ValidateOptions(so); !st.ok()) return st;
   alloc::SwapSystem sys(so);
   TraceRunner runner(sys);

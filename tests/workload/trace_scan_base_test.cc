@@ -2,11 +2,14 @@
 // scan base on an SSD under the linux-6.1 preset (cluster_next_cpu), parsed,
 // checked and replayed.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "swaplab/workload/replay.h"
 #include "swaplab/workload/trace.h"
 #include "swaplab/workload/trace_runner.h"
 #include "workload/trace_text.h"
@@ -83,6 +86,45 @@ TEST_F(ScanBaseReplay, RefusesWhatHasNoBaseNamingTheLine) {
     EXPECT_NE(st.message().find("t.trace:2:"), std::string::npos) << st.message();
     EXPECT_EQ(sys_.ScanBase(0, 0), before) << bad;
   }
+}
+
+// The model's own draws come from SystemOptions::scan_base_seed (replay
+// --scan-base-seed): a trace whose expect lines are seed 0's placements
+// agrees whole under seed 0 and not under another seed.
+TEST(ScanBaseSeed, ReplayDrawsTheBasesFromTheSeed) {
+  std::string t = "swapon dev=0 pages=2048 ssd=1 blkdev=1\n";
+  for (int i = 0; i < 2047; ++i) t += "alloc folio=" + std::to_string(i) + " order=0 cpu=0\n";
+  for (int i = 600; i < 1400; i += 4) t += "free folio=" + std::to_string(i) + "\n";
+  for (int i = 5000; i < 5020; ++i) t += "alloc folio=" + std::to_string(i) + " order=0 cpu=1\n";
+  ReplayOptions o;
+  o.policy = ScanBaseReplay::Options().policy;
+  o.cpus = 2;
+  // Seed 0's placements of CPU 1's pages, as expect lines.
+  alloc::SystemOptions so = ScanBaseReplay::Options();
+  alloc::SwapSystem sys(so);
+  TraceRunner run(sys);
+  ASSERT_TRUE(trace_text::ApplyText(run, t).ok());
+  for (int i = 5000; i < 5020; ++i)
+    t += "expect folio=" + std::to_string(i) +
+         " dev=0 offset=" + std::to_string(run.SlotOf(static_cast<uint64_t>(i), 0).offset) + "\n";
+  char path[] = "/tmp/swaplab-seed-test-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string text = "swaplab-trace 1\n" + t;
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  o.trace = path;
+  uint64_t agree[2] = {};
+  for (uint64_t seed : {0u, 1u}) {
+    o.scan_base_seed = seed;
+    auto r = Replay(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->summary.expected, 20u);
+    agree[seed] = r->summary.agree;
+  }
+  std::remove(path);
+  EXPECT_EQ(agree[0], 20u);
+  EXPECT_LT(agree[1], 20u) << "seed 1 drew a base that lands where seed 0's does";
 }
 
 }  // namespace

@@ -27,6 +27,10 @@ CLI::App* AddReplay(CLI::App& app, ReplayOptions& o) {
   c->add_flag("--json", o.json, "one JSON document on stdout");
   c->add_flag("--csv", o.csv, "CSV on stdout");
   c->add_flag("--check", o.check, "check every invariant after every record (slow)");
+  c->add_option("--scan-base-seed", o.scan_base_seed,
+                "seed of the model's random scan bases (linux-6.1's per-CPU cluster_next_cpu; "
+                "a trace's scan-base records override them)")
+      ->capture_default_str();
   return c;
 }
 
@@ -36,7 +40,7 @@ int RunReplay(const ReplayOptions& o) {
     fmt::print(stderr, "swaplab replay: {}\n", policy.status().message());
     return 2;
   }
-  auto r = workload::Replay({o.trace, *policy, o.cpus, o.cluster_shift, o.check});
+  auto r = workload::Replay({o.trace, *policy, o.cpus, o.cluster_shift, o.check, o.scan_base_seed});
   if (!r.ok()) {
     fmt::print(stderr, "swaplab replay: {}\n", r.status().message());
     return 2;

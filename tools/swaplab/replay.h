@@ -17,6 +17,7 @@ struct ReplayOptions {
   bool json = false;
   bool csv = false;
   bool check = false;  // CheckInvariants after every record
+  uint64_t scan_base_seed = 0;
 };
 
 CLI::App* AddReplay(CLI::App& app, ReplayOptions& o);

@@ -27,6 +27,8 @@ struct ReplayOptions {
   int cpus = 0;
   int cluster_shift = alloc::kDefaultClusterShift;
   bool check = false;  // CheckInvariants after every record (slow)
+  // SystemOptions::scan_base_seed: the model's random draws (linux-6.1).
+  uint64_t scan_base_seed = 0;
 };
 
 // A device of the trace at the end of the replay.
