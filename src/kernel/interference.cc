@@ -28,6 +28,13 @@ uint64_t ModelReplay::InUse(uint64_t dev) const {
   return d.ok() ? d->inuse : 0;
 }
 
+uint64_t ModelReplay::MaxOffset(uint64_t dev) const {
+  auto t = run_->devices().find(dev);
+  if (t == run_->devices().end()) return 0;
+  auto d = sys_->Device(t->second);
+  return d.ok() ? d->max : 0;
+}
+
 uint64_t ModelReplay::Mismatches() const {
   const auto& s = run_->summary();
   return s.expected - s.agree;
@@ -89,11 +96,14 @@ Result<ForeignExplanation> ForeignWatch::Explain(
   return best;
 }
 
-Result<TraceRecord> ForeignWatch::ExplainScanBase(const std::vector<TraceRecord>& written,
-                                                  size_t record_start, uint64_t dev, int cpu,
-                                                  uint64_t first_offset) {
+Result<TraceRecord> ForeignWatch::ExplainScanBase(
+    const std::vector<TraceRecord>& written, size_t record_start, uint64_t dev, int cpu,
+    uint64_t first_offset, const std::function<uint64_t(uint64_t)>& kernel_used) {
   if (!policy_.ssd_swap_map_scan) return Status(-ESRCH, "the policy draws no scan base");
-  for (uint64_t base : {first_offset - 1, first_offset}) {
+  constexpr uint64_t kLatencyLimit = 256;  // LATENCY_LIMIT of 6.1's scan
+  const uint64_t far = first_offset > kLatencyLimit + 2 ? first_offset - kLatencyLimit - 2 : 0;
+  const uint64_t last = model_->MaxOffset(dev) > 0 ? model_->MaxOffset(dev) - 1 : 0;
+  for (uint64_t base : {first_offset - 1, first_offset, far, last}) {
     if (base == 0) continue;
     auto m = std::make_unique<ModelReplay>(policy_, model_cpus_);
     if (!m->FeedTo(written, record_start).ok()) continue;
@@ -107,6 +117,9 @@ Result<TraceRecord> ForeignWatch::ExplainScanBase(const std::vector<TraceRecord>
     // the area) explains nothing.
     if (!m->runner().Apply(sb, "the written trace").ok()) continue;
     if (!m->FeedTo(written, written.size()).ok() || m->Mismatches() != mismatches_before) continue;
+    bool counts = true;
+    for (const auto& [d, t] : m->runner().devices()) counts &= m->InUse(d) == kernel_used(d);
+    if (!counts) continue;
     m->Inserted(1);  // the caller puts sb into `written` before the record
     model_ = std::move(m);
     return sb;

@@ -39,6 +39,8 @@ class ModelReplay {
   void Inserted(size_t n) { fed_ += n; }
   // Slots in use on trace device `dev` (0 when it is not on).
   uint64_t InUse(uint64_t dev) const;
+  // Offsets of trace device `dev` (swap_info's max; 0 when it is not on).
+  uint64_t MaxOffset(uint64_t dev) const;
   // Expect lines the model disagreed with so far.
   uint64_t Mismatches() const;
   workload::TraceRunner& runner() { return *run_; }
@@ -84,14 +86,18 @@ class ForeignWatch {
   // alloc whose written lines are written[record_start ..) and which the
   // model placed elsewhere than the kernel, on SSD `dev` (a trace dev) and
   // `cpu`, whose first page the kernel put at `first_offset`. Tries a
-  // `scan-base` record of first_offset − 1, then first_offset, before the
-  // record (the scan looks from the base, or from the slot after it); the
-  // first that makes the record's placements agree is returned, and the
+  // `scan-base` record before the record: first_offset − 1 and
+  // first_offset (the scan looks from the base, or from the slot after
+  // it: a short walk), then first_offset − 1 − LATENCY_LIMIT − 1 and the
+  // area's last offset (a walk of at least LATENCY_LIMIT steps, from below
+  // or around the end: the scan then stops after one slot, so the slot
+  // cache's batch differs). The first with which the record's placements
+  // agree and every area's count is `kernel_used`'s is returned, and the
   // watch's model becomes the one with it (the record not yet in
   // `written`: the caller inserts it at record_start). -ESRCH when none.
-  Result<workload::TraceRecord> ExplainScanBase(const std::vector<workload::TraceRecord>& written,
-                                                size_t record_start, uint64_t dev, int cpu,
-                                                uint64_t first_offset);
+  Result<workload::TraceRecord> ExplainScanBase(
+      const std::vector<workload::TraceRecord>& written, size_t record_start, uint64_t dev, int cpu,
+      uint64_t first_offset, const std::function<uint64_t(uint64_t)>& kernel_used);
 
  private:
   alloc::Policy policy_;

@@ -132,7 +132,8 @@ class Runner {
   // record `r` (whose output starts at out_[out0], written_[w0]) and
   // explains a difference (interference.h).
   Status Watch(const TraceRecord& r, size_t out0, size_t w0);
-  void ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0);
+  void ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0,
+                       const std::map<uint64_t, uint64_t>& used);
   void Warnings();  // other swap activity before the first record
   void Note(uint64_t line, uint64_t folio, std::string what) {
     ++rep_.anomalies_total;
@@ -218,14 +219,21 @@ SlotContent Runner::Probe(uint64_t dev, uint64_t offset) const {
 // whose scan starts at a random per-CPU base (6.1): the base the kernel
 // drew is read off where its first page went, and written before the record
 // as a `scan-base` record (the watch's model already has it).
-void Runner::ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0) {
+void Runner::ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0,
+                             const std::map<uint64_t, uint64_t>& used) {
   const TraceRecord* first = nullptr;
   for (size_t i = w0; i < written_.size() && !first; ++i)
     if (written_[i].op == TraceOp::kExpect && written_[i].folio == r.folio) first = &written_[i];
   if (!first) return;
   auto a = dev_to_area_.find(first->dev);
   if (a == dev_to_area_.end() || !s_.areas[a->second]->ssd()) return;
-  auto sb = watch_->ExplainScanBase(written_, w0, first->dev, r.cpu, first->offset);
+  // The kernel's count after the record tells bases that put the first
+  // page in the same slot apart: the slot cache's batch from there differs.
+  auto kernel_used = [&](uint64_t d) {
+    auto u = used.find(d);
+    return (u == used.end() ? 0 : u->second) - static_cast<uint64_t>(unaccounted_[d]);
+  };
+  auto sb = watch_->ExplainScanBase(written_, w0, first->dev, r.cpu, first->offset, kernel_used);
   if (!sb.ok()) return;
   out_.insert(
       out_.begin() + static_cast<ptrdiff_t>(out0),
@@ -246,14 +254,14 @@ Status Runner::Watch(const TraceRecord& r, size_t out0, size_t w0) {
     watch_.reset();
     return Status::Ok();
   }
+  auto used = UsedByDev();
+  if (!used.ok()) return used.status();
   // Each attempt replays the written trace: bounded like Explain's.
   if (r.op == TraceOp::kAlloc && rep_.watch_exact && watch_->policy().ssd_swap_map_scan &&
       watch_->model().Mismatches() != mismatches_before && explained_ < kMaxExplains) {
     ++explained_;
-    ObserveScanBase(r, out0, w0);
+    ObserveScanBase(r, out0, w0, *used);
   }
-  auto used = UsedByDev();
-  if (!used.ok()) return used.status();
   for (const auto& [dev, kernel_used] : *used) {
     const int64_t diff = static_cast<int64_t>(kernel_used) -
                          static_cast<int64_t>(watch_->model().InUse(dev)) - unaccounted_[dev];

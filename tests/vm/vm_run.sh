@@ -2,8 +2,9 @@
 # `swaplab vm run`: kernel run inside the guest, on each guest kernel. A
 # small trace on a non-rotational and a rotational loop device of the
 # guest (6.12: two CPUs, 64 KiB mTHP folios; 6.1, which has no mTHP: a
-# CPU whose first page comes from 6.1's random scan base, on the SSD, and
-# two areas of one priority on the rotational one): the guest kernel's placements
+# CPU whose first page comes from 6.1's random scan base, on the SSD — the
+# base read off that page and written as a scan-base record —, and two
+# areas of one priority on the rotational one): the guest kernel's placements
 # come back as expect lines, the guest's swaplab compared them with the
 # preset of its kernel's version, the host's replay of the written trace
 # agrees with the guest's count, and with the exact preset of the guest's
@@ -57,12 +58,19 @@ check(h["agree"] == k["agree"] and h["expected"] == k["expected"], "host and gue
 check(all(a["ssd"] == dev.endswith("loop-ssd") for a in k["areas"]), f"areas {k['areas']}")
 check(k["unexplained_slots"] == 0 and k["worker_pages_swapped"] == 0, "slots nobody holds")
 exact = d["policy"] == "linux-" + ".".join(v["release"].split(".")[:2])
-# latecpu on a 6.1 SSD: CPU 1 starts from the base 6.1 drew at random; the
-# run reads it off the placement and writes it as a scan-base record.
-if exact and sys.argv[6] == "6.1" and sys.argv[5].endswith("latecpu.trace") and dev.endswith("loop-ssd"):
+random_base = exact and sys.argv[6] == "6.1" and sys.argv[5].endswith("latecpu.trace")
+if random_base:
+    # latecpu on a 6.1 SSD: CPU 1's first page comes from the base 6.1 drew
+    # at random; the run reads it off that page and writes a scan-base
+    # record, and that page and every page of CPU 0 agree. How far the rest
+    # of CPU 1's pages agree depends on the draw (docs/fidelity.md, "Linux
+    # 6.1"): not asserted.
     check(k["scan_bases"] >= 1 and out.count("\nscan-base ") == k["scan_bases"],
           f"{k['scan_bases']} scan bases observed, {out.count(chr(10) + 'scan-base ')} written")
-if exact:
+    first_cpu1 = 8191  # latecpu's folio numbers: 0..8190 on CPU 0, then CPU 1
+    check(all(x["folio"] != first_cpu1 for x in k["disagreements"]), "CPU 1's first page disagrees")
+    check(k["agree"] >= 8192, f"{k['agree']}/{k['expected']}: CPU 0's pages and CPU 1's first")
+elif exact:
     check(k["agreement"] >= 0.99, f"{k['agree']}/{k['expected']} with {d['policy']}")
 print(f"vm run: {dev}: Linux {v['release']} ({v['accel']}), {k['agree']}/{k['expected']} placements agree "
       f"with {d['policy']}{'' if exact else ' (no exact preset: agreement not asserted)'}; "
