@@ -92,7 +92,8 @@ class ForeignWatch {
   // area's last offset (a walk of at least LATENCY_LIMIT steps, from below
   // or around the end: the scan then stops after one slot, so the slot
   // cache's batch differs). The first with which the record's placements
-  // agree and every area's count is `kernel_used`'s is returned, and the
+  // agree and every area's count is `kernel_used`'s is returned (else the
+  // first with which the placements agree), and the
   // watch's model becomes the one with it (the record not yet in
   // `written`: the caller inserts it at record_start). -ESRCH when none.
   Result<workload::TraceRecord> ExplainScanBase(

@@ -129,6 +129,29 @@ TEST(ScanBaseObserved, ABaseAmongTheHolesIsReadOffThePage) { ReadOff(1500); }
 // the count after the record tells it from a base next to the page.
 TEST(ScanBaseObserved, ABaseFarBelowIsToldByTheBatchItGave) { ReadOff(300); }
 
+// A base 200 steps below: the latency count left when the scan reaches the
+// page cuts the batch short, which none of the four candidates gives. The
+// first page's base is still written (the page agrees; the batch may not).
+TEST(ScanBaseObserved, ABaseNoCandidateMatchesStillPlacesThePage) {
+  const alloc::Policy p = *alloc::Policy::Preset("linux-6.1");
+  const std::vector<TraceRecord> prefix = FullThenHoles(p);
+  const KernelRun kernel = Cpu1From(p, prefix, 800, 1);
+  ForeignWatch watch(p, 2, 2);
+  std::vector<TraceRecord> w = prefix;
+  const size_t record_start = w.size();
+  w.push_back(kernel.records[0]);
+  w.push_back(kernel.records[1]);
+  ASSERT_TRUE(watch.model().FeedTo(w, w.size()).ok());
+  ASSERT_EQ(watch.model().Mismatches(), 1u);
+  auto sb = watch.ExplainScanBase(w, record_start, 0, 1, kernel.records[1].offset,
+                                  [&](uint64_t) { return kernel.used_after_first; });
+  ASSERT_TRUE(sb.ok()) << sb.status().ToString();
+  EXPECT_EQ(sb->offset, kernel.records[1].offset - 1);
+  EXPECT_EQ(watch.model().Mismatches(), 0u);
+  EXPECT_NE(watch.model().InUse(0), kernel.used_after_first)
+      << "a candidate gave the kernel's batch: the case this test is for is gone";
+}
+
 TEST(ScanBaseObserved, NothingToReadUnderAPolicyWithoutScanBases) {
   alloc::Policy p = *alloc::Policy::Preset("linux-6.12");
   ForeignWatch watch(p, 2, 2);
