@@ -87,6 +87,27 @@ KernelRun Cpu1From(const alloc::Policy& p, const std::vector<TraceRecord>& prefi
   return k;
 }
 
+// kernel run's watch meeting CPU 1's first page as `kernel` placed it
+// (after `prefix`): the written trace so far and the base it reads off.
+struct Observed {
+  std::vector<TraceRecord> written;
+  size_t record_start = 0;
+  Result<TraceRecord> base = Status(-ESRCH, "not tried");
+};
+Observed Observe(ForeignWatch& watch, const std::vector<TraceRecord>& prefix,
+                 const KernelRun& kernel) {
+  Observed o;
+  o.written = prefix;
+  o.record_start = o.written.size();
+  o.written.push_back(kernel.records[0]);
+  o.written.push_back(kernel.records[1]);
+  EXPECT_TRUE(watch.model().FeedTo(o.written, o.written.size()).ok());
+  EXPECT_EQ(watch.model().Mismatches(), 1u) << "the model's own base already agrees";
+  o.base = watch.ExplainScanBase(o.written, o.record_start, 0, 1, kernel.records[1].offset,
+                                 [&](uint64_t) { return kernel.used_after_first; });
+  return o;
+}
+
 // The kernel drew `base`; kernel run's watch (the model's own draw) reads it
 // off CPU 1's first page and the count after it; with the record written,
 // every later page of CPU 1 agrees too.
@@ -99,14 +120,10 @@ void ReadOff(uint64_t base) {
       << "the model's own draw lands where base " << base << " does";
 
   ForeignWatch watch(p, 2, 2);
-  std::vector<TraceRecord> w = prefix;
-  const size_t record_start = w.size();
-  w.push_back(kernel.records[0]);
-  w.push_back(kernel.records[1]);
-  ASSERT_TRUE(watch.model().FeedTo(w, w.size()).ok());
-  ASSERT_EQ(watch.model().Mismatches(), 1u);
-  auto sb = watch.ExplainScanBase(w, record_start, 0, 1, kernel.records[1].offset,
-                                  [&](uint64_t) { return kernel.used_after_first; });
+  Observed o = Observe(watch, prefix, kernel);
+  std::vector<TraceRecord>& w = o.written;
+  const size_t record_start = o.record_start;
+  const auto& sb = o.base;
   ASSERT_TRUE(sb.ok()) << sb.status().ToString();
   EXPECT_EQ(sb->op, TraceOp::kScanBase);
   EXPECT_EQ(sb->cpu, 1);
@@ -137,14 +154,8 @@ TEST(ScanBaseObserved, ABaseNoCandidateMatchesStillPlacesThePage) {
   const std::vector<TraceRecord> prefix = FullThenHoles(p);
   const KernelRun kernel = Cpu1From(p, prefix, 800, 1);
   ForeignWatch watch(p, 2, 2);
-  std::vector<TraceRecord> w = prefix;
-  const size_t record_start = w.size();
-  w.push_back(kernel.records[0]);
-  w.push_back(kernel.records[1]);
-  ASSERT_TRUE(watch.model().FeedTo(w, w.size()).ok());
-  ASSERT_EQ(watch.model().Mismatches(), 1u);
-  auto sb = watch.ExplainScanBase(w, record_start, 0, 1, kernel.records[1].offset,
-                                  [&](uint64_t) { return kernel.used_after_first; });
+  const Observed o = Observe(watch, prefix, kernel);
+  const auto& sb = o.base;
   ASSERT_TRUE(sb.ok()) << sb.status().ToString();
   EXPECT_EQ(sb->offset, kernel.records[1].offset - 1);
   EXPECT_EQ(watch.model().Mismatches(), 0u);
