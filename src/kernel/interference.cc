@@ -50,8 +50,8 @@ Result<ForeignExplanation> ForeignWatch::Explain(
   // After the record first: when both fit (another CPU's slots), the pages
   // were seen after it.
   for (int before = 0; before <= (may_precede ? 1 : 0); ++before) {
-    for (int cpu = 0; cpu < machine_cpus_ && cpu < model_cpus_; ++cpu) {
-      auto m = std::make_unique<ModelReplay>(policy_, model_cpus_);
+    for (int cpu = 0; cpu < cpus_; ++cpu) {
+      auto m = std::make_unique<ModelReplay>(policy_, cpus_);
       const size_t split = before ? record_start : written.size();
       if (!m->FeedTo(written, split).ok()) continue;
       const uint64_t mismatches_before = before ? m->Mismatches() : 0;
@@ -110,7 +110,7 @@ Result<TraceRecord> ForeignWatch::ExplainScanBase(
   TraceRecord placed_only_sb;
   for (uint64_t base : {first_offset - 1, first_offset, far, last}) {
     if (base == 0) continue;
-    auto m = std::make_unique<ModelReplay>(policy_, model_cpus_);
+    auto m = std::make_unique<ModelReplay>(policy_, cpus_);
     if (!m->FeedTo(written, record_start).ok()) continue;
     const uint64_t mismatches_before = m->Mismatches();
     TraceRecord sb;

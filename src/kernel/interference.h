@@ -63,11 +63,11 @@ struct ForeignExplanation {
 
 class ForeignWatch {
  public:
-  ForeignWatch(const alloc::Policy& policy, int model_cpus, int machine_cpus)
-      : policy_(policy),
-        model_cpus_(model_cpus),
-        machine_cpus_(machine_cpus),
-        model_(std::make_unique<ModelReplay>(policy, model_cpus)) {}
+  // `cpus`: the machine's CPUs online, the model's too (6.12's and 6.1's
+  // slot cache thresholds scale with them; each is a candidate CPU of the
+  // other process's swap-out).
+  ForeignWatch(const alloc::Policy& policy, int cpus)
+      : policy_(policy), cpus_(cpus), model_(std::make_unique<ModelReplay>(policy, cpus)) {}
   ModelReplay& model() { return *model_; }
   const alloc::Policy& policy() const { return policy_; }
   // Explains `slots` more slots in use on `dev` than the model has after
@@ -102,7 +102,7 @@ class ForeignWatch {
 
  private:
   alloc::Policy policy_;
-  int model_cpus_, machine_cpus_;
+  int cpus_;
   std::unique_ptr<ModelReplay> model_;
 };
 

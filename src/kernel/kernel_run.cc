@@ -133,7 +133,7 @@ class Runner {
   // explains a difference (interference.h).
   Status Watch(const TraceRecord& r, size_t out0, size_t w0);
   void ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0,
-                       const std::map<uint64_t, uint64_t>& used);
+                       const std::function<uint64_t(uint64_t)>& kernel_used);
   void Warnings();  // other swap activity before the first record
   void Note(uint64_t line, uint64_t folio, std::string what) {
     ++rep_.anomalies_total;
@@ -220,7 +220,7 @@ SlotContent Runner::Probe(uint64_t dev, uint64_t offset) const {
 // drew is read off where its first page went, and written before the record
 // as a `scan-base` record (the watch's model already has it).
 void Runner::ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0,
-                             const std::map<uint64_t, uint64_t>& used) {
+                             const std::function<uint64_t(uint64_t)>& kernel_used) {
   const TraceRecord* first = nullptr;
   for (size_t i = w0; i < written_.size() && !first; ++i)
     if (written_[i].op == TraceOp::kExpect && written_[i].folio == r.folio) first = &written_[i];
@@ -229,10 +229,6 @@ void Runner::ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0,
   if (a == dev_to_area_.end() || !s_.areas[a->second]->ssd()) return;
   // The kernel's count after the record tells bases that put the first
   // page in the same slot apart: the slot cache's batch from there differs.
-  auto kernel_used = [&](uint64_t d) {
-    auto u = used.find(d);
-    return (u == used.end() ? 0 : u->second) - static_cast<uint64_t>(unaccounted_[d]);
-  };
   auto sb = watch_->ExplainScanBase(written_, w0, first->dev, r.cpu, first->offset, kernel_used);
   if (!sb.ok()) return;
   out_.insert(
@@ -256,11 +252,16 @@ Status Runner::Watch(const TraceRecord& r, size_t out0, size_t w0) {
   }
   auto used = UsedByDev();
   if (!used.ok()) return used.status();
+  // The kernel's slots in use per dev, less the interference not explained.
+  auto used_now = [&](uint64_t d) {
+    auto u = used->find(d);
+    return (u == used->end() ? 0 : u->second) - static_cast<uint64_t>(unaccounted_[d]);
+  };
   // Each attempt replays the written trace: bounded like Explain's.
   if (r.op == TraceOp::kAlloc && rep_.watch_exact && watch_->policy().ssd_swap_map_scan &&
       watch_->model().Mismatches() != mismatches_before && explained_ < kMaxExplains) {
     ++explained_;
-    ObserveScanBase(r, out0, w0, *used);
+    ObserveScanBase(r, out0, w0, used_now);
   }
   for (const auto& [dev, kernel_used] : *used) {
     const int64_t diff = static_cast<int64_t>(kernel_used) -
@@ -290,10 +291,6 @@ Status Runner::Watch(const TraceRecord& r, size_t out0, size_t w0) {
       for (const auto& a : s_.areas)
         if (!a->inflight().empty()) inflight.push_back(a->inflight());
       (void)WaitForWriteback(o_.writeback_timeout_ms, inflight);
-      auto used_now = [&](uint64_t d) {
-        auto u = used->find(d);
-        return (u == used->end() ? 0 : u->second) - static_cast<uint64_t>(unaccounted_[d]);
-      };
       auto e =
           watch_->Explain(written_, w0, r.op == TraceOp::kAlloc, dev, static_cast<uint64_t>(diff),
                           used_now, [this](uint64_t d, uint64_t off) { return Probe(d, off); });
@@ -709,12 +706,15 @@ Result<RunReport> Runner::Run() {
   const auto before = ReadMthpStats();
   const auto pswp0 = ReadVmstat("pswpout");
   const auto deact0 = ReadVmstat("pgdeactivate");
+  // The CPUs online: the watch's model has exactly these (the kernel's
+  // slot cache thresholds scale with them, 6.12 check_cache_active()), and
+  // the written trace says so first.
+  const int machine_cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   if (st.ok()) {
     Warnings();
     if (auto p1 = ReadVmstat("pswpout"); p1.ok() && pswp0.ok() && *p1 != *pswp0)
       rep_.warnings.push_back("pswpout moved by " + std::to_string(*p1 - *pswp0) +
                               " pages before the first record: something else is swapping");
-    const int machine_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
     std::string why;
     struct utsname u {};
     const std::string release = uname(&u) == 0 ? u.release : "";
@@ -728,16 +728,14 @@ Result<RunReport> Runner::Run() {
                               ": slots in use are compared with " + policy.name +
                               ", and where they differ it is reported, not taken for another "
                               "process's pages");
-    // The kernel's slot cache thresholds scale with the CPUs online
-    // (6.12 check_cache_active()): the model has exactly this machine's.
-    watch_ = std::make_unique<ForeignWatch>(policy, machine_cpus, machine_cpus);
+    watch_ = std::make_unique<ForeignWatch>(policy, machine_cpus);
   }
   out_.push_back(workload::kTraceHeader);
   out_.push_back("# swaplab kernel run " + o_.trace + " --device " + Name(o_.device));
   {
     TraceRecord c;
     c.op = TraceOp::kCpus;
-    c.n = static_cast<uint64_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+    c.n = static_cast<uint64_t>(machine_cpus);
     out_.push_back(workload::FormatRecord(c));
     written_.push_back(c);
   }

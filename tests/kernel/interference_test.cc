@@ -119,7 +119,7 @@ void ReadOff(uint64_t base) {
   ASSERT_NE(kernel.records[1].offset, own.records[1].offset)
       << "the model's own draw lands where base " << base << " does";
 
-  ForeignWatch watch(p, 2, 2);
+  ForeignWatch watch(p, 2);
   Observed o = Observe(watch, prefix, kernel);
   std::vector<TraceRecord>& w = o.written;
   const size_t record_start = o.record_start;
@@ -153,7 +153,7 @@ TEST(ScanBaseObserved, ABaseNoCandidateMatchesStillPlacesThePage) {
   const alloc::Policy p = *alloc::Policy::Preset("linux-6.1");
   const std::vector<TraceRecord> prefix = FullThenHoles(p);
   const KernelRun kernel = Cpu1From(p, prefix, 800, 1);
-  ForeignWatch watch(p, 2, 2);
+  ForeignWatch watch(p, 2);
   const Observed o = Observe(watch, prefix, kernel);
   const auto& sb = o.base;
   ASSERT_TRUE(sb.ok()) << sb.status().ToString();
@@ -165,7 +165,7 @@ TEST(ScanBaseObserved, ABaseNoCandidateMatchesStillPlacesThePage) {
 
 TEST(ScanBaseObserved, NothingToReadUnderAPolicyWithoutScanBases) {
   alloc::Policy p = *alloc::Policy::Preset("linux-6.12");
-  ForeignWatch watch(p, 2, 2);
+  ForeignWatch watch(p, 2);
   std::vector<TraceRecord> w{R("swapon dev=0 pages=2048 ssd=1 blkdev=1"), Alloc(0, 0),
                              Expect(0, 700)};
   auto sb = watch.ExplainScanBase(w, 1, 0, 0, 700, [](uint64_t) { return uint64_t{1}; });
@@ -178,7 +178,7 @@ TEST(ScanBaseObserved, APlacementNoBaseGivesIsLeftAlone) {
   const alloc::Policy p = Linux61NoCache();
   std::vector<TraceRecord> w = FullThenHoles(p);
   const uint64_t held = 1200;  // a multiple of 3: not freed
-  ForeignWatch watch(p, 2, 2);
+  ForeignWatch watch(p, 2);
   const size_t record_start = w.size();
   w.push_back(Alloc(5000, 1));
   w.push_back(Expect(5000, held));
