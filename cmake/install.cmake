@@ -37,6 +37,14 @@ if(TARGET swaplab_guest_agent AND TARGET swaplab_vm)
   install(FILES cmake/debian/swaplab.lintian-overrides DESTINATION
           ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides RENAME swaplab COMPONENT runtime)
 endif()
+# `vm kernel build`: the script (tools/swaplab/vm_kernel.cc runs it), the
+# guest config and the kernel patches (GPL-2.0, kernel-patches/README.md).
+if(TARGET swaplab_vm)
+  install(PROGRAMS scripts/vm-kernel-build DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/swaplab
+          COMPONENT runtime)
+  install(DIRECTORY kernel-config kernel-patches DESTINATION ${CMAKE_INSTALL_DATADIR}/swaplab
+          COMPONENT runtime)
+endif()
 install(TARGETS ${SWAPLAB_INSTALLED_LIBS} EXPORT swaplabTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
