@@ -4,9 +4,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "swaplab/report/plots.h"
+#include "swaplab/report/report.h"
 #include "swaplab/workload/replay.h"
+#include "swaplab/workload/shipped.h"
 
 namespace swaplab::report {
 
@@ -31,6 +36,13 @@ ordered_json Metrics(const vm::SideMetrics& m) {
   j["write_s"] = m.write_s >= 0 ? ordered_json(m.write_s) : ordered_json(nullptr);
   j["read_s"] = m.read_s >= 0 ? ordered_json(m.read_s) : ordered_json(nullptr);
   j["write_mbps"] = m.write_mbps >= 0 ? ordered_json(m.write_mbps) : ordered_json(nullptr);
+  auto opt = [](auto v) { return v >= 0 ? ordered_json(v) : ordered_json(nullptr); };
+  j["kernel_write_bios"] = opt(m.kernel_write_bios);
+  j["kernel_write_bio_pages"] = opt(m.kernel_write_bio_pages);
+  j["kernel_read_bios"] = opt(m.kernel_read_bios);
+  j["kernel_read_bio_pages"] = opt(m.kernel_read_bio_pages);
+  j["write_s_per_run"] = opt(m.write_s_per_run);
+  j["read_s_per_run"] = opt(m.read_s_per_run);
   return j;
 }
 
@@ -82,7 +94,7 @@ ordered_json VmHibernateDoc(const vm::HibernateReport& r) {
   j["kernel"] = k;
   ordered_json m = Metrics(r.model);
   m["policy"] = r.minfo.policy;
-  m["slot_source"] = "base";
+  m["slot_source"] = hibernate::Name(o.model_source);
   m["seconds_kind"] = r.minfo.seconds_kind;
   m["trace_records"] = r.minfo.records;
   m["expected"] = r.minfo.expected;
@@ -117,8 +129,9 @@ std::string VmHibernateText(const vm::HibernateReport& r) {
   s += fmt::format("layout in the guest: {} pages swapped out, {} not in swap, {} freed\n",
                    r.kinfo.layout_swapped, r.kinfo.layout_not_in_swap, r.kinfo.layout_freed);
   s += fmt::format(
-      "model: {} (slot source base), trace {} records, placement agreement {}/{} ({:.2f}%)\n",
-      r.minfo.policy, r.minfo.records, r.minfo.agree, r.minfo.expected, 100 * Agreement(r.minfo));
+      "model: {} (slot source {}), trace {} records, placement agreement {}/{} ({:.2f}%)\n",
+      r.minfo.policy, hibernate::Name(o.model_source), r.minfo.records, r.minfo.agree,
+      r.minfo.expected, 100 * Agreement(r.minfo));
   s += fmt::format("image slots in allocation order: {}/{} agree ({:.2f}%)\n", r.minfo.image_agree,
                    r.minfo.image_expected, 100 * ImageAgreement(r.minfo));
   s += fmt::format("\n{:<22} {:>14} {:>14}\n", "", "kernel", "model");
@@ -136,6 +149,12 @@ std::string VmHibernateText(const vm::HibernateReport& r) {
                    opt(r.model.runs_alloc_order));
   row("bios per page", r.kernel.bios_per_page, r.model.bios_per_page);
   row("bios per run", r.kernel.bios_per_run, r.model.bios_per_run);
+  if (r.kernel.kernel_write_bios >= 0)
+    s += fmt::format("{:<22} {:>14} {:>14}\n", "kernel's write bios", r.kernel.kernel_write_bios,
+                     "-");
+  if (r.kernel.kernel_read_bios >= 0)
+    s +=
+        fmt::format("{:<22} {:>14} {:>14}\n", "kernel's read bios", r.kernel.kernel_read_bios, "-");
   s += fmt::format("{:<22} {:>14} {:>14}\n", "write, s", Secs(r.kernel.write_s),
                    Secs(r.model.write_s));
   s +=
@@ -329,6 +348,401 @@ std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
   if (num("kernel_on_its_own_total"))
     out += fmt::format("the kernel on its own: {} (see --json)\n", num("kernel_on_its_own_total"));
   return out;
+}
+
+namespace {
+
+// The median and spread of one metric over a cell's runs (values < 0, "the
+// kernel did not say", left out).
+struct Spread {
+  double median = -1, min = -1, max = -1;
+  size_t n = 0;
+};
+// The median and range of the values that are >= 0 (the others: not measured).
+Spread SpreadOfValues(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !(x >= 0); }), v.end());
+  Spread s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.n = v.size();
+  s.min = v.front();
+  s.max = v.back();
+  s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  return s;
+}
+template <class F>
+Spread SpreadOf(const vm::RfcCell& c, F f) {
+  std::vector<double> v;
+  for (const auto& r : c.runs) v.push_back(f(r));
+  return SpreadOfValues(std::move(v));
+}
+
+// A cell's metrics, kernel and model, with the names the JSON uses.
+struct CellMetrics {
+  Spread k_write, k_read, k_runs, k_bios, k_agree;
+  Spread m_write, m_read, m_runs, m_bios;
+};
+CellMetrics MetricsOf(const vm::RfcCell& c) {
+  using R = vm::HibernateReport;
+  const bool runs = c.column.bio_runs;
+  CellMetrics m;
+  m.k_write = SpreadOf(c, [](const R& r) { return r.kernel.write_s; });
+  m.k_read = SpreadOf(c, [](const R& r) { return r.kernel.read_s; });
+  m.k_runs = SpreadOf(c, [](const R& r) { return double(r.kernel.runs_disk_order); });
+  // The kernel's own count when it prints one, else the one the layout gives.
+  m.k_bios = SpreadOf(c, [runs](const R& r) {
+    return r.kernel.kernel_write_bios >= 0
+               ? double(r.kernel.kernel_write_bios)
+               : double(runs ? r.kernel.bios_per_run : r.kernel.bios_per_page);
+  });
+  m.k_agree = SpreadOf(c, [](const R& r) {
+    return r.minfo.image_expected ? double(r.minfo.image_agree) / double(r.minfo.image_expected)
+                                  : -1.0;
+  });
+  m.m_write =
+      SpreadOf(c, [runs](const R& r) { return runs ? r.model.write_s_per_run : r.model.write_s; });
+  m.m_read =
+      SpreadOf(c, [runs](const R& r) { return runs ? r.model.read_s_per_run : r.model.read_s; });
+  m.m_runs = SpreadOf(c, [](const R& r) { return double(r.model.runs_disk_order); });
+  m.m_bios = SpreadOf(c, [runs](const R& r) {
+    return double(runs ? r.model.bios_per_run : r.model.bios_per_page);
+  });
+  return m;
+}
+
+// Seed 001's own cells for the layout (scenarios/rfc-shuffled.json,
+// rfc-holes.json: seed_reported), row -> column -> text; empty if absent.
+std::map<std::string, std::map<std::string, std::string>> SeedCells(workload::RfcLayout l) {
+  const std::string file = l == workload::RfcLayout::kShuffled ? "scenarios/rfc-shuffled.json"
+                                                               : "scenarios/rfc-holes.json";
+  for (const auto& s : workload::ShippedScenarios())
+    if (file == s.file)
+      if (auto sc = workload::ParseScenario(s.json, s.file); sc.ok())
+        return sc->seed_reported.cells;
+  return {};
+}
+
+const char* LayoutTitle(workload::RfcLayout l) {
+  return l == workload::RfcLayout::kShuffled ? "Shuffled free list" : "Holes in nonfull clusters";
+}
+
+std::string SecsCell(const Spread& s, const Spread& base) {
+  if (s.n == 0) return "-";
+  std::string t = fmt::format("{:.2f}", s.median);
+  if (base.n && base.median > 0 && &s != &base)
+    t += fmt::format(" ({:+.0f}%)", 100.0 * (s.median - base.median) / base.median);
+  if (s.n > 1) t += fmt::format(" [{:.2f}-{:.2f}]", s.min, s.max);
+  return t;
+}
+
+std::string CountCell(const Spread& s) {
+  if (s.n == 0) return "-";
+  std::string t = FormatValue(s.median, workload::MetricKind::kCount);
+  if (s.n > 1 && s.min != s.max)
+    t += " [" + FormatValue(s.min, workload::MetricKind::kCount) + "-" +
+         FormatValue(s.max, workload::MetricKind::kCount) + "]";
+  return t;
+}
+
+ordered_json SpreadJson(const Spread& s) {
+  if (s.n == 0) return nullptr;
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"n", s.n}};
+}
+
+}  // namespace
+
+std::string VmRfcTableText(const vm::RfcTableReport& t) {
+  if (t.layouts.empty() || t.layouts[0].cells.empty() || t.layouts[0].cells[0].runs.empty())
+    return "reproduce --vm: nothing ran\n";
+  const auto& r0 = t.layouts[0].cells[0].runs[0];
+  std::string s = fmt::format(
+      "seed 001 on real kernels: Linux {} in qemu ({}), {} CPU, {} MiB; {} run(s) per cell, "
+      "medians [min-max]; scale {:.6g} of the seed's sizes, compress {}\n",
+      r0.kinfo.release, r0.kinfo.accel, r0.options.vm.smp, r0.options.vm.mem_mib, t.options.runs,
+      t.options.table.scale, hibernate::Name(t.options.table.compress));
+  s += "columns: one kernel (kernel-patches/rfc-6.12), booted with:";
+  for (const auto& c : t.options.columns)
+    s += fmt::format(" {} = {};", c.name, c.append.empty() ? "(no parameter)" : c.append);
+  s += "\n";
+  for (const auto& lt : t.layouts) {
+    const auto& first = lt.cells[0].runs[0];
+    s += fmt::format("\n{} (swap {} MiB, image ~{} MiB asked, {} stream pages)\n",
+                     LayoutTitle(lt.layout), first.options.swap_bytes >> 20,
+                     first.options.image_bytes >> 20, first.kernel.stream_pages);
+    std::vector<CellMetrics> cm;
+    for (const auto& c : lt.cells) cm.push_back(MetricsOf(c));
+    const int w = 26;
+    s += fmt::format("{:<24}", "");
+    for (const auto& c : lt.cells) s += fmt::format("{:>{}}", c.column.name, w);
+    s += "\n";
+    auto row = [&](const char* name, auto cell) {
+      s += fmt::format("{:<24}", name);
+      for (size_t i = 0; i < cm.size(); ++i) s += fmt::format("{:>{}}", cell(i), w);
+      s += "\n";
+    };
+    s += "kernel\n";
+    row("  write, s", [&](size_t i) { return SecsCell(cm[i].k_write, cm[0].k_write); });
+    row("  read, s", [&](size_t i) { return SecsCell(cm[i].k_read, cm[0].k_read); });
+    row("  runs", [&](size_t i) { return CountCell(cm[i].k_runs); });
+    row("  bios", [&](size_t i) { return CountCell(cm[i].k_bios); });
+    s += fmt::format("model ({})\n", first.minfo.policy);
+    row("  write, s", [&](size_t i) { return SecsCell(cm[i].m_write, cm[0].m_write); });
+    row("  read, s", [&](size_t i) { return SecsCell(cm[i].m_read, cm[0].m_read); });
+    row("  runs", [&](size_t i) { return CountCell(cm[i].m_runs); });
+    row("  bios", [&](size_t i) { return CountCell(cm[i].m_bios); });
+    row("  image slots agree", [&](size_t i) {
+      return cm[i].k_agree.n ? fmt::format("{:.2f}%", 100 * cm[i].k_agree.min) : "-";
+    });
+    const auto seed = SeedCells(lt.layout);
+    if (!seed.empty()) {
+      s += "seed 001 (5.0G image, 4 CPUs)\n";
+      for (const char* r : {"write, s", "read, s", "runs", "bios"}) {
+        auto it = seed.find(r);
+        row(fmt::format("  {}", r).c_str(), [&](size_t i) {
+          if (it == seed.end()) return std::string("-");
+          auto c = it->second.find(lt.cells[i].column.name);
+          return c == it->second.end() ? std::string("-") : c->second;
+        });
+      }
+    }
+  }
+  s += "\nkernel seconds: its own \"Wrote/Read ... in T seconds\" lines (guest clock under " +
+       r0.kinfo.accel +
+       ", 0.01 s steps); kernel bios: its \"Image I/O: N bios\" line; model seconds: " +
+       r0.minfo.seconds_kind + "; image slots agree: the lowest of the cell's runs\n";
+  return s;
+}
+
+std::string VmRfcTableJson(const vm::RfcTableReport& t) {
+  ordered_json j;
+  j["scale"] = t.options.table.scale;
+  j["compress"] = hibernate::Name(t.options.table.compress);
+  j["runs_per_cell"] = t.options.runs;
+  j["kernel"] = t.options.table.vm.kernel;
+  ordered_json layouts = ordered_json::object();
+  for (const auto& lt : t.layouts) {
+    ordered_json l = ordered_json::object();
+    const auto seed = SeedCells(lt.layout);
+    for (const auto& c : lt.cells) {
+      const CellMetrics m = MetricsOf(c);
+      ordered_json cell;
+      cell["boot_parameters"] = c.column.append;
+      cell["model_slot_source"] = hibernate::Name(c.column.model_source);
+      cell["kernel"] = {{"write_s", SpreadJson(m.k_write)},
+                        {"read_s", SpreadJson(m.k_read)},
+                        {"runs", SpreadJson(m.k_runs)},
+                        {"bios", SpreadJson(m.k_bios)}};
+      cell["model"] = {{"write_s", SpreadJson(m.m_write)},
+                       {"read_s", SpreadJson(m.m_read)},
+                       {"runs", SpreadJson(m.m_runs)},
+                       {"bios", SpreadJson(m.m_bios)},
+                       {"image_agreement", SpreadJson(m.k_agree)}};
+      ordered_json sd = ordered_json::object();
+      for (const auto& [row, cols] : seed)
+        if (auto it = cols.find(c.column.name); it != cols.end()) {
+          const double v = ParseSeedNumber(it->second);
+          sd[row == "write, s"  ? "write_s"
+             : row == "read, s" ? "read_s"
+                                : row] = std::isnan(v) ? ordered_json(it->second) : ordered_json(v);
+        }
+      cell["seed"] = sd;
+      ordered_json runs = ordered_json::array();
+      for (const auto& r : c.runs) runs.push_back(VmHibernateDoc(r));
+      cell["runs"] = runs;
+      l[c.column.name] = cell;
+    }
+    layouts[workload::Name(lt.layout)] = l;
+  }
+  j["layouts"] = layouts;
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+// A row's cell: the kernel's median [min-max] of its runs.
+std::string NonfullCell(const Spread& s, bool percent) {
+  if (s.n == 0) return "-";
+  if (!percent) return CountCell(s);
+  std::string t = fmt::format("{:.1f}", s.median);
+  if (s.n > 1 && s.min != s.max) t += fmt::format(" [{:.1f}-{:.1f}]", s.min, s.max);
+  return t;
+}
+
+Spread KernelSpread(const vm::NonfullTableReport& t, size_t col, const std::string& row) {
+  std::vector<double> v;
+  for (const auto& r : t.kernel[col]) {
+    const auto rows = vm::KernelRows(r);
+    auto it = rows.find(row);
+    v.push_back(it == rows.end() ? -1 : it->second);
+  }
+  return SpreadOfValues(std::move(v));
+}
+
+double ModelCell(const vm::NonfullTableReport& t, const std::string& row, const std::string& col) {
+  auto r = t.model.find(row);
+  if (r == t.model.end()) return NAN;
+  auto c = r->second.find(col);
+  return c == r->second.end() ? NAN : c->second;
+}
+
+std::string SeedCell(const vm::NonfullTableReport& t, const std::string& row,
+                     const std::string& col) {
+  const auto& cells = t.options.scenario.seed_reported.cells;
+  auto r = cells.find(row);
+  if (r == cells.end()) return "-";
+  auto c = r->second.find(col);
+  return c == r->second.end() ? "-" : c->second;
+}
+
+bool IsPercentRow(const std::string& row) { return row.find('%') != std::string::npos; }
+
+}  // namespace
+
+std::string VmNonfullTableText(const vm::NonfullTableReport& t) {
+  if (t.kernel.empty() || t.kernel[0].empty()) return "reproduce --vm: nothing ran\n";
+  const auto& r0 = t.kernel[0][0];
+  const auto& sc = t.options.scenario;
+  const vm::ChurnLoad& l = t.load;
+  std::string s = fmt::format(
+      "seed 003 on a real kernel: {} (Linux {}) in qemu ({}), {} CPU, {} MiB; {} run(s) per "
+      "column, medians [min-max]; scale {:.6g} of {}\n",
+      t.options.vm.kernel, r0.release, r0.accel, t.options.vm.smp, t.options.vm.mem_mib,
+      t.options.runs, sc.scale, sc.name);
+  s += fmt::format(
+      "load: {} processes of {}..{} MiB, {} growing at once, {} alive at most, folios {} "
+      "(pages:weight), {:.1f}% zapped; swap {} MiB zram (no discard), kept below {} MiB in use; "
+      "memcg memory.max {} MiB; mTHP sizes always: {} kB\n",
+      l.processes, l.min_pages >> 8, l.max_pages >> 8, l.growing, l.concurrent, l.MixArg(),
+      l.zap_permille / 10.0, t.zram_bytes >> 20, l.swapped_pages >> 8, t.options.memcg_bytes >> 20,
+      [&] {
+        std::string k;
+        for (unsigned kb : t.mthp_kb) k += (k.empty() ? "" : ",") + std::to_string(kb);
+        return k.empty() ? std::string("none") : k;
+      }());
+  s += "columns: one kernel, booted with:";
+  for (const auto& c : t.columns) s += fmt::format(" {} = {};", c.label, c.append);
+  s += "\n\n";
+  const int w = 28;
+  s += fmt::format("{:<26}", "");
+  for (const auto& c : t.columns) s += fmt::format("{:>{}}", c.label, w);
+  s += "\n";
+  auto row = [&](const std::string& name, auto cell) {
+    s += fmt::format("{:<26}", name);
+    for (size_t i = 0; i < t.columns.size(); ++i) s += fmt::format("{:>{}}", cell(i), w);
+    s += "\n";
+  };
+  s += "kernel\n";
+  for (const auto& r : t.rows)
+    row("  " + r, [&](size_t i) { return NonfullCell(KernelSpread(t, i, r), IsPercentRow(r)); });
+  for (unsigned kb : t.mthp_kb)
+    row(fmt::format("  {}kB faulted [fell back]", kb), [&](size_t i) {
+      std::vector<double> a, f;
+      for (const auto& k : t.kernel[i])
+        if (const vm::MthpStat* st = k.Stat(kb)) {
+          a.push_back(static_cast<double>(st->anon_fault_alloc));
+          f.push_back(static_cast<double>(st->anon_fault_fallback));
+        }
+      const Spread sa = SpreadOfValues(a), sf = SpreadOfValues(f);
+      if (!sa.n || !sf.n) return std::string("-");
+      return FormatValue(sa.median, workload::MetricKind::kCount) + " [" +
+             FormatValue(sf.median, workload::MetricKind::kCount) + "]";
+    });
+  row("  seconds (guest)", [&](size_t i) {
+    std::vector<double> v;
+    for (const auto& k : t.kernel[i]) v.push_back(k.guest_s);
+    const Spread sp = SpreadOfValues(v);
+    return sp.n ? fmt::format("{:.1f}", sp.median) : std::string("-");
+  });
+  s += "model (linux-6.12)\n";
+  for (const auto& r : t.rows)
+    row("  " + r, [&](size_t i) {
+      const double v = ModelCell(t, r, t.columns[i].label);
+      if (std::isnan(v)) return std::string("-");
+      return IsPercentRow(r) ? fmt::format("{:.1f}", v)
+                             : FormatValue(v, workload::MetricKind::kCount);
+    });
+  if (!sc.seed_reported.cells.empty()) {
+    s += fmt::format("{} (full size)\n", sc.seed_reported.source);
+    for (const auto& r : t.rows)
+      row("  " + r, [&](size_t i) { return SeedCell(t, r, t.columns[i].label); });
+  }
+  s += "\nkernel: /sys/kernel/mm/transparent_hugepage/hugepages-*/stats at the end of each boot "
+       "(faulted: anon_fault_alloc, fell back: anon_fault_fallback, medians); "
+       "model: the scenario at the same scale with the guest's CPUs, medians of as many seeds; "
+       "seed: full size, compare the rates\n";
+  return s;
+}
+
+std::string VmNonfullTableJson(const vm::NonfullTableReport& t) {
+  ordered_json j;
+  const auto& sc = t.options.scenario;
+  j["scenario"] = sc.name;
+  j["scale"] = sc.scale;
+  j["kernel"] = t.options.vm.kernel;
+  j["release"] = t.kernel.empty() || t.kernel[0].empty() ? "" : t.kernel[0][0].release;
+  j["runs_per_column"] = t.options.runs;
+  j["cpus"] = t.options.vm.smp;
+  j["mem_mib"] = t.options.vm.mem_mib;
+  j["memcg_bytes"] = t.options.memcg_bytes;
+  j["zram_bytes"] = t.zram_bytes;
+  j["mthp_kb"] = t.mthp_kb;
+  const vm::ChurnLoad& l = t.load;
+  j["load"] = {{"processes", l.processes},
+               {"concurrent", l.concurrent},
+               {"growing", l.growing},
+               {"min_pages", l.min_pages},
+               {"max_pages", l.max_pages},
+               {"zap_permille", l.zap_permille},
+               {"swapped_pages", l.swapped_pages},
+               {"mix", l.MixArg()}};
+  ordered_json cols = ordered_json::object();
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    const auto& c = t.columns[i];
+    ordered_json col;
+    col["boot_parameters"] = c.append;
+    col["model_knobs"] = c.model_knobs;
+    ordered_json k = ordered_json::object(), m = ordered_json::object(),
+                 sd = ordered_json::object();
+    for (const auto& r : t.rows) {
+      k[r] = SpreadJson(KernelSpread(t, i, r));
+      const double v = ModelCell(t, r, c.label);
+      m[r] = std::isnan(v) ? ordered_json(nullptr) : ordered_json(v);
+      const std::string seed = SeedCell(t, r, c.label);
+      if (seed != "-") sd[r] = ParseSeedNumber(seed);
+    }
+    col["kernel"] = k;
+    col["model"] = m;
+    col["seed"] = sd;
+    ordered_json runs = ordered_json::array();
+    for (const auto& r : t.kernel[i]) {
+      ordered_json stats = ordered_json::object();
+      for (const auto& st : r.stats) {
+        ordered_json one = {{"swpout", st.swpout}, {"swpout_fallback", st.swpout_fallback}};
+        if (st.anon_fault_alloc >= 0) {
+          one["anon_fault_alloc"] = st.anon_fault_alloc;
+          one["anon_fault_fallback"] = st.anon_fault_fallback;
+        }
+        stats[std::to_string(st.kb) + "kB"] = one;
+      }
+      runs.push_back({{"processes", r.processes},
+                      {"pages", r.pages},
+                      {"zapped", r.zapped},
+                      {"kills", r.kills},
+                      {"died", r.died},
+                      {"max_swap_used_pages", r.max_swap_used},
+                      {"guest_s", r.guest_s},
+                      {"boot_wall_s", r.boot_wall_s},
+                      {"prefer_nonfull", r.prefer_nonfull},
+                      {"pswpout", r.pswpout},
+                      {"thp_swpout", r.thp_swpout},
+                      {"thp_swpout_fallback", r.thp_swpout_fallback},
+                      {"stats", stats}});
+    }
+    col["runs"] = runs;
+    cols[c.label] = col;
+  }
+  j["columns"] = cols;
+  return j.dump(2) + "\n";
 }
 
 }  // namespace swaplab::report

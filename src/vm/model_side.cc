@@ -49,12 +49,16 @@ Result<Replayed> Replay(const std::string& trace_path, const alloc::Policy& poli
 }
 
 Result<workload::ImageResult> WriteImage(const Replayed& r, uint64_t pages,
-                                         hibernate::BatchMode mode) {
+                                         hibernate::BatchMode mode,
+                                         hibernate::SlotSourceKind source) {
   auto engine = workload::MakeSimulatedSwapDevice(r.pages, true);
   workload::ImageSpec spec;
   spec.pages = pages;
-  spec.source = hibernate::SlotSourceKind::kBase;
+  spec.source = source;
   spec.batch.mode = mode;
+  // As bio_alloc() sizes the bios of hibernate_bio=runs (kernel-patches/
+  // rfc-6.12, spec §6.2): a bio asked for P = 254 pages holds 256.
+  spec.batch.capacity = hibernate::CapacityMode::kSlab;
   spec.structural = true;
   return workload::WriteReadImage(*r.sys, r.type, *engine, spec);
 }
@@ -145,7 +149,7 @@ Result<alloc::Policy> ModelPolicy(const std::string& preset,
 
 Status RunModelSide(const std::string& trace_path, const alloc::Policy& policy, int cpus,
                     uint64_t stream_pages, const std::vector<uint64_t>& kernel_image_slots,
-                    SideMetrics* m, ModelSideInfo* info) {
+                    SideMetrics* m, ModelSideInfo* info, hibernate::SlotSourceKind source) {
   const auto t0 = std::chrono::steady_clock::now();
   info->policy = policy.name;
   // The image step changes the system, so each image gets a fresh replay:
@@ -169,7 +173,7 @@ Status RunModelSide(const std::string& trace_path, const alloc::Policy& policy, 
                                       std::to_string(d.folio) + " kernel offset " +
                                       std::to_string(d.expected_offset) + ", model " + d.got);
     }
-    auto img = WriteImage(*r, pages, hibernate::BatchMode::kPerPage);
+    auto img = WriteImage(*r, pages, hibernate::BatchMode::kPerPage, source);
     if (!img.ok()) return Status(img.status().code(), "model image: " + img.status().message());
     per_page = *img;
     if (per_page.stream_pages == stream_pages) break;
@@ -180,7 +184,7 @@ Status RunModelSide(const std::string& trace_path, const alloc::Policy& policy, 
   }
   auto r = Replay(trace_path, policy, cpus, &info->records);
   if (!r.ok()) return r.status();
-  auto img = WriteImage(*r, pages, hibernate::BatchMode::kPerRun);
+  auto img = WriteImage(*r, pages, hibernate::BatchMode::kPerRun, source);
   if (!img.ok()) return Status(img.status().code(), "model image: " + img.status().message());
   per_run = *img;
   if (!kernel_image_slots.empty()) CompareImageSlots(kernel_image_slots, per_page, info);
@@ -193,6 +197,8 @@ Status RunModelSide(const std::string& trace_path, const alloc::Policy& policy, 
   m->bios_per_page = per_page.write_bios;
   m->alloc_calls = per_page.alloc_calls;
   m->bios_per_run = per_run.write_bios;
+  m->write_s_per_run = per_run.write_s;
+  m->read_s_per_run = per_run.read_s;
   m->write_s = per_page.write_s;
   m->read_s = per_page.read_s;
   if (m->write_s > 0)

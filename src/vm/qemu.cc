@@ -69,8 +69,8 @@ Result<GuestKernel> ResolveGuestKernel(const VmOptions& o) {
   GuestKernel gk;
   gk.kernel = o.kernel;
   gk.modules = o.modules;
-  if (gk.kernel.empty() || IsKernelSeries(gk.kernel)) {
-    auto k = FindGuestKernel("", gk.kernel);
+  if (gk.kernel.empty() || IsKernelSeries(gk.kernel) || IsKernelName(gk.kernel)) {
+    auto k = IsKernelName(gk.kernel) ? FindBuiltKernel(gk.kernel) : FindGuestKernel("", gk.kernel);
     if (!k.ok()) return k.status();
     gk = *k;
     if (!o.modules.empty()) gk.modules = o.modules;
@@ -86,6 +86,57 @@ bool IsKernelSeries(const std::string& k) {
   char rest = 0;
   return std::sscanf(k.c_str(), "%d.%d%c", &major, &minor, &rest) == 2 &&
          k.find('/') == std::string::npos;
+}
+
+bool IsKernelName(const std::string& k) {
+  if (k.empty() || k.find('/') != std::string::npos || IsKernelSeries(k)) return false;
+  std::error_code ec;
+  return !fs::exists(k, ec);
+}
+
+namespace {
+
+std::string BuiltKernelCache(const std::string& cache) {
+  if (!cache.empty()) return cache;
+  const char* env = std::getenv("SWAPLAB_KERNEL_BUILD_CACHE");
+  return env && *env ? env : "/var/cache/swaplab/kernel-build";
+}
+
+std::string FirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+}  // namespace
+
+Result<GuestKernel> FindBuiltKernel(const std::string& name, const std::string& cache_in) {
+  const std::string cache = BuiltKernelCache(cache_in);
+  const std::string dir = cache + "/names/" + name;
+  std::error_code ec;
+  if (!fs::exists(dir + "/.built", ec)) {
+    std::string names;
+    for (const auto& d : fs::directory_iterator(cache + "/names", ec))
+      if (fs::exists(d.path() / ".built", ec))
+        names += (names.empty() ? "" : ", ") + d.path().filename().string();
+    return Status(-ENOENT, "no built kernel '" + name + "' in " + cache + "/names (" +
+                               (names.empty() ? "none built" : "built: " + names) +
+                               "; swaplab vm kernel build --name " + name + " builds one)");
+  }
+  GuestKernel k;
+  k.name = name;
+  k.release = FirstLine(dir + "/release");
+  if (k.release.empty() || k.release.find('/') != std::string::npos)
+    return Status(-EINVAL, dir + "/release does not name a release");
+  k.kernel = dir + "/boot/vmlinuz-" + k.release;
+  k.modules = dir + "/lib/modules/" + k.release;
+  std::ifstream rin(dir + "/recipe.txt");
+  std::stringstream rs;
+  rs << rin.rdbuf();
+  k.recipe = rs.str();
+  if (access(k.kernel.c_str(), R_OK) != 0) return Status(-ENOENT, "cannot read " + k.kernel);
+  return k;
 }
 
 Result<GuestKernel> FindGuestKernel(const std::string& cache_in, const std::string& series) {
@@ -191,6 +242,17 @@ class LogWatch {
 };
 
 }  // namespace
+
+BootSpec BootOf(std::string name, const GuestKernel& gk, std::string initrd, Accel accel,
+                const VmOptions& opts) {
+  BootSpec b;
+  b.name = std::move(name);
+  b.kernel = gk.kernel;
+  b.initrd = std::move(initrd);
+  b.accel = accel;
+  b.timeout_s = opts.timeout_s;
+  return b;
+}
 
 Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::string& workdir,
                         const volatile std::sig_atomic_t* interrupted) {

@@ -61,6 +61,20 @@ ConsoleFacts ParseConsole(const std::string& console) {
       }
     }
     if (line.find("pattern pages intact") != std::string::npos) f.resumed_intact = true;
+    if (const size_t pn = line.find("swaplab-init: swapfile.prefer_nonfull ");
+        pn != std::string::npos && pn + 38 < line.size())
+      f.prefer_nonfull = line[pn + 38] == 'Y' ? 1 : 0;
+    if (const size_t io = line.find("PM: Image I/O: "); io != std::string::npos && f.io_bios < 0) {
+      long long b = 0, p = 0;
+      if (std::sscanf(line.c_str() + io + 15, "%lld bios, %lld pages", &b, &p) == 2 && b >= 0 &&
+          p >= 0)
+        f.io_bios = b, f.io_pages = p;
+    }
+    if (const size_t u = line.find("Unknown kernel command line parameters \"");
+        u != std::string::npos && f.unknown_params.empty()) {
+      const size_t from = u + 40, to = line.find('"', from);
+      f.unknown_params = line.substr(from, to == std::string::npos ? std::string::npos : to - from);
+    }
     // "PM: hibernation: Wrote 1015156 kbytes in 7.18 seconds (141.38 MB/s)", and "Read"
     for (const char* verb : {"Wrote ", "Read "}) {
       const size_t v = line.find(verb);
@@ -176,6 +190,20 @@ Status ReadKernelImage(const std::string& disk, SideMetrics* k, KernelSideInfo* 
 
 }  // namespace
 
+Result<std::string> FindGuestAgent(const VmOptions& o) {
+  const std::string agent = AgentPath(o);
+  if (agent.empty()) {
+    std::string tried;
+    for (const std::string& p : AgentCandidates()) tried += (tried.empty() ? "" : ", ") + p;
+    return Status(-ENOENT, "no guest agent at " + tried +
+                               " (--agent or SWAPLAB_GUEST_AGENT names one; the "
+                               "swaplab_guest_agent target builds it, with a static libc)");
+  }
+  if (access(agent.c_str(), R_OK) != 0)
+    return Status(-ENOENT, "cannot read the guest agent " + agent);
+  return agent;
+}
+
 std::vector<const char*> HibernateStages(bool resume) {
   std::vector<const char*> s = {"prepare",   "boot",        "layout",
                                 "hibernate", "image write", "image read"};
@@ -204,16 +232,9 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
   auto resolved = ResolveGuestKernel(o.vm);
   if (!resolved.ok()) return resolved.status();
   const GuestKernel gk = *resolved;
-  const std::string agent = AgentPath(o.vm);
-  if (agent.empty()) {
-    std::string tried;
-    for (const std::string& p : AgentCandidates()) tried += (tried.empty() ? "" : ", ") + p;
-    return Status(-ENOENT, "no guest agent at " + tried +
-                               " (--agent or SWAPLAB_GUEST_AGENT names one; the "
-                               "swaplab_guest_agent target builds it, with a static libc)");
-  }
-  if (access(agent.c_str(), R_OK) != 0)
-    return Status(-ENOENT, "cannot read the guest agent " + agent);
+  auto found_agent = FindGuestAgent(o.vm);
+  if (!found_agent.ok()) return found_agent.status();
+  const std::string agent = *found_agent;
   auto wd = workload::WorkDir::Create();
   if (!wd.ok()) return wd.status();
   const std::string dir = wd->path();
@@ -229,12 +250,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
 
   const std::string disk = o.vm.swap_disk.empty() ? dir + "/swap.img" : o.vm.swap_disk;
   const std::string trace_disk = dir + "/trace.img";
-  BootSpec b;
-  b.name = "hibernate";
-  b.kernel = gk.kernel;
-  b.initrd = initrd;
-  b.accel = *accel;
-  b.timeout_s = o.vm.timeout_s;
+  BootSpec b = BootOf("hibernate", gk, initrd, *accel, o.vm);
   b.drives = {{disk}, {trace_disk}};
   // A guest whose block I/O stops completing (seen under TCG: a task
   // blocked in blk_mq_get_tag or wbt_wait while the layout swaps out, qemu
@@ -289,6 +305,21 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
   rep.kinfo.pm_lines = cf.pm_lines;
   rep.kernel.write_s = cf.wrote_s;
   rep.kernel.write_mbps = cf.wrote_mbps;
+  rep.kernel.kernel_write_bios = cf.io_bios;
+  rep.kernel.kernel_write_bio_pages = cf.io_pages;
+  if (o.vm.append.find("swapfile.prefer_nonfull=1") != std::string::npos && cf.prefer_nonfull != 1)
+    return Status(-EINVAL, "Linux " + rep.kinfo.release +
+                               (cf.prefer_nonfull < 0 ? " has no swapfile.prefer_nonfull"
+                                                      : " did not take swapfile.prefer_nonfull=1") +
+                               " (kernel-patches/nonfull-6.12; swaplab vm kernel build --name "
+                               "rfc-6.12 builds a kernel with it)");
+  if (!cf.unknown_params.empty() && !o.vm.append.empty())
+    for (std::string_view w : {"hibernate_alloc=", "hibernate_bio=", "swapfile."})
+      if (cf.unknown_params.find(w) != std::string::npos)
+        return Status(-EINVAL, "Linux " + rep.kinfo.release + " does not know \"" +
+                                   cf.unknown_params +
+                                   "\" (a parameter of kernel-patches/; boot a kernel built with "
+                                   "them: swaplab vm kernel build --name rfc-6.12)");
   if (!boot->powered_off || cf.wrote_s < 0)
     return Status(
         -EIO, std::string(boot->timed_out ? "the guest timed out" : "the guest did not hibernate") +
@@ -332,6 +363,8 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     keep("resume.log", rb->console);
     const ConsoleFacts rf = ParseConsole(rb->console);
     rep.kernel.read_s = rf.read_s;
+    rep.kernel.kernel_read_bios = rf.io_bios;
+    rep.kernel.kernel_read_bio_pages = rf.io_pages;
     rep.kinfo.resume_wall_s = rb->wall_s;
     rep.kinfo.resumed_intact = rf.resumed_intact;
     for (const auto& l : rf.pm_lines) rep.kinfo.pm_lines.push_back(l);
@@ -342,7 +375,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
 
   stage("model");
   if (Status st = RunModelSide(dir + "/trace.txt", *policy, o.vm.smp, rep.kernel.stream_pages,
-                               rep.kinfo.image_slots, &rep.model, &rep.minfo);
+                               rep.kinfo.image_slots, &rep.model, &rep.minfo, o.model_source);
       !st.ok())
     return Status(st.code(), "model: " + st.message());
   return rep;

@@ -55,4 +55,55 @@ Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o,
   return rep;
 }
 
+std::vector<RfcColumn> RfcColumns() {
+  using hibernate::SlotSourceKind;
+  const std::string nf = kNonfullFirstParam;
+  const std::vector<std::string> knobs = {kNonfullFirstSearchKnob};
+  return {
+      {"base", nf, knobs, SlotSourceKind::kBase, false},
+      {"allocator", nf + " hibernate_alloc=clusters", knobs, SlotSourceKind::kFreeClustersSorted,
+       false},
+      {"allocator + bio", nf + " hibernate_alloc=clusters hibernate_bio=runs", knobs,
+       SlotSourceKind::kFreeClustersSorted, true},
+  };
+}
+
+Result<RfcTableReport> RunRfcTable(const RfcTableOptions& o,
+                                   const volatile std::sig_atomic_t* interrupted,
+                                   const std::function<void(size_t, size_t)>& done) {
+  if (o.runs < 1 || o.runs > kMaxRfcRuns)
+    return Status(-EINVAL, fmt::format("--runs {}: expected 1..{}", o.runs, kMaxRfcRuns));
+  if (o.columns.empty()) return Status(-EINVAL, "no column to run");
+  RfcTableReport rep;
+  rep.options = o;
+  const size_t total = 2 * o.columns.size() * static_cast<size_t>(o.runs);
+  size_t k = 0;
+  for (workload::RfcLayout l : {workload::RfcLayout::kShuffled, workload::RfcLayout::kHoles}) {
+    auto h = SeedLayoutOptions(o.table, l);
+    if (!h.ok()) return h.status();
+    RfcLayoutTable t;
+    t.layout = l;
+    for (const RfcColumn& c : o.columns) {
+      RfcCell cell;
+      cell.column = c;
+      HibernateOptions ho = *h;
+      ho.model_source = c.model_source;
+      for (const auto& k : c.model_knobs) ho.knobs.push_back(k);
+      if (!c.append.empty()) ho.vm.append += (ho.vm.append.empty() ? "" : " ") + c.append;
+      for (int run = 0; run < o.runs; ++run) {
+        auto r = RunHibernate(ho, interrupted);
+        if (!r.ok())
+          return Status(r.status().code(),
+                        fmt::format("{} layout, {}, run {}: {}", workload::Name(l), c.name, run + 1,
+                                    r.status().message()));
+        cell.runs.push_back(std::move(*r));
+        if (done) done(++k, total);
+      }
+      t.cells.push_back(std::move(cell));
+    }
+    rep.layouts.push_back(std::move(t));
+  }
+  return rep;
+}
+
 }  // namespace swaplab::vm

@@ -120,12 +120,7 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   if (!accel.ok()) return accel.status();
   res.accel = Name(*accel);
 
-  BootSpec b;
-  b.name = "run";
-  b.kernel = gk.kernel;
-  b.initrd = initrd;
-  b.accel = *accel;
-  b.timeout_s = o.vm.timeout_s;
+  BootSpec b = BootOf("run", gk, initrd, *accel, o.vm);
   b.drives = {{disk}};
   b.append = "swaplab.mode=run swaplab.device=" + o.device + " swaplab.policy=" + res.policy +
              " swaplab.reruns=" + std::to_string(o.reruns) +

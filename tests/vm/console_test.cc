@@ -40,5 +40,24 @@ TEST(ParseConsole, GarbageAndHugeNumbersLeaveTheFactsUnset) {
   EXPECT_FALSE(f.resumed_intact);
 }
 
+TEST(ParseConsole, APatchedKernelsBioCountAndUnknownParameters) {
+  const ConsoleFacts f = ParseConsole(
+      "[    0.0] Unknown kernel command line parameters \"hibernate_alloc=clusters\", will be "
+      "passed to user space.\n"
+      "[    5.1] PM: Image I/O: 78 bios, 9857 pages\n"
+      "[    6.1] PM: Image I/O: 5 bios, 12 pages\n"
+      "swaplab-init: swapfile.prefer_nonfull Y\n");
+  EXPECT_EQ(f.io_bios, 78);  // the first batch: the image's
+  EXPECT_EQ(f.io_pages, 9857);
+  EXPECT_EQ(f.unknown_params, "hibernate_alloc=clusters");
+  EXPECT_EQ(f.prefer_nonfull, 1);
+  EXPECT_EQ(ParseConsole("swaplab-init: swapfile.prefer_nonfull N\n").prefer_nonfull, 0);
+  const ConsoleFacts none = ParseConsole("PM: Image I/O: many bios\n");
+  EXPECT_EQ(none.io_bios, -1);
+  EXPECT_EQ(none.io_pages, -1);
+  EXPECT_TRUE(none.unknown_params.empty());
+  EXPECT_EQ(none.prefer_nonfull, -1);
+}
+
 }  // namespace
 }  // namespace swaplab::vm

@@ -49,5 +49,44 @@ TEST(SeedTable, RefusesScalesAndLayoutsItCannotRun) {
   EXPECT_EQ(f.status().code(), -EINVAL);
 }
 
+TEST(RfcTable, ColumnsAreOneKernelBootedThreeWays) {
+  const auto c = RfcColumns();
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].name, "base");
+  // seed 001's base is mm-new's allocator: nonfull before free (seed 003).
+  for (const auto& col : c) {
+    EXPECT_NE(col.append.find("swapfile.prefer_nonfull=1"), std::string::npos) << col.name;
+    ASSERT_EQ(col.model_knobs.size(), 1u);
+    EXPECT_TRUE(ModelPolicy("linux-6.12", col.model_knobs).ok()) << col.model_knobs[0];
+  }
+  EXPECT_EQ(c[0].append.find("hibernate_"), std::string::npos);
+  EXPECT_EQ(c[0].model_source, hibernate::SlotSourceKind::kBase);
+  EXPECT_EQ(c[1].name, "allocator");
+  EXPECT_NE(c[1].append.find("hibernate_alloc=clusters"), std::string::npos);
+  EXPECT_EQ(c[1].append.find("hibernate_bio"), std::string::npos);
+  EXPECT_EQ(c[1].model_source, hibernate::SlotSourceKind::kFreeClustersSorted);
+  EXPECT_FALSE(c[1].bio_runs);
+  EXPECT_EQ(c[2].name, "allocator + bio");
+  EXPECT_NE(c[2].append.find("hibernate_bio=runs"), std::string::npos);
+  EXPECT_TRUE(c[2].bio_runs);
+}
+
+TEST(RfcTable, RefusesRunCountsAndEmptyColumnsBeforeBooting) {
+  RfcTableOptions o;
+  o.table.vm.qemu = "/nonexistent/qemu";  // never reached
+  for (int runs : {0, -1, kMaxRfcRuns + 1}) {
+    o.runs = runs;
+    auto r = RunRfcTable(o, nullptr);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), -EINVAL);
+    EXPECT_NE(r.status().message().find("--runs"), std::string::npos);
+  }
+  o.runs = 1;
+  o.columns.clear();
+  auto r = RunRfcTable(o, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), -EINVAL);
+}
+
 }  // namespace
 }  // namespace swaplab::vm

@@ -55,6 +55,73 @@ TEST(VmRun, KernelSeriesAreToldFromPaths) {
   EXPECT_FALSE(IsKernelSeries(""));
 }
 
+TEST(VmRun, BuiltKernelsAreFoundByNameAndMissingOnesSayHowToBuildThem) {
+  char tmpl[] = "/var/tmp/swaplab-built-kernel.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path cache(tmpl);
+  // Nothing built: the error names the cache and the command.
+  auto none = FindBuiltKernel("rfc-6.12", cache.string());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("none built"), std::string::npos);
+  EXPECT_NE(none.status().message().find("vm kernel build --name rfc-6.12"), std::string::npos);
+  // What scripts/vm-kernel-build leaves: builds/KEY, names/NAME -> it.
+  const fs::path b = cache / "builds" / "0123abcd";
+  fs::create_directories(b / "boot");
+  fs::create_directories(b / "lib" / "modules" / "6.12.118-swaplab");
+  std::ofstream(b / "boot" / "vmlinuz-6.12.118-swaplab") << "bzImage";
+  std::ofstream(b / "release") << "6.12.118-swaplab\n";
+  std::ofstream(b / "recipe.txt") << "source linux-source-6.12 6.12.118-1~deb12u1\n";
+  fs::create_directories(cache / "names");
+  fs::create_directory_symlink("../builds/0123abcd", cache / "names" / "rfc-6.12");
+  // Not finished (.built missing): not found.
+  EXPECT_FALSE(FindBuiltKernel("rfc-6.12", cache.string()).ok());
+  std::ofstream(b / ".built") << "";
+  auto k = FindBuiltKernel("rfc-6.12", cache.string());
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  EXPECT_EQ(k->release, "6.12.118-swaplab");
+  EXPECT_EQ(k->name, "rfc-6.12");
+  EXPECT_EQ(k->kernel,
+            (cache / "names" / "rfc-6.12" / "boot" / "vmlinuz-6.12.118-swaplab").string());
+  EXPECT_NE(k->recipe.find("linux-source-6.12"), std::string::npos);
+  // Another name: the error lists the ones built.
+  auto other = FindBuiltKernel("nonfull-6.12", cache.string());
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("built: rfc-6.12"), std::string::npos);
+  // A release that is a path is refused.
+  std::ofstream(b / "release") << "../../etc\n";
+  EXPECT_FALSE(FindBuiltKernel("rfc-6.12", cache.string()).ok());
+  fs::remove_all(cache);
+
+  EXPECT_TRUE(IsKernelName("rfc-6.12"));
+  EXPECT_FALSE(IsKernelName("6.12"));           // a series
+  EXPECT_FALSE(IsKernelName("/boot/vmlinuz"));  // a path
+  EXPECT_FALSE(IsKernelName(""));
+}
+
+TEST(VmRun, AKernelWithoutModulesNeedsNone) {
+  if (access("/bin/busybox", X_OK) != 0 && access("/usr/bin/busybox", X_OK) != 0)
+    GTEST_SKIP() << "no busybox (scripts/setup installs busybox-static)";
+  char tmpl[] = "/var/tmp/swaplab-nomod-test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path dir(tmpl);
+  fs::create_directories(dir / "modules");
+  InitramfsSpec is;
+  is.modules_dir = (dir / "modules").string();
+  is.modules = {"virtio_blk", "zram"};
+  // A modules dir with neither modules.order nor modules.none: refused.
+  auto bad = WriteInitramfs((dir / "a.cpio").string(), is, dir.string());
+  if (!bad.ok() && bad.status().message().find("static busybox") != std::string::npos)
+    GTEST_SKIP() << bad.status().message();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("modules.order"), std::string::npos);
+  // scripts/vm-kernel-build's kernels say they have none: nothing to add.
+  std::ofstream(dir / "modules" / "modules.none") << "built without modules\n";
+  auto ok = WriteInitramfs((dir / "b.cpio").string(), is, dir.string());
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_TRUE(ok->modules.empty());
+  fs::remove_all(dir);
+}
+
 TEST(VmRun, TheInitramfsCarriesFilesAtTheirPathsWithTheirDirectories) {
   if (system("command -v cpio >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "cpio not installed (scripts/setup installs it)";

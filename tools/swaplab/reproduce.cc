@@ -36,13 +36,23 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
   auto* vm = c->add_flag(
       "--vm", o.vm,
       "seed 001's shuffled and holes tables on a real kernel (Debian's 6.12 in qemu), side by "
-      "side with the model; host CPU prices default to tcg-6.12");
+      "side with the model; host CPU prices default to tcg-6.12. With NAME (nonfull-vs-free-8g, "
+      "-10g, -all) and --kernel: seed 003's build in the guest, prefer_nonfull=0 vs 1");
   vm->excludes(full);
   c->add_option("--vm-scale", o.vm_scale,
-                "--vm: the seed's sizes times this (default 1/64: 80 MiB image)")
-      ->check(CLI::Range(1.0 / 128, 1.0 / 5));
+                "--vm: the seed's sizes times this (default 1/64: 80 MiB image; seed 003: 1/32, "
+                "256 MiB of zram for the 8G table)")
+      ->check(CLI::Range(1.0 / 128, 1.0 / 5))
+      ->each([&o](const std::string&) { o.vm_scale_set = true; });
   c->add_option("--accel", o.accel, "--vm: tcg | kvm | auto")
       ->check(CLI::IsMember({"tcg", "kvm", "auto"}));
+  c->add_option("--kernel", o.vm_kernel,
+                "--vm: a kernel built with kernel-patches/rfc-6.12 (swaplab vm kernel build --name "
+                "rfc-6.12): seed 001's base / allocator / allocator + bio columns, one boot each")
+      ->needs(vm);
+  c->add_option("--runs", o.vm_runs, "--vm --kernel: hibernations (and resumes) per cell")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
   c->add_option(
       "--host-cpu", o.host_cpu,
       "host CPU prices for images on simulated devices: none, a profile (seed-001: fitted to seed "
@@ -52,6 +62,33 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
 }
 
 int RunReproduce(const ScenarioCmdOptions& o) {
+  if (o.vm && !o.name.empty()) {
+    // Seed 003 in a guest: one scenario of the nonfull-vs-free group.
+    if (o.vm_kernel.empty() || o.check_data || o.csv || o.list || !o.html_dir.empty() ||
+        !o.host_cpu.empty()) {
+      fmt::print(stderr,
+                 "swaplab reproduce NAME --vm: runs seed 003's scenarios (nonfull-vs-free-8g, "
+                 "-10g, -all) on a kernel built with kernel-patches/nonfull-6.12 (--kernel "
+                 "rfc-6.12), printed as text or --json, --out DIR writes both (no --check-data, "
+                 "--csv, --html, --list or --host-cpu)\n");
+      return 2;
+    }
+    auto all = workload::ShippedInReportOrder();
+    if (!all.ok()) {
+      fmt::print(stderr, "swaplab reproduce: {}\n", all.status().message());
+      return 1;
+    }
+    for (const auto& sc : *all)
+      if (sc.name == o.name && sc.group == "nonfull-vs-free")
+        return RunReproduceVmNonfull(sc, o.vm_scale_set ? o.vm_scale : 0, o.accel, o.vm_kernel,
+                                     o.vm_runs, o.json, o.out_dir, o.progress);
+    fmt::print(stderr,
+               "swaplab reproduce --vm: '{}' is not one of seed 003's scenarios "
+               "(nonfull-vs-free-8g, nonfull-vs-free-10g, nonfull-vs-free-all); without a NAME "
+               "it runs seed 001's layouts\n",
+               o.name);
+    return 2;
+  }
   if (o.vm) {
     if (!o.name.empty() || o.check_data || o.csv || !o.out_dir.empty() || o.list ||
         !o.html_dir.empty()) {
@@ -68,6 +105,8 @@ int RunReproduce(const ScenarioCmdOptions& o) {
       if (!c) return 2;
       cpu = *c;
     }
+    if (!o.vm_kernel.empty())
+      return RunReproduceVmColumns(o.vm_scale, o.accel, o.vm_kernel, o.vm_runs, o.json, o.progress);
     return RunReproduceVm(o.vm_scale, o.accel, cpu ? &*cpu : nullptr, o.json, o.progress);
   }
   auto all = workload::ShippedInReportOrder();

@@ -34,7 +34,10 @@ struct ScenarioCmdOptions {
   // reproduce --vm: seed 001's layouts on a real kernel in qemu.
   bool vm = false;
   double vm_scale = 1.0 / 64;
+  bool vm_scale_set = false;  // --vm-scale given (seed 003's default differs)
   std::string accel = "auto";
+  std::string vm_kernel;  // --vm --kernel NAME: seed 001's columns on a patched kernel
+  int vm_runs = 3;
 };
 
 CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);

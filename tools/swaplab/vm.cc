@@ -6,15 +6,19 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 
 #include "policy_arg.h"
 #include "progress.h"
 #include "size_arg.h"
 #include "swaplab/kernel/interrupt.h"
 #include "swaplab/report/vm_report.h"
+#include "swaplab/vm/vm_churn.h"
 #include "swaplab/vm/vm_hibernate.h"
 #include "swaplab/vm/vm_reproduce.h"
 #include "swaplab/vm/vm_run.h"
+#include "swaplab/workload/shipped.h"
 
 namespace swaplab::tools {
 
@@ -46,7 +50,8 @@ void ShowStages(ProgressBar& bar, vm::VmOptions& vo, bool resume, int runs) {
 // The guest's kernel, command line, accelerator and memory (both subcommands).
 void AddGuestCliOptions(CLI::App* a, VmCmdOptions& o) {
   a->add_option("--kernel", o.kernel,
-                "bzImage, or a series of the cache: 6.12 | 6.1 (default: the cached Debian 6.12)");
+                "bzImage, a series of the cache (6.12 | 6.1) or a kernel built by `vm kernel build "
+                "--name NAME` (default: the cached Debian 6.12)");
   a->add_option("--modules", o.modules, "its lib/modules/RELEASE");
   a->add_option("--append", o.append, "extra kernel arguments");
   a->add_option("--accel", o.accel, "tcg | kvm | auto")
@@ -78,6 +83,11 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
   h->add_flag("--rotational", o.rotational, "the guest marks the swap disk rotational");
   h->add_option("--seed", o.seed, "layout seed")->capture_default_str();
   h->add_option("--policy", o.policy, "the model's preset")->capture_default_str();
+  h->add_option("--model-source", o.model_source,
+                "the model's image slot source: base (6.12), free-clusters-sorted (a kernel "
+                "booted with hibernate_alloc=clusters, kernel-patches/rfc-6.12)")
+      ->check(CLI::IsMember({"base", "free-clusters-sorted"}))
+      ->capture_default_str();
   AddKnobOption(h, &o.knobs);
   h->add_option("--keep", o.keep, "copy the disk, trace and consoles into DIR");
   h->add_option("--agent", o.agent, "the static guest agent (default: the one built with swaplab)");
@@ -105,6 +115,7 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
       ->capture_default_str();
   r->add_option("--keep", o.keep, "copy the console, result and written trace into DIR");
   AddProgressOption(r, o.progress);
+  c.kernel = AddVmKernel(c.vm, o.kernel_build);
   return c;
 }
 
@@ -150,6 +161,7 @@ int RunVmRun(const VmCmdOptions& o) {
 
 int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   if (c.run->parsed()) return RunVmRun(o);
+  if (c.kernel.kernel->parsed()) return RunVmKernel(c.kernel, o.kernel_build);
   vm::HibernateOptions ho;
   ho.layout = *workload::ParseRfcLayout(o.layout);
   ho.compress = *hibernate::ParseCompressor(o.compress);
@@ -163,6 +175,7 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   ho.seed = o.seed;
   ho.policy = o.policy;
   ho.knobs = o.knobs;
+  ho.model_source = *hibernate::ParseSlotSource(o.model_source);
   ho.keep_dir = o.keep;
   ho.vm = GuestOptions(o, o.smp);
   ho.vm.rotational = o.rotational;
@@ -192,6 +205,65 @@ int RunReproduceVm(double scale, const std::string& accel, const workload::HostC
   bar.End();
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm");
   fmt::print("{}", json ? report::VmSeedTableJson(*rep, cpu) : report::VmSeedTableText(*rep, cpu));
+  return 0;
+}
+
+int RunReproduceVmColumns(double scale, const std::string& accel, const std::string& kernel,
+                          int runs, bool json, const std::string& progress) {
+  vm::RfcTableOptions ro;
+  ro.table.scale = scale;
+  ro.table.vm.accel = *vm::ParseAccel(accel);
+  ro.table.vm.mem_mib = 0;  // from the image size
+  ro.table.vm.kernel = kernel;
+  ro.runs = runs;
+  if (auto gk = vm::ResolveGuestKernel(ro.table.vm); !gk.ok())
+    return Fail(gk.status(), 2, "reproduce --vm --kernel");
+  ProgressBar bar(progress, 2 * ro.columns.size() * static_cast<size_t>(runs), "runs");
+  auto rep = kernel::WithSignals<vm::RfcTableReport>(kVmSignals, [&](auto* intr) {
+    return vm::RunRfcTable(ro, intr, [&bar](size_t k, size_t n) {
+      bar.Update(k, fmt::format("{}/{} hibernations", k, n));
+    });
+  });
+  bar.End();
+  if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm --kernel");
+  fmt::print("{}", json ? report::VmRfcTableJson(*rep) : report::VmRfcTableText(*rep));
+  return 0;
+}
+
+int RunReproduceVmNonfull(const workload::Scenario& sc_in, double scale, const std::string& accel,
+                          const std::string& kernel, int runs, bool json,
+                          const std::string& out_dir, const std::string& progress) {
+  vm::NonfullTableOptions no;
+  no.scenario = sc_in;
+  workload::ScaleScenario(no.scenario, scale > 0 ? scale : vm::kNonfullVmScale);
+  no.vm.accel = *vm::ParseAccel(accel);
+  no.vm.kernel = kernel;
+  no.vm.smp = 2;
+  no.vm.mem_mib = 1024;  // room for the large folios the faults ask for
+  no.vm.timeout_s = 1800;
+  no.runs = runs;
+  if (auto gk = vm::ResolveGuestKernel(no.vm); !gk.ok())
+    return Fail(gk.status(), 2, "reproduce --vm --kernel");
+  ProgressBar bar(progress, 2 * static_cast<size_t>(runs), "boots");
+  auto rep = kernel::WithSignals<vm::NonfullTableReport>(kVmSignals, [&](auto* intr) {
+    return vm::RunNonfullTable(
+        no, intr, [&bar](size_t k, size_t n) { bar.Update(k, fmt::format("{}/{} builds", k, n)); });
+  });
+  bar.End();
+  if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm --kernel");
+  const std::string text = report::VmNonfullTableText(*rep), js = report::VmNonfullTableJson(*rep);
+  fmt::print("{}", json ? js : text);
+  if (!out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    for (const auto& [name, content] :
+         {std::pair<const char*, const std::string&>{"report.txt", text}, {"report.json", js}}) {
+      std::ofstream f(out_dir + "/" + name);
+      f << content;
+      if (!f)
+        return Fail(Status(-EIO, "cannot write " + out_dir + "/" + name), 1, "reproduce --vm");
+    }
+  }
   return 0;
 }
 

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "swaplab/workload/host_cpu.h"
+#include "swaplab/workload/scenario.h"
+#include "vm_kernel.h"
 
 namespace swaplab::tools {
 
@@ -19,18 +21,21 @@ struct VmCmdOptions {
   int mem_mib = 384, smp = 1, timeout_s = 300;
   bool rotational = false;
   uint64_t seed = 1;
-  std::string progress = "auto";   // --progress always|never|auto
-  std::vector<std::string> knobs;  // --knob NAME=VALUE
+  std::string progress = "auto";      // --progress always|never|auto
+  std::vector<std::string> knobs;     // --knob NAME=VALUE
+  std::string model_source = "base";  // --model-source: the model's image slot source
   // vm run
   std::string run_trace, run_device = "loop-ssd", run_out, run_policy;
   int run_reruns = 0, run_smp = 2;
   bool run_annotate = false;
+  VmKernelOptions kernel_build;  // vm kernel build | list
 };
 
 struct VmCommands {
   CLI::App* vm = nullptr;
   CLI::App* hibernate = nullptr;
   CLI::App* run = nullptr;
+  VmKernelCommands kernel;
 };
 
 VmCommands AddVm(CLI::App& app, VmCmdOptions& o);
@@ -39,5 +44,15 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o);
 // added to the model's seconds, or nullptr; progress: --progress).
 int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu,
                    bool json, const std::string& progress);
+// `reproduce --vm --kernel NAME`: seed 001's columns, each a boot of the
+// patched kernel `kernel` with its parameters, `runs` times per cell.
+int RunReproduceVmColumns(double scale, const std::string& accel, const std::string& kernel,
+                          int runs, bool json, const std::string& progress);
+// `reproduce NAME --vm --kernel NAME`: seed 003's scenario `sc` at `scale`
+// (0: kNonfullVmScale) on the patched kernel, prefer_nonfull=0 vs 1;
+// out_dir: also report.txt and report.json there.
+int RunReproduceVmNonfull(const workload::Scenario& sc, double scale, const std::string& accel,
+                          const std::string& kernel, int runs, bool json,
+                          const std::string& out_dir, const std::string& progress);
 
 }  // namespace swaplab::tools

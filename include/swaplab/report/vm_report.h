@@ -5,6 +5,7 @@
 #pragma GCC visibility push(default)
 #include <string>
 
+#include "swaplab/vm/vm_churn.h"
 #include "swaplab/vm/vm_hibernate.h"
 #include "swaplab/vm/vm_reproduce.h"
 #include "swaplab/vm/vm_run.h"
@@ -25,6 +26,22 @@ std::string VmRunJson(const vm::VmRunOptions& o, const vm::VmRunResult& r);
 // images) with their ratio.
 std::string VmSeedTableText(const vm::SeedTableReport& r, const workload::HostCpuCost* cpu);
 std::string VmSeedTableJson(const vm::SeedTableReport& r, const workload::HostCpuCost* cpu);
+// `reproduce --vm --kernel NAME`: seed 001's two tables measured on a
+// kernel built with kernel-patches/rfc-6.12, one column per boot
+// (base / allocator / allocator + bio), each cell the median and spread of
+// its runs, with the model's cells (the column's slot source and batching)
+// and the seed's own numbers under them. The JSON holds kernel, model and
+// seed objects with the same metric names per cell, and every run.
+std::string VmRfcTableText(const vm::RfcTableReport& r);
+std::string VmRfcTableJson(const vm::RfcTableReport& r);
+// `reproduce nonfull-vs-free-* --vm --kernel NAME`: seed 003's rows
+// (mTHP swpout, swpout_fallback, failure rate) measured on the patched
+// kernel booted with swapfile.prefer_nonfull=0 and =1, each the median and
+// range of its runs, with the model's medians of the same scaled scenario
+// and the seed's full-size cells under them. JSON: per column kernel, model
+// and seed objects with the same row names, and every run's counters.
+std::string VmNonfullTableText(const vm::NonfullTableReport& r);
+std::string VmNonfullTableJson(const vm::NonfullTableReport& r);
 
 }  // namespace swaplab::report
 #pragma GCC visibility pop

@@ -23,6 +23,10 @@ struct GuestKernel {
   std::string release;  // "6.12.57+deb13-amd64"; empty for a user's kernel of unknown release
   std::string kernel;   // bzImage
   std::string modules;  // lib/modules/RELEASE
+  // A kernel built by scripts/vm-kernel-build: its name and what it was
+  // built from (recipe.txt: source, fragments, patches); empty otherwise.
+  std::string name;
+  std::string recipe;
 };
 // The newest release unpacked in `cache` (a directory with RELEASE/.unpacked;
 // empty: $SWAPLAB_GUEST_KERNEL_CACHE or /var/cache/swaplab/guest-kernel),
@@ -32,6 +36,14 @@ Result<GuestKernel> FindGuestKernel(const std::string& cache = "", const std::st
 // Whether a --kernel argument names a series of the cache ("6.12", "6.1")
 // rather than a bzImage.
 bool IsKernelSeries(const std::string& kernel_arg);
+// The kernel `swaplab vm kernel build --name NAME` built: CACHE/names/NAME
+// (empty cache: $SWAPLAB_KERNEL_BUILD_CACHE or
+// /var/cache/swaplab/kernel-build). -ENOENT with the names there are when
+// there is none of that name.
+Result<GuestKernel> FindBuiltKernel(const std::string& name, const std::string& cache = "");
+// Whether a --kernel argument is a built kernel's name: no '/', not a
+// series, not a file in the working directory.
+bool IsKernelName(const std::string& kernel_arg);
 
 struct VmOptions {
   std::string kernel;   // bzImage; empty: the cached Debian kernel
@@ -83,6 +95,11 @@ struct BootResult {
   bool stopped = false;  // killed after stop_on was seen
   int exit_status = 0;   // qemu's, or 128 + signal
 };
+
+// A boot named `name` of `gk` with `initrd`, `accel` and opts's time limit;
+// the caller adds the command line, drives and milestones.
+BootSpec BootOf(std::string name, const GuestKernel& gk, std::string initrd, Accel accel,
+                const VmOptions& opts);
 
 // Boots once (posix_spawn of opts.qemu) and waits. The guest is killed
 // (SIGKILL, reaped) on timeout, once stop_on shows, or when *interrupted

@@ -12,6 +12,7 @@
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
 #include "swaplab/hibernate/compress.h"
+#include "swaplab/hibernate/image_session.h"
 #include "swaplab/vm/qemu.h"
 #include "swaplab/workload/layouts.h"
 
@@ -28,7 +29,11 @@ struct HibernateOptions {
   uint64_t seed = 1;
   std::string policy = "linux-6.12";  // the guest's kernel
   std::vector<std::string> knobs;     // "NAME=VALUE" applied to the preset (--knob)
-  std::string keep_dir;               // non-empty: copy the disk, trace and consoles there
+  // The model's slot source for the image: kBase as 6.12 takes slots,
+  // kFreeClustersSorted as a kernel booted with hibernate_alloc=clusters
+  // (kernel-patches/rfc-6.12) does.
+  hibernate::SlotSourceKind model_source = hibernate::SlotSourceKind::kBase;
+  std::string keep_dir;  // non-empty: copy the disk, trace and consoles there
 };
 
 // One side of the comparison; the model fills the same names.
@@ -44,9 +49,17 @@ struct SideMetrics {
   uint64_t bios_per_page = 0;  // write bios as 6.12 submits them (one per page)
   uint64_t bios_per_run = 0;   // as RFC patch 7 would (one per contiguous run)
   uint64_t alloc_calls = 0;    // allocator calls for the image's slots (6.12: one per slot)
+  // The kernel's own count of the image's async bios and their pages
+  // ("PM: Image I/O: N bios, M pages", printed by kernel-patches/rfc-6.12);
+  // -1 when the kernel does not print it. Model: -1.
+  int64_t kernel_write_bios = -1, kernel_write_bio_pages = -1;
+  int64_t kernel_read_bios = -1, kernel_read_bio_pages = -1;
   double write_s = -1,
          read_s = -1;  // kernel: its console lines (guest clock); model: modelled; -1 none
   double write_mbps = -1;
+  // Model: the seconds of the same image written and read with a bio per
+  // run (RFC patches 7-8, hibernate_bio=runs); -1 none. Kernel: -1.
+  double write_s_per_run = -1, read_s_per_run = -1;
 };
 
 struct KernelSideInfo {
@@ -99,9 +112,12 @@ Result<std::vector<uint64_t>> ParseImageSlots(const std::string& text, uint64_t*
 // The policy `preset` names with `knobs` applied, validated; -EINVAL
 // naming the preset or knob.
 Result<alloc::Policy> ModelPolicy(const std::string& preset, const std::vector<std::string>& knobs);
+// `source` is the image's slot source (kBase: 6.12's; kFreeClustersSorted:
+// hibernate_alloc=clusters).
 Status RunModelSide(const std::string& trace_path, const alloc::Policy& policy, int cpus,
                     uint64_t stream_pages, const std::vector<uint64_t>& kernel_image_slots,
-                    SideMetrics* m, ModelSideInfo* info);
+                    SideMetrics* m, ModelSideInfo* info,
+                    hibernate::SlotSourceKind source = hibernate::SlotSourceKind::kBase);
 
 struct HibernateReport {
   HibernateOptions options;
@@ -111,6 +127,11 @@ struct HibernateReport {
   ModelSideInfo minfo;
   std::string trace;  // the guest's trace (with expect lines)
 };
+
+// The static guest agent a boot puts in its initramfs: o.agent, else
+// $SWAPLAB_GUEST_AGENT, else the one beside this program or installed with
+// it; -ENOENT naming the places tried.
+Result<std::string> FindGuestAgent(const VmOptions& o);
 
 // RunHibernate's stages in order, as VmOptions::stage reports them: the
 // guest's prepared, booted, laying out its swap, hibernating, writing its
@@ -133,6 +154,14 @@ struct ConsoleFacts {
   uint64_t swapped = 0, not_in_swap = 0, freed = 0;
   bool resumed_intact = false;
   std::vector<std::string> pm_lines;
+  // "PM: Image I/O: N bios, M pages" (kernel-patches/rfc-6.12): the first.
+  int64_t io_bios = -1, io_pages = -1;
+  // "Unknown kernel command line parameters "..."": what the kernel did not
+  // know of its command line (a parameter of a patch it was built without).
+  std::string unknown_params;
+  // "swaplab-init: swapfile.prefer_nonfull Y|N" (kernel-patches/
+  // nonfull-6.12): 1 or 0; -1 when the kernel has no such parameter.
+  int prefer_nonfull = -1;
 };
 ConsoleFacts ParseConsole(const std::string& console);
 

@@ -4,6 +4,7 @@
 #pragma once
 #pragma GCC visibility push(default)
 #include <csignal>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,58 @@ Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, workload::
 // Both layouts, each hibernated and resumed; the first error ends it.
 Result<SeedTableReport> RunSeedTable(const SeedTableOptions& o,
                                      const volatile std::sig_atomic_t* interrupted);
+
+// Seed 001's columns on one kernel built with kernel-patches/rfc-6.12: the
+// boot parameters that switch each idea on, and the model's matching knobs
+// and image slot source. Every column boots with swapfile.prefer_nonfull=1:
+// seed 001's base "allocates as mm-new does", and mm-new tries nonfull
+// clusters before free ones (seed 003; 6.12 does not). "base" adds nothing
+// (6.12's image path, a bio per page), "allocator" hibernate_alloc=clusters
+// (whole free clusters in disk order; the model's free-clusters-sorted
+// source), "allocator + bio" also hibernate_bio=runs (a bio per run).
+inline constexpr const char* kNonfullFirstParam = "swapfile.prefer_nonfull=1";
+// The model's search order of a 6.12 kernel booted with it, on a device
+// that does not discard (kernel-patches/nonfull-6.12).
+inline constexpr const char* kNonfullFirstSearchKnob =
+    "search=nonfull,free,reclaim-full,frag-all,sync-discard-restart,steal-higher";
+struct RfcColumn {
+  std::string name;
+  std::string append;                    // kernel parameters
+  std::vector<std::string> model_knobs;  // NAME=VALUE on the model's preset
+  hibernate::SlotSourceKind model_source = hibernate::SlotSourceKind::kBase;
+  bool bio_runs = false;  // the kernel builds a bio per run: the model's bios are per run
+};
+std::vector<RfcColumn> RfcColumns();
+
+struct RfcTableOptions {
+  SeedTableOptions table;  // table.vm.kernel: the patched kernel (a built kernel's name)
+  int runs = 3;            // hibernate + resume per cell
+  std::vector<RfcColumn> columns = RfcColumns();
+};
+inline constexpr int kMaxRfcRuns = 20;
+
+// One cell: a layout under a column, `runs` times.
+struct RfcCell {
+  RfcColumn column;
+  std::vector<HibernateReport> runs;
+};
+struct RfcLayoutTable {
+  workload::RfcLayout layout = workload::RfcLayout::kShuffled;
+  std::vector<RfcCell> cells;  // in RfcTableOptions::columns order
+};
+struct RfcTableReport {
+  RfcTableOptions options;
+  std::vector<RfcLayoutTable> layouts;  // shuffled, then holes
+};
+
+// Every layout x column x run, each a layout boot, a hibernation and a
+// resume (RunHibernate with the column's parameters and model source).
+// -EINVAL for runs outside 1..kMaxRfcRuns or a kernel that does not know a
+// column's parameters; the first error ends it. `done(k, n)` is called
+// after the k-th of n runs (may be null).
+Result<RfcTableReport> RunRfcTable(const RfcTableOptions& o,
+                                   const volatile std::sig_atomic_t* interrupted,
+                                   const std::function<void(size_t, size_t)>& done = nullptr);
 
 }  // namespace swaplab::vm
 #pragma GCC visibility pop

@@ -23,6 +23,10 @@
  *       device TRACE_DEV, NUL-terminated, then fills memory with mlocked
  *       pattern pages until about IMAGE_PAGES pages are in use and
  *       hibernates as `hibernate` does.
+ *   swaplab_guest_agent churn PROCESSES CONCURRENT GROWING MIN_PAGES MAX_PAGES
+ *                             ZAP_PERMILLE SWAPPED_PAGES SEED MIX
+ *       Seed 003's build-like load (churn.c), then the mTHP swap-out
+ *       counters; the guest powers off after it.
  *   swaplab_guest_agent check-page PAGES SEED
  *       Prints the pattern pages to stdout (for testing the generator against
  *       the host's copy of it; no hibernation).
@@ -49,6 +53,8 @@
 #include <sys/reboot.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "churn.h"
 
 enum { kPageSize = 4096, kWords = (kPageSize - 32) / 8 };
 static const char kTag[16] = "SWAPLAB-PATTERN"; /* 15 chars + NUL */
@@ -358,6 +364,11 @@ static uint64_t ParseU64(const char *s, const char *what) {
 }
 
 int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "churn") == 0) {
+    int rc = RunChurn(argc, argv);
+    if (getpid() == 1 || getenv("SWAPLAB_AGENT_POWEROFF")) PowerOff();
+    return rc;
+  }
   if (argc == 7 && strcmp(argv[1], "layout") == 0) {
     uint64_t swap_pages = ParseU64(argv[3], "SWAP_PAGES");
     uint64_t image_pages = ParseU64(argv[4], "IMAGE_PAGES");
@@ -370,7 +381,7 @@ int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr,
             "usage: %s hibernate|check-page PAGES SEED | layout LAYOUT SWAP_PAGES IMAGE_PAGES SEED "
-            "TRACE_DEV\n",
+            "TRACE_DEV | churn ...\n",
             argv[0]);
     return 2;
   }

@@ -10,6 +10,14 @@
 #                               (swaplab.swap_pages=N: the area's pages),
 #                               writes the trace to /dev/vdb, fills memory to
 #                               about swaplab.image_pages=N pages, hibernates
+#               |churn          seed 003's build in a memory cgroup (vm_churn.h):
+#                               zram0 of swaplab.zram=BYTES as swap (no
+#                               discard), the mTHP sizes of swaplab.mthp=KB,..
+#                               "always" (the others and the top level
+#                               "never"), a cgroup of memory.max
+#                               swaplab.memcg=BYTES running the agent's churn
+#                               with swaplab.churn=P,C,G,MIN,MAX,ZAP,SWAPPED,SEED
+#                               and swaplab.mix=PAGES:WEIGHT/...
 #               |probe          print "swaplab-init: probe ok" and power off
 #               |run            `vm run`: mount /dev/vda (ext4, the trace in
 #                               in.trace) on /var/tmp, run /bin/swaplab kernel
@@ -39,6 +47,7 @@ say "start at uptime $up s, kernel $(uname -r)"
 
 mode=hibernate pages=2048 seed=1 image_size= layout=fresh swap_pages=0 image_pages=0 rotational=
 device=loop-ssd policy=linux-6.14 reruns=4 annotate=
+churn='' mix=1:1 zram=0 memcg=0 mthp=none
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     swaplab.mode=*) mode="${arg#*=}" ;;
@@ -53,9 +62,18 @@ for arg in $(cat /proc/cmdline); do
     swaplab.policy=*) policy="${arg#*=}" ;;
     swaplab.reruns=*) reruns="${arg#*=}" ;;
     swaplab.annotate=1) annotate=--annotate-inuse ;;
+    swaplab.churn=*) churn="${arg#*=}" ;;
+    swaplab.mix=*) mix="${arg#*=}" ;;
+    swaplab.zram=*) zram="${arg#*=}" ;;
+    swaplab.memcg=*) memcg="${arg#*=}" ;;
+    swaplab.mthp=*) mthp="${arg#*=}" ;;
   esac
 done
 say "mode $mode pages $pages seed $seed"
+# kernel-patches/nonfull-6.12's switch, when the kernel has it (a dotted
+# parameter the kernel does not know is ignored without a word).
+[ -r /sys/module/swapfile/parameters/prefer_nonfull ] &&
+  say "swapfile.prefer_nonfull $(cat /sys/module/swapfile/parameters/prefer_nonfull)"
 
 if [ "$mode" = probe ]; then
   say "probe ok"
@@ -66,6 +84,39 @@ fi
 for m in $(cat /modules.list); do
   insmod "/lib/modules/$m.ko" || say "insmod $m failed"
 done
+
+if [ "$mode" = churn ]; then
+  thp=/sys/kernel/mm/transparent_hugepage
+  echo never >$thp/enabled
+  # Faults of the enabled sizes compact memory for their folio as a build
+  # machine with memory to spare would have it (the default, madvise, gives
+  # up at once in a small guest: anon_fault_fallback).
+  echo always >$thp/defrag
+  for d in "$thp"/hugepages-*kB; do echo never >"$d/enabled"; done
+  for kb in $(echo "$mthp" | tr , ' '); do
+    [ "$kb" = none ] && continue
+    echo always >"$thp/hugepages-${kb}kB/enabled" || say "no mTHP size ${kb}kB"
+  done
+  for d in "$thp"/hugepages-*kB; do
+    grep -q '\[always\]' "$d/enabled" && say "mTHP ${d##*/} always"
+  done
+  [ -e /sys/block/zram0 ] || { say "no zram0 (zram not in the kernel?)"; off; }
+  echo "$zram" >/sys/block/zram0/disksize || { say "cannot size zram0 to $zram"; off; }
+  mkswap /dev/zram0 >/dev/null && swapon /dev/zram0 || { say "swapon /dev/zram0 failed"; off; }
+  say "swap on zram0 of $zram bytes ($(cat /sys/block/zram0/comp_algorithm | tr -d '\n'))"
+  mkdir -p /sys/fs/cgroup
+  mount -t cgroup2 cgroup2 /sys/fs/cgroup && echo +memory >/sys/fs/cgroup/cgroup.subtree_control &&
+    mkdir /sys/fs/cgroup/build && echo "$memcg" >/sys/fs/cgroup/build/memory.max ||
+    { say "cannot make the memory cgroup"; off; }
+  say "memcg memory.max $(cat /sys/fs/cgroup/build/memory.max)"
+  read -r up _ </proc/uptime
+  say "churn at uptime $up s"
+  # shellcheck disable=SC2046  # the churn's numbers, one word each
+  sh -c 'echo $$ >/sys/fs/cgroup/build/cgroup.procs && exec "$@"' churn \
+    /bin/swaplab_guest_agent churn $(echo "$churn" | tr , ' ') "$mix"
+  say "churn exited with $?"
+  off
+fi
 
 n=0
 while [ ! -e /sys/block/vda/dev ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
