@@ -381,8 +381,9 @@ Spread SpreadOf(const vm::RfcCell& c, F f) {
 struct CellMetrics {
   Spread k_write, k_read, k_runs, k_bios, k_agree;
   Spread m_write, m_read, m_runs, m_bios;
+  Spread m_write_cpu, m_read_cpu;  // with the host CPU prices (none: n = 0)
 };
-CellMetrics MetricsOf(const vm::RfcCell& c) {
+CellMetrics MetricsOf(const vm::RfcCell& c, const workload::HostCpuCost* cpu) {
   using R = vm::HibernateReport;
   const bool runs = c.column.bio_runs;
   CellMetrics m;
@@ -407,6 +408,18 @@ CellMetrics MetricsOf(const vm::RfcCell& c) {
   m.m_bios = SpreadOf(c, [runs](const R& r) {
     return double(runs ? r.model.bios_per_run : r.model.bios_per_page);
   });
+  if (cpu) {
+    m.m_write_cpu = SpreadOf(c, [runs, cpu](const R& r) {
+      const double s = runs ? r.model.write_s_per_run : r.model.write_s;
+      return s < 0 ? -1
+                   : cpu->Write(s, runs ? r.model.bios_per_run : r.model.bios_per_page,
+                                r.model.alloc_calls);
+    });
+    m.m_read_cpu = SpreadOf(c, [runs, cpu](const R& r) {
+      const double s = runs ? r.model.read_s_per_run : r.model.read_s;
+      return s < 0 ? -1 : cpu->Read(s, runs ? r.model.bios_per_run : r.model.bios_per_page);
+    });
+  }
   return m;
 }
 
@@ -451,7 +464,7 @@ ordered_json SpreadJson(const Spread& s) {
 
 }  // namespace
 
-std::string VmRfcTableText(const vm::RfcTableReport& t) {
+std::string VmRfcTableText(const vm::RfcTableReport& t, const workload::HostCpuCost* cpu) {
   if (t.layouts.empty() || t.layouts[0].cells.empty() || t.layouts[0].cells[0].runs.empty())
     return "reproduce --vm: nothing ran\n";
   const auto& r0 = t.layouts[0].cells[0].runs[0];
@@ -470,7 +483,7 @@ std::string VmRfcTableText(const vm::RfcTableReport& t) {
                      LayoutTitle(lt.layout), first.options.swap_bytes >> 20,
                      first.options.image_bytes >> 20, first.kernel.stream_pages);
     std::vector<CellMetrics> cm;
-    for (const auto& c : lt.cells) cm.push_back(MetricsOf(c));
+    for (const auto& c : lt.cells) cm.push_back(MetricsOf(c, cpu));
     const int w = 26;
     s += fmt::format("{:<24}", "");
     for (const auto& c : lt.cells) s += fmt::format("{:>{}}", c.column.name, w);
@@ -488,6 +501,12 @@ std::string VmRfcTableText(const vm::RfcTableReport& t) {
     s += fmt::format("model ({})\n", first.minfo.policy);
     row("  write, s", [&](size_t i) { return SecsCell(cm[i].m_write, cm[0].m_write); });
     row("  read, s", [&](size_t i) { return SecsCell(cm[i].m_read, cm[0].m_read); });
+    if (cpu) {
+      row("  write + host CPU, s",
+          [&](size_t i) { return SecsCell(cm[i].m_write_cpu, cm[0].m_write_cpu); });
+      row("  read + host CPU, s",
+          [&](size_t i) { return SecsCell(cm[i].m_read_cpu, cm[0].m_read_cpu); });
+    }
     row("  runs", [&](size_t i) { return CountCell(cm[i].m_runs); });
     row("  bios", [&](size_t i) { return CountCell(cm[i].m_bios); });
     row("  image slots agree", [&](size_t i) {
@@ -509,22 +528,28 @@ std::string VmRfcTableText(const vm::RfcTableReport& t) {
   s += "\nkernel seconds: its own \"Wrote/Read ... in T seconds\" lines (guest clock under " +
        r0.kinfo.accel +
        ", 0.01 s steps); kernel bios: its \"Image I/O: N bios\" line; model seconds: " +
-       r0.minfo.seconds_kind + "; image slots agree: the lowest of the cell's runs\n";
+       r0.minfo.seconds_kind + "; image slots agree: the lowest of the cell's runs\n" +
+       (cpu ? "host CPU prices (+ host CPU rows): " + cpu->label + "\n" : std::string());
   return s;
 }
 
-std::string VmRfcTableJson(const vm::RfcTableReport& t) {
+std::string VmRfcTableJson(const vm::RfcTableReport& t, const workload::HostCpuCost* cpu) {
   ordered_json j;
   j["scale"] = t.options.table.scale;
   j["compress"] = hibernate::Name(t.options.table.compress);
   j["runs_per_cell"] = t.options.runs;
   j["kernel"] = t.options.table.vm.kernel;
+  if (cpu)
+    j["host_cpu"] = {{"label", cpu->label},
+                     {"write_bio_us", cpu->write_bio_us},
+                     {"read_bio_us", cpu->read_bio_us},
+                     {"alloc_call_us", cpu->alloc_call_us}};
   ordered_json layouts = ordered_json::object();
   for (const auto& lt : t.layouts) {
     ordered_json l = ordered_json::object();
     const auto seed = SeedCells(lt.layout);
     for (const auto& c : lt.cells) {
-      const CellMetrics m = MetricsOf(c);
+      const CellMetrics m = MetricsOf(c, cpu);
       ordered_json cell;
       cell["boot_parameters"] = c.column.append;
       cell["model_slot_source"] = hibernate::Name(c.column.model_source);
@@ -537,6 +562,10 @@ std::string VmRfcTableJson(const vm::RfcTableReport& t) {
                        {"runs", SpreadJson(m.m_runs)},
                        {"bios", SpreadJson(m.m_bios)},
                        {"image_agreement", SpreadJson(m.k_agree)}};
+      if (cpu) {
+        cell["model"]["write_host_cpu_s"] = SpreadJson(m.m_write_cpu);
+        cell["model"]["read_host_cpu_s"] = SpreadJson(m.m_read_cpu);
+      }
       ordered_json sd = ordered_json::object();
       for (const auto& [row, cols] : seed)
         if (auto it = cols.find(c.column.name); it != cols.end()) {

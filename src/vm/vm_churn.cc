@@ -85,9 +85,10 @@ Result<ChurnLoad> ChurnLoadOf(const workload::ChurnSpec& s, uint64_t seed) {
   if (l.mix.empty()) l.mix.push_back({1, 1});
   for (const auto& m : l.mix)
     if (m.pages == 0 || m.pages > 512 || (m.pages & (m.pages - 1)) || !(m.weight > 0))
-      return Status(-EINVAL, "the guest's churn makes folios of a power of two up to 512 pages "
-                             "with a positive weight, not " +
-                                 std::to_string(m.pages) + " pages");
+      return Status(-EINVAL,
+                    "the guest's churn makes folios of a power of two up to 512 pages "
+                    "with a positive weight, not " +
+                        std::to_string(m.pages) + " pages");
   if (l.max_pages > (uint64_t{1} << 20))
     return Status(-EINVAL, "the guest's churn makes processes of at most 4 GiB");
   return l;
@@ -200,8 +201,8 @@ Result<ChurnVmResult> RunChurnInVm(const ChurnVmOptions& o,
   KeepText(o.keep_dir, "churn.log", boot->console);
   const ConsoleFacts cf = ParseConsole(boot->console);
   if (!cf.unknown_params.empty())
-    return Status(-EINVAL, "the guest kernel (" + gk.release + ") does not know " +
-                               cf.unknown_params);
+    return Status(-EINVAL,
+                  "the guest kernel (" + gk.release + ") does not know " + cf.unknown_params);
   auto parsed = ParseChurnConsole(boot->console);
   if (!parsed.ok())
     return Status(-EIO, std::string(boot->timed_out ? "the guest timed out: " : "") +
@@ -257,7 +258,8 @@ Result<NonfullTableReport> RunNonfullTable(const NonfullTableOptions& o,
                                ": the guest runs scenarios of one device, no aging, one "
                                "build-churn step and two variants (seed 003's)");
   if (sc.devices[0].discard)
-    return Status(-EINVAL, sc.name + ": the guest's zram does not discard; the scenario's device does");
+    return Status(-EINVAL,
+                  sc.name + ": the guest's zram does not discard; the scenario's device does");
   auto load = ChurnLoadOf(*churn, sc.seed);
   if (!load.ok()) return load.status();
   rep.load = *load;
@@ -306,9 +308,8 @@ Result<NonfullTableReport> RunNonfullTable(const NonfullTableOptions& o,
         co.keep_dir = o.keep_dir + "/" + rep.columns[c].label + "-" + std::to_string(run + 1);
       auto r = RunChurnInVm(co, interrupted);
       if (!r.ok())
-        return Status(r.status().code(),
-                      rep.columns[c].label + " run " + std::to_string(run + 1) + ": " +
-                          r.status().message());
+        return Status(r.status().code(), rep.columns[c].label + " run " + std::to_string(run + 1) +
+                                             ": " + r.status().message());
       const int want = rep.columns[c].model_knobs.empty() ? 0 : 1;
       if (r->prefer_nonfull != want)
         return Status(-EINVAL, "the guest kernel (" + r->release +

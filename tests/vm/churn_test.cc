@@ -58,7 +58,8 @@ TEST(ChurnConsole, TheAgentsLines) {
 }
 
 TEST(ChurnConsole, AnUnfinishedRunIsAnErrorWithTheConsolesTail) {
-  const std::string cut = std::string(kConsole).substr(0, std::string(kConsole).find("swaplab-churn: done"));
+  const std::string cut =
+      std::string(kConsole).substr(0, std::string(kConsole).find("swaplab-churn: done"));
   auto r = ParseChurnConsole(cut + "Out of memory: Killed process 7\n");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("did not finish"), std::string::npos);

@@ -2,6 +2,9 @@
 // guest memory from the image, refusals (vm_reproduce.h).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "swaplab/report/vm_report.h"
 #include "swaplab/vm/vm_reproduce.h"
 
 namespace swaplab::vm {
@@ -86,6 +89,49 @@ TEST(RfcTable, RefusesRunCountsAndEmptyColumnsBeforeBooting) {
   auto r = RunRfcTable(o, nullptr);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), -EINVAL);
+}
+
+// The "+ host CPU" rows: the model's seconds plus the profile's price per
+// bio (per run in the allocator + bio column, per page in the others).
+TEST(RfcTable, HostCpuRowsPriceEachColumnsOwnBios) {
+  RfcTableReport t;
+  t.options.runs = 1;
+  RfcLayoutTable lt;
+  lt.layout = RfcLayout::kHoles;
+  for (const RfcColumn& col : RfcColumns()) {
+    HibernateReport r;
+    r.kinfo.release = "6.12.118-swaplab";
+    r.kernel.write_s = 0.20;
+    r.kernel.read_s = 0.25;
+    r.model.write_s = r.model.write_s_per_run = 0.10;
+    r.model.read_s = r.model.read_s_per_run = 0.12;
+    r.model.bios_per_page = 10000;
+    r.model.bios_per_run = 100;
+    r.model.alloc_calls = 10000;
+    lt.cells.push_back({col, {r}});
+  }
+  t.layouts.push_back(lt);
+  workload::HostCpuCost cpu;
+  cpu.label = "test prices";
+  cpu.write_bio_us = 4;
+  cpu.read_bio_us = 5;
+  cpu.alloc_call_us = 1;
+  const auto j = nlohmann::json::parse(report::VmRfcTableJson(t, &cpu));
+  const auto& holes = j["layouts"]["holes"];
+  // base: 0.10 s + 10000 x 4 us + 10000 x 1 us; allocator + bio: 100 bios.
+  EXPECT_NEAR(holes["base"]["model"]["write_host_cpu_s"]["median"].get<double>(), 0.15, 1e-9);
+  EXPECT_NEAR(holes["base"]["model"]["read_host_cpu_s"]["median"].get<double>(), 0.17, 1e-9);
+  EXPECT_NEAR(holes["allocator + bio"]["model"]["write_host_cpu_s"]["median"].get<double>(), 0.1104,
+              1e-9);
+  EXPECT_NEAR(holes["allocator + bio"]["model"]["read_host_cpu_s"]["median"].get<double>(), 0.1205,
+              1e-9);
+  EXPECT_EQ(j["host_cpu"]["label"], "test prices");
+  const std::string text = report::VmRfcTableText(t, &cpu);
+  EXPECT_NE(text.find("write + host CPU, s"), std::string::npos) << text;
+  EXPECT_NE(text.find("host CPU prices (+ host CPU rows): test prices"), std::string::npos);
+  // Without prices: no such rows.
+  EXPECT_EQ(report::VmRfcTableText(t, nullptr).find("host CPU"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(report::VmRfcTableJson(t, nullptr)).contains("host_cpu"));
 }
 
 }  // namespace

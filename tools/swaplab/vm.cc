@@ -209,7 +209,8 @@ int RunReproduceVm(double scale, const std::string& accel, const workload::HostC
 }
 
 int RunReproduceVmColumns(double scale, const std::string& accel, const std::string& kernel,
-                          int runs, bool json, const std::string& progress) {
+                          int runs, const workload::HostCpuCost* cpu, bool json,
+                          const std::string& progress) {
   vm::RfcTableOptions ro;
   ro.table.scale = scale;
   ro.table.vm.accel = *vm::ParseAccel(accel);
@@ -226,7 +227,7 @@ int RunReproduceVmColumns(double scale, const std::string& accel, const std::str
   });
   bar.End();
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm --kernel");
-  fmt::print("{}", json ? report::VmRfcTableJson(*rep) : report::VmRfcTableText(*rep));
+  fmt::print("{}", json ? report::VmRfcTableJson(*rep, cpu) : report::VmRfcTableText(*rep, cpu));
   return 0;
 }
 

@@ -45,9 +45,11 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o);
 int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu,
                    bool json, const std::string& progress);
 // `reproduce --vm --kernel NAME`: seed 001's columns, each a boot of the
-// patched kernel `kernel` with its parameters, `runs` times per cell.
+// patched kernel `kernel` with its parameters, `runs` times per cell (cpu:
+// the prices of the model's "+ host CPU" rows, or nullptr).
 int RunReproduceVmColumns(double scale, const std::string& accel, const std::string& kernel,
-                          int runs, bool json, const std::string& progress);
+                          int runs, const workload::HostCpuCost* cpu, bool json,
+                          const std::string& progress);
 // `reproduce NAME --vm --kernel NAME`: seed 003's scenario `sc` at `scale`
 // (0: kNonfullVmScale) on the patched kernel, prefer_nonfull=0 vs 1;
 // out_dir: also report.txt and report.json there.

@@ -32,8 +32,11 @@ std::string VmSeedTableJson(const vm::SeedTableReport& r, const workload::HostCp
 // its runs, with the model's cells (the column's slot source and batching)
 // and the seed's own numbers under them. The JSON holds kernel, model and
 // seed objects with the same metric names per cell, and every run.
-std::string VmRfcTableText(const vm::RfcTableReport& r);
-std::string VmRfcTableJson(const vm::RfcTableReport& r);
+// With `cpu`, the model's cells also get "+ host CPU" rows: its seconds
+// plus the prices of its bios (per run in the allocator + bio column) and
+// allocator calls.
+std::string VmRfcTableText(const vm::RfcTableReport& r, const workload::HostCpuCost* cpu);
+std::string VmRfcTableJson(const vm::RfcTableReport& r, const workload::HostCpuCost* cpu);
 // `reproduce nonfull-vs-free-* --vm --kernel NAME`: seed 003's rows
 // (mTHP swpout, swpout_fallback, failure rate) measured on the patched
 // kernel booted with swapfile.prefer_nonfull=0 and =1, each the median and

@@ -45,7 +45,7 @@ struct ChurnVmOptions {
   VmOptions vm;  // kernel, accel, memory, CPUs; vm.append is added to the command line
   ChurnLoad load;
   uint64_t zram_bytes = 256ull << 20;
-  uint64_t memcg_bytes = 32ull << 20;  // the cgroup's memory.max
+  uint64_t memcg_bytes = 32ull << 20;    // the cgroup's memory.max
   std::vector<unsigned> mthp_kb = {64};  // sizes set to "always" (the rest "never")
   std::string keep_dir;                  // copy the console here
 };
@@ -61,9 +61,9 @@ struct ChurnVmResult {
   std::string release, accel, accel_why;
   int prefer_nonfull = -1;  // the kernel's swapfile.prefer_nonfull, -1 none
   uint64_t processes = 0, pages = 0, zapped = 0, kills = 0, died = 0;
-  uint64_t max_swap_used = 0;  // pages
-  double guest_s = 0;          // the load's seconds, guest clock
-  double boot_wall_s = 0;      // host seconds from qemu's start to its exit
+  uint64_t max_swap_used = 0;   // pages
+  double guest_s = 0;           // the load's seconds, guest clock
+  double boot_wall_s = 0;       // host seconds from qemu's start to its exit
   std::vector<MthpStat> stats;  // every hugepages-* size the kernel has
   uint64_t pswpout = 0, thp_swpout = 0, thp_swpout_fallback = 0;
   const MthpStat* Stat(unsigned kb) const;  // null if the kernel has no such size
@@ -88,9 +88,9 @@ struct NonfullColumn {
 std::vector<NonfullColumn> NonfullColumns(const workload::Scenario& sc);
 
 struct NonfullTableOptions {
-  VmOptions vm;                  // vm.kernel: the patched kernel (a built kernel's name)
-  workload::Scenario scenario;   // scaled already (ScaleScenario)
-  int runs = 3;                  // boots per column
+  VmOptions vm;                 // vm.kernel: the patched kernel (a built kernel's name)
+  workload::Scenario scenario;  // scaled already (ScaleScenario)
+  int runs = 3;                 // boots per column
   uint64_t memcg_bytes = 32ull << 20;
   std::string keep_dir;
 };
@@ -116,9 +116,9 @@ std::map<std::string, double> KernelRows(const ChurnVmResult& r);
 // build-churn step and two variants, runs outside 1..kMaxChurnRuns or a
 // kernel without swapfile.prefer_nonfull; the first error ends it.
 // `done(k, n)` after the k-th of n boots (may be null).
-Result<NonfullTableReport> RunNonfullTable(const NonfullTableOptions& o,
-                                           const volatile std::sig_atomic_t* interrupted,
-                                           const std::function<void(size_t, size_t)>& done = nullptr);
+Result<NonfullTableReport> RunNonfullTable(
+    const NonfullTableOptions& o, const volatile std::sig_atomic_t* interrupted,
+    const std::function<void(size_t, size_t)>& done = nullptr);
 
 }  // namespace swaplab::vm
 #pragma GCC visibility pop

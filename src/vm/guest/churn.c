@@ -278,9 +278,9 @@ static void KillRandomFinished(struct Live *kids, uint64_t *alive, uint64_t *fin
 int RunChurn(int argc, char **argv) {
   struct ChurnArgs a;
   memset(&a, 0, sizeof a);
-  uint64_t *nums[] = {&a.processes, &a.concurrent, &a.growing, &a.min_pages,
+  uint64_t *nums[] = {&a.processes, &a.concurrent,   &a.growing, &a.min_pages,
                       &a.max_pages, &a.zap_permille, &a.swapped, &a.seed};
-  const char *names[] = {"PROCESSES", "CONCURRENT", "GROWING", "MIN_PAGES",
+  const char *names[] = {"PROCESSES", "CONCURRENT",   "GROWING",       "MIN_PAGES",
                          "MAX_PAGES", "ZAP_PERMILLE", "SWAPPED_PAGES", "SEED"};
   if (argc != 11) {
     fprintf(stderr,
@@ -302,8 +302,10 @@ int RunChurn(int argc, char **argv) {
   if (a.processes == 0 || a.processes > kMaxChildren || a.concurrent == 0 || a.growing == 0 ||
       a.min_pages == 0 || a.max_pages < a.min_pages || a.max_pages > (1u << 20) ||
       a.zap_permille > 1000) {
-    fprintf(stderr, "swaplab-churn: PROCESSES 1..%d, CONCURRENT and GROWING >= 1, "
-            "1 <= MIN_PAGES <= MAX_PAGES <= 2^20, ZAP_PERMILLE <= 1000\n", kMaxChildren);
+    fprintf(stderr,
+            "swaplab-churn: PROCESSES 1..%d, CONCURRENT and GROWING >= 1, "
+            "1 <= MIN_PAGES <= MAX_PAGES <= 2^20, ZAP_PERMILLE <= 1000\n",
+            kMaxChildren);
     return 2;
   }
   int fds[2];
@@ -320,8 +322,8 @@ int RunChurn(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   printf("swaplab-churn: start processes %" PRIu64 " concurrent %" PRIu64 " growing %" PRIu64
          " pages %" PRIu64 "..%" PRIu64 " zap %" PRIu64 "/1000 swapped %" PRIu64 " mix %s\n",
-         a.processes, a.concurrent, a.growing, a.min_pages, a.max_pages, a.zap_permille,
-         a.swapped, argv[10]);
+         a.processes, a.concurrent, a.growing, a.min_pages, a.max_pages, a.zap_permille, a.swapped,
+         argv[10]);
   while (started < a.processes || growing > 0) {
     while (growing < a.growing && started < a.processes) {
       /* make -j: a finished job makes room for the next one; with none
