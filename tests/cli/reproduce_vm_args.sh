@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# `reproduce NAME --vm`: which names and options a guest run takes, refused
+# before anything boots (exit 2, the reason on stderr): seed 003's
+# scenarios only, always with --kernel (a kernel built with
+# kernel-patches/nonfull-6.12), no --csv / --html / --host-cpu; a kernel
+# that is not there is named. The guest runs themselves are
+# tests/vm/vm_patched.sh's `churn` step.
+# usage: reproduce_vm_args.sh SWAPLAB
+set -uo pipefail
+S="$1"
+W="$(mktemp -d /var/tmp/swaplab-repvm.XXXXXX)"
+trap 'rm -rf "$W"' EXIT
+source "$(dirname "$0")/lib.sh"
+
+run 2 "not one of seed 003's scenarios" "$S" reproduce rfc-holes --vm --kernel rfc-6.12
+run 2 "not one of seed 003's scenarios" "$S" reproduce no-such-scenario --vm --kernel rfc-6.12
+run 2 "nonfull-6.12 \(--kernel" "$S" reproduce nonfull-vs-free-8g --vm
+run 2 "no --check-data, --csv" "$S" reproduce nonfull-vs-free-8g --vm --kernel rfc-6.12 --csv
+run 2 "no --check-data, --csv" "$S" reproduce nonfull-vs-free-all --vm --kernel rfc-6.12 --host-cpu none
+run 2 "no built kernel .no-such-kernel." "$S" reproduce nonfull-vs-free-10g --vm --kernel no-such-kernel
+grep -q "no-such-kernel" "$W/err" || fail "a missing kernel is not named: $(cat "$W/err")"
+[ ! -s "$W/out" ] || fail "a refused run printed a table: $(head -c 300 "$W/out")"
+# --vm-scale out of the guest's range: refused by the option itself.
+run 2 "not in range" "$S" reproduce nonfull-vs-free-8g --vm --kernel rfc-6.12 --vm-scale 0.5
+echo "PASS"
