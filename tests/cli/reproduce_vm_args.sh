@@ -15,6 +15,9 @@ source "$(dirname "$0")/lib.sh"
 run 2 "not one of seed 003's scenarios" "$S" reproduce rfc-holes --vm --kernel rfc-6.12
 run 2 "not one of seed 003's scenarios" "$S" reproduce no-such-scenario --vm --kernel rfc-6.12
 run 2 "nonfull-6.12 \(--kernel" "$S" reproduce nonfull-vs-free-8g --vm
+run 2 "seed 001.s two layouts only" "$S" reproduce rfc-shuffled --vm
+run 2 'no-such\\x1b\[2J' "$S" reproduce "$(printf 'no-such\033[2J')" --vm --kernel rfc-6.12
+! grep -q "$(printf '\033')" "$W/err" || fail "an escape from the command line reached the terminal"
 run 2 "no --check-data, --csv" "$S" reproduce nonfull-vs-free-8g --vm --kernel rfc-6.12 --csv
 run 2 "no --check-data, --csv" "$S" reproduce nonfull-vs-free-all --vm --kernel rfc-6.12 --host-cpu none
 run 2 "no built kernel .no-such-kernel." "$S" reproduce nonfull-vs-free-10g --vm --kernel no-such-kernel

@@ -4,6 +4,7 @@
 
 #include "progress.h"
 #include "scenario_cmds.h"
+#include "swaplab/alloc/printable.h"
 #include "swaplab/workload/host_cpu.h"
 #include "swaplab/workload/scenario_batch.h"
 #include "vm.h"
@@ -65,30 +66,32 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
 int RunReproduce(const ScenarioCmdOptions& o) {
   if (o.vm && !o.name.empty()) {
     // Seed 003 in a guest: one scenario of the nonfull-vs-free group.
-    if (o.vm_kernel.empty() || o.check_data || o.csv || o.list || !o.html_dir.empty() ||
-        !o.host_cpu.empty()) {
-      fmt::print(stderr,
-                 "swaplab reproduce NAME --vm: runs seed 003's scenarios (nonfull-vs-free-8g, "
-                 "-10g, -all) on a kernel built with kernel-patches/nonfull-6.12 (--kernel "
-                 "rfc-6.12), printed as text or --json, --out DIR writes both (no --check-data, "
-                 "--csv, --html, --list or --host-cpu)\n");
-      return 2;
-    }
     auto all = workload::ShippedInReportOrder();
     if (!all.ok()) {
       fmt::print(stderr, "swaplab reproduce: {}\n", all.status().message());
       return 1;
     }
+    const workload::Scenario* chosen = nullptr;
     for (const auto& sc : *all)
-      if (sc.name == o.name && sc.group == "nonfull-vs-free")
-        return RunReproduceVmNonfull(sc, o.vm_scale_set ? o.vm_scale : 0, o.accel, o.vm_kernel,
-                                     o.vm_runs, o.json, o.out_dir, o.progress);
-    fmt::print(stderr,
-               "swaplab reproduce --vm: '{}' is not one of seed 003's scenarios "
-               "(nonfull-vs-free-8g, nonfull-vs-free-10g, nonfull-vs-free-all); without a NAME "
-               "it runs seed 001's layouts\n",
-               o.name);
-    return 2;
+      if (sc.name == o.name && sc.group == "nonfull-vs-free") chosen = &sc;
+    if (!chosen) {
+      fmt::print(stderr,
+                 "swaplab reproduce --vm: '{}' is not one of seed 003's scenarios "
+                 "(nonfull-vs-free-8g, nonfull-vs-free-10g, nonfull-vs-free-all, with --kernel); "
+                 "without a NAME it runs seed 001's two layouts only\n",
+                 Printable(o.name));
+      return 2;
+    }
+    if (o.vm_kernel.empty() || o.check_data || o.csv || o.list || !o.html_dir.empty() ||
+        !o.host_cpu.empty()) {
+      fmt::print(stderr,
+                 "swaplab reproduce NAME --vm: runs seed 003's scenarios on a kernel built with "
+                 "kernel-patches/nonfull-6.12 (--kernel rfc-6.12), printed as text or --json, "
+                 "--out DIR writes both (no --check-data, --csv, --html, --list or --host-cpu)\n");
+      return 2;
+    }
+    return RunReproduceVmNonfull(*chosen, o.vm_scale_set ? o.vm_scale : 0, o.accel, o.vm_kernel,
+                                 o.vm_runs, o.json, o.out_dir, o.progress);
   }
   if (o.vm) {
     if (!o.name.empty() || o.check_data || o.csv || !o.out_dir.empty() || o.list ||
@@ -128,7 +131,7 @@ int RunReproduce(const ScenarioCmdOptions& o) {
     if (o.name.empty() || sc.name == o.name || sc.group == o.name) chosen.push_back(sc);
   if (chosen.empty()) {
     fmt::print(stderr, "swaplab reproduce: no shipped scenario or group '{}' (see --list)\n",
-               o.name);
+               Printable(o.name));
     return 2;
   }
   if (!o.host_cpu.empty()) {
