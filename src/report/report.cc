@@ -91,6 +91,13 @@ std::string Table(const std::vector<std::string>& cols, const std::vector<std::s
 
 }  // namespace
 
+nlohmann::ordered_json HostCpuJson(const workload::HostCpuCost& c) {
+  return {{"label", c.label},
+          {"write_bio_us", c.write_bio_us},
+          {"read_bio_us", c.read_bio_us},
+          {"alloc_call_us", c.alloc_call_us}};
+}
+
 std::string RenderText(const ScenarioResult& r) {
   const workload::Scenario& sc = *r.scenario;
   std::string out = fmt::format("== {} — {}\n\nSetup\n", sc.name, sc.title);
@@ -179,11 +186,7 @@ nlohmann::ordered_json RenderJson(const ScenarioResult& r) {
   j["cpus"] = sc.cpus;
   j["scale"] = sc.scale;
   if (r.has_image) j["image_data_checked"] = !r.structural_image;
-  if (sc.host_cpu)
-    j["host_cpu"] = {{"label", sc.host_cpu->label},
-                     {"write_bio_us", sc.host_cpu->write_bio_us},
-                     {"read_bio_us", sc.host_cpu->read_bio_us},
-                     {"alloc_call_us", sc.host_cpu->alloc_call_us}};
+  if (sc.host_cpu) j["host_cpu"] = HostCpuJson(*sc.host_cpu);
   j["wall_seconds"] = r.wall_seconds;
   nlohmann::ordered_json vars = nlohmann::ordered_json::array();
   for (const auto& v : r.variants) {

@@ -178,15 +178,20 @@ double VmWall(const vm::HibernateReport& r) {
   return r.kinfo.boot_wall_s + std::max(0.0, r.kinfo.resume_wall_s);
 }
 
-// The model's seconds with `cpu`'s prices on its counts; -1 (shown "-")
-// when the model has none.
-double ModelWrite(const vm::HibernateReport& r, const workload::HostCpuCost& cpu) {
-  return r.model.write_s < 0
-             ? -1
-             : cpu.Write(r.model.write_s, r.model.bios_per_page, r.model.alloc_calls);
+// The model's seconds with `cpu`'s prices on its counts, with a bio per
+// page or (per_run: hibernate_bio=runs) per run; -1 (shown "-") when the
+// model has none.
+double ModelWrite(const vm::HibernateReport& r, const workload::HostCpuCost& cpu,
+                  bool per_run = false) {
+  const double s = per_run ? r.model.write_s_per_run : r.model.write_s;
+  return s < 0 ? -1
+               : cpu.Write(s, per_run ? r.model.bios_per_run : r.model.bios_per_page,
+                           r.model.alloc_calls);
 }
-double ModelRead(const vm::HibernateReport& r, const workload::HostCpuCost& cpu) {
-  return r.model.read_s < 0 ? -1 : cpu.Read(r.model.read_s, r.model.bios_per_page);
+double ModelRead(const vm::HibernateReport& r, const workload::HostCpuCost& cpu,
+                 bool per_run = false) {
+  const double s = per_run ? r.model.read_s_per_run : r.model.read_s;
+  return s < 0 ? -1 : cpu.Read(s, per_run ? r.model.bios_per_run : r.model.bios_per_page);
 }
 
 }  // namespace
@@ -264,11 +269,7 @@ std::string VmSeedTableJson(const vm::SeedTableReport& t, const workload::HostCp
   j["scale"] = t.options.scale;
   j["compress"] = hibernate::Name(t.options.compress);
   j["policy"] = t.options.policy;
-  if (cpu)
-    j["host_cpu"] = {{"label", cpu->label},
-                     {"write_bio_us", cpu->write_bio_us},
-                     {"read_bio_us", cpu->read_bio_us},
-                     {"alloc_call_us", cpu->alloc_call_us}};
+  if (cpu) j["host_cpu"] = HostCpuJson(*cpu);
   ordered_json layouts = ordered_json::object();
   for (const auto& r : t.layouts) {
     ordered_json d = VmHibernateDoc(r);
@@ -409,16 +410,8 @@ CellMetrics MetricsOf(const vm::RfcCell& c, const workload::HostCpuCost* cpu) {
     return double(runs ? r.model.bios_per_run : r.model.bios_per_page);
   });
   if (cpu) {
-    m.m_write_cpu = SpreadOf(c, [runs, cpu](const R& r) {
-      const double s = runs ? r.model.write_s_per_run : r.model.write_s;
-      return s < 0 ? -1
-                   : cpu->Write(s, runs ? r.model.bios_per_run : r.model.bios_per_page,
-                                r.model.alloc_calls);
-    });
-    m.m_read_cpu = SpreadOf(c, [runs, cpu](const R& r) {
-      const double s = runs ? r.model.read_s_per_run : r.model.read_s;
-      return s < 0 ? -1 : cpu->Read(s, runs ? r.model.bios_per_run : r.model.bios_per_page);
-    });
+    m.m_write_cpu = SpreadOf(c, [runs, cpu](const R& r) { return ModelWrite(r, *cpu, runs); });
+    m.m_read_cpu = SpreadOf(c, [runs, cpu](const R& r) { return ModelRead(r, *cpu, runs); });
   }
   return m;
 }
@@ -539,11 +532,7 @@ std::string VmRfcTableJson(const vm::RfcTableReport& t, const workload::HostCpuC
   j["compress"] = hibernate::Name(t.options.table.compress);
   j["runs_per_cell"] = t.options.runs;
   j["kernel"] = t.options.table.vm.kernel;
-  if (cpu)
-    j["host_cpu"] = {{"label", cpu->label},
-                     {"write_bio_us", cpu->write_bio_us},
-                     {"read_bio_us", cpu->read_bio_us},
-                     {"alloc_call_us", cpu->alloc_call_us}};
+  if (cpu) j["host_cpu"] = HostCpuJson(*cpu);
   ordered_json layouts = ordered_json::object();
   for (const auto& lt : t.layouts) {
     ordered_json l = ordered_json::object();

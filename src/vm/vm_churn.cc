@@ -177,10 +177,9 @@ Result<ChurnVmResult> RunChurnInVm(const ChurnVmOptions& o,
   const std::string initrd = dir + "/initramfs.cpio";
   if (auto ir = WriteInitramfs(initrd, is, dir); !ir.ok()) return ir.status();
   if (interrupted && *interrupted) return Status(-EINTR, "interrupted");
-  ChurnVmResult res;
-  auto accel = ResolveAccel(o.vm, gk.kernel, initrd, dir, interrupted, &res.accel_why);
+  std::string accel_why;
+  auto accel = ResolveAccel(o.vm, gk.kernel, initrd, dir, interrupted, &accel_why);
   if (!accel.ok()) return accel.status();
-  res.accel = Name(*accel);
 
   BootSpec b = BootOf("churn", gk, initrd, *accel, o.vm);
   // Commas in the kernel's command line: init.sh turns them into spaces.
@@ -209,8 +208,8 @@ Result<ChurnVmResult> RunChurnInVm(const ChurnVmOptions& o,
                             parsed.status().message() + ConsoleTail(boot->qemu_stderr, 5));
   ChurnVmResult r = std::move(*parsed);
   if (r.release.empty()) r.release = gk.release;
-  r.accel = res.accel;
-  r.accel_why = res.accel_why;
+  r.accel = Name(*accel);
+  r.accel_why = accel_why;
   r.boot_wall_s = boot->wall_s;
   for (unsigned kb : o.mthp_kb)
     if (!r.Stat(kb))

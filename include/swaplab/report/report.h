@@ -21,6 +21,9 @@ std::string FormatValue(double v, workload::MetricKind k);
 // The rows a scenario shows: its `rows` list, else every metric in order.
 std::vector<std::string> Rows(const workload::ScenarioResult& r);
 
+// A host CPU profile's prices as the JSON reports carry them ("host_cpu").
+nlohmann::ordered_json HostCpuJson(const workload::HostCpuCost& c);
+
 std::string RenderText(const workload::ScenarioResult& r);
 nlohmann::ordered_json RenderJson(const workload::ScenarioResult& r);
 // Header line and one line per (row, variant): scenario,row,variant,value,
