@@ -22,6 +22,8 @@ run 2 "no --check-data, --csv" "$S" reproduce nonfull-vs-free-8g --vm --kernel r
 run 2 "no --check-data, --csv" "$S" reproduce nonfull-vs-free-all --vm --kernel rfc-6.12 --host-cpu none
 run 2 "no built kernel .no-such-kernel." "$S" reproduce nonfull-vs-free-10g --vm --kernel no-such-kernel
 grep -q "no-such-kernel" "$W/err" || fail "a missing kernel is not named: $(cat "$W/err")"
+run 2 'no built kernel .x\\x1b\[2J.' "$S" reproduce nonfull-vs-free-10g --vm --kernel "$(printf 'x\033[2J')"
+! grep -q "$(printf '\033')" "$W/err" || fail "an escape in --kernel reached the terminal"
 [ ! -s "$W/out" ] || fail "a refused run printed a table: $(head -c 300 "$W/out")"
 # --vm-scale out of the guest's range: refused by the option itself.
 run 2 "not in range" "$S" reproduce nonfull-vs-free-8g --vm --kernel rfc-6.12 --vm-scale 0.5

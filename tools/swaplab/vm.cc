@@ -12,6 +12,7 @@
 #include "policy_arg.h"
 #include "progress.h"
 #include "size_arg.h"
+#include "swaplab/alloc/printable.h"
 #include "swaplab/kernel/interrupt.h"
 #include "swaplab/report/vm_report.h"
 #include "swaplab/vm/vm_churn.h"
@@ -24,8 +25,18 @@ namespace swaplab::tools {
 
 namespace {
 
+// The message line by line through Printable: it may hold a name from the
+// command line (--kernel) or the guest console's tail, and neither may
+// reach the terminal as control characters; the tail keeps its lines.
 int Fail(const Status& st, int code, const char* cmd = "vm hibernate") {
-  fmt::print(stderr, "swaplab {}: {}\n", cmd, st.ToString());
+  const std::string msg = st.ToString();
+  std::string out;
+  for (size_t at = 0; at <= msg.size();) {
+    const size_t nl = std::min(msg.find('\n', at), msg.size());
+    out += (at ? "\n" : "") + Printable(std::string_view(msg).substr(at, nl - at), 4096);
+    at = nl + 1;
+  }
+  fmt::print(stderr, "swaplab {}: {}\n", cmd, out);
   return code;
 }
 
