@@ -747,6 +747,7 @@ std::string VmNonfullTableJson(const vm::NonfullTableReport& t) {
                       {"zapped", r.zapped},
                       {"kills", r.kills},
                       {"died", r.died},
+                      {"held", r.held},
                       {"max_swap_used_pages", r.max_swap_used},
                       {"guest_s", r.guest_s},
                       {"boot_wall_s", r.boot_wall_s},

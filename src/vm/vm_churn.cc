@@ -119,6 +119,7 @@ Result<ChurnVmResult> ParseChurnConsole(const std::string& console) {
       r.zapped = U(kv, "zapped");
       r.kills = U(kv, "kills");
       r.died = U(kv, "died");
+      r.held = U(kv, "held");
       r.max_swap_used = U(kv, "max_used");
       r.guest_s = kv.count("seconds") ? kv["seconds"] : 0;
       done = true;

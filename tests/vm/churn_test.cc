@@ -21,7 +21,7 @@ const char kConsole[] =
     "swaplab-churn: start processes 12 concurrent 12 growing 2 pages 2048..14336 zap 100/1000 "
     "swapped 15360 mix 1:4/16:1\n"
     "swaplab-churn: 8/12 processes, swap used 15000 pages, 2.0 s\n"
-    "swaplab-churn: done processes 12 pages 98304 zapped 9830 kills 9 died 1 max_used 15800 "
+    "swaplab-churn: done processes 12 pages 98304 zapped 9830 kills 9 died 1 held 3 max_used 15800 "
     "seconds 3.95\n"
     "swaplab-churn: stat 16kB swpout 0 swpout_fallback 0\n"
     "[    6.0] swaplab-churn: stat 64kB swpout 3169 swpout_fallback 213 anon_fault_alloc 5000 "
@@ -38,6 +38,7 @@ TEST(ChurnConsole, TheAgentsLines) {
   EXPECT_EQ(r->zapped, 9830u);
   EXPECT_EQ(r->kills, 9u);
   EXPECT_EQ(r->died, 1u);
+  EXPECT_EQ(r->held, 3u);
   EXPECT_EQ(r->max_swap_used, 15800u);
   EXPECT_DOUBLE_EQ(r->guest_s, 3.95);
   ASSERT_EQ(r->stats.size(), 2u);

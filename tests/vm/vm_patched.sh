@@ -215,9 +215,9 @@ for name, want in [("Before", 0), ("After", 1)]:
     check(len(c["runs"]) == 1, f"{name}: {len(c['runs'])} runs")
     r = c["runs"][0]
     check(r["prefer_nonfull"] == want, f"{name}: booted with prefer_nonfull {r['prefer_nonfull']}")
-    # All started; the memcg's OOM killer may take one when the growing
-    # jobs fill the 64 MiB between the parent's 2 ms polls (seen: 1 of 12).
-    check(r["processes"] == d["load"]["processes"] and r["died"] * 4 <= r["processes"],
+    # All started and none taken by the memcg's OOM killer: the agent holds
+    # a job back while the growing ones would not fit (churn.c).
+    check(r["processes"] == d["load"]["processes"] and r["died"] == 0,
           f"{name}: processes {r}")
     st = r["stats"]["64kB"]
     check(st["swpout"] > 100 and st.get("anon_fault_alloc", 0) > 0, f"{name}: 64 KiB folios {st}")

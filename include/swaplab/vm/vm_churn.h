@@ -61,6 +61,7 @@ struct ChurnVmResult {
   std::string release, accel, accel_why;
   int prefer_nonfull = -1;  // the kernel's swapfile.prefer_nonfull, -1 none
   uint64_t processes = 0, pages = 0, zapped = 0, kills = 0, died = 0;
+  uint64_t held = 0;            // jobs that waited to start: the growing ones would not fit
   uint64_t max_swap_used = 0;   // pages
   double guest_s = 0;           // the load's seconds, guest clock
   double boot_wall_s = 0;       // host seconds from qemu's start to its exit

@@ -17,16 +17,19 @@
  *   - then zaps ZAP_PERMILLE/1000 of its pages, one 4 KiB page at a time
  *     at random (MADV_DONTNEED): the holes that leave clusters nonfull;
  *   - tells the parent and sleeps until killed.
+ * A child starts only when the sizes of the growing ones and its own fit
+ * the swap device and half the memcg (growing children are never killed,
+ * so more would end in the memcg's OOM killer).
  * The parent kills a random finished child whenever more than SWAPPED
- * pages of swap are in use (the memcg's share of a build that keeps about
- * the same amount swapped out whatever the device), and every one at the
- * end. Each child writes 8 nonzero bytes per page (the rest stays zero):
- * not a zero-filled page, which 6.12 keeps out of swap I/O and out of the
- * swpout counters, and cheap for zram to compress.
+ * pages of swap are in use, or less than 1/32 of the device is free (the memcg's share of a build
+ * that keeps about the same amount swapped out whatever the device), and every one at the end. Each
+ * child writes 8 nonzero bytes per page (the rest stays zero): not a zero-filled page, which 6.12
+ * keeps out of swap I/O and out of the swpout counters, and cheap for zram to compress.
  *
  * Prints (every line "swaplab-churn: ..."): progress, then
- *   done processes P pages N zapped Z kills K died D max_used U seconds S
- *     (D: children the kernel killed, the memcg's OOM killer)
+ *   done processes P pages N zapped Z kills K died D held H max_used U seconds S
+ *     (D: children the kernel killed, the memcg's OOM killer; H: children
+ *     that waited to start because the growing ones would not fit)
  *   stat SIZEkB swpout N swpout_fallback M anon_fault_alloc A anon_fault_fallback F
  *     (each hugepages-SIZEkB; A and F: folios of the size the faults got,
  *     and those that fell back to a smaller one)
@@ -45,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -128,8 +132,18 @@ struct Folio {
 };
 
 /* One child: write, zap, report, sleep. Never returns. */
+/* Child INDEX's random state and size in pages (the parent draws the same
+ * size to decide whether the child fits, RunChurn). */
+static uint64_t ChildTarget(const struct ChurnArgs *a, uint64_t index, uint64_t *state) {
+  *state = a->seed ^ (index * 0xD1B54A32D192ED03ull);
+  return a->min_pages + Below(state, a->max_pages - a->min_pages + 1);
+}
+
 static void Child(const struct ChurnArgs *a, uint64_t index, int report_fd) {
-  uint64_t state = a->seed ^ (index * 0xD1B54A32D192ED03ull);
+  uint64_t state;
+  const uint64_t target = ChildTarget(a, index, &state);
+  /* Below the parent, so that its polls keep up with the writing. */
+  (void)setpriority(PRIO_PROCESS, 0, 5);
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   if (ncpu > 0) {
     cpu_set_t set;
@@ -137,7 +151,6 @@ static void Child(const struct ChurnArgs *a, uint64_t index, int report_fd) {
     CPU_SET((int)(index % (uint64_t)ncpu), &set);
     (void)sched_setaffinity(0, sizeof set, &set);
   }
-  const uint64_t target = a->min_pages + Below(&state, a->max_pages - a->min_pages + 1);
   /* Address space: 4 KiB pages in their own mapping; each larger folio at
    * most 2N+1 pages of the reservation (alignment, itself, the gap). */
   unsigned char *small = mmap(NULL, target * kPage, PROT_READ | PROT_WRITE,
@@ -250,9 +263,30 @@ static void PrintStats(void) {
          pswpout, thp, thp_fb);
 }
 
+static uint64_t SwapTotalPages(void) {
+  struct sysinfo si;
+  if (sysinfo(&si) != 0) return 0;
+  return (uint64_t)si.totalswap * si.mem_unit / kPage;
+}
+
+/* memory.max of our own cgroup (v2) in pages; 0 when there is none. */
+static uint64_t MemcgMaxPages(void) {
+  char line[256], path[320];
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  if (!f) return 0;
+  const int ok = fgets(line, sizeof line, f) != NULL && strncmp(line, "0::", 3) == 0;
+  fclose(f);
+  if (!ok) return 0;
+  line[strcspn(line, "\n")] = '\0';
+  snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", line + 3);
+  const uint64_t bytes = ReadNumber(path); /* "max" reads as UINT64_MAX */
+  return bytes == UINT64_MAX ? 0 : bytes / kPage;
+}
+
 struct Live {
   pid_t pid;
   int finished;
+  uint64_t target; /* pages it writes (ChildTarget) */
 };
 
 static void KillOne(struct Live *kids, uint64_t *n, uint64_t k) {
@@ -316,7 +350,13 @@ int RunChurn(int argc, char **argv) {
   struct Live *kids = calloc(a.processes, sizeof *kids);
   if (!kids) return 1;
   uint64_t alive = 0, started = 0, growing = 0, finished = 0, pages = 0, zapped = 0, kills = 0,
-           died = 0, reported = 0, max_used = 0;
+           died = 0, reported = 0, max_used = 0, growing_pages = 0, held = 0, held_job = UINT64_MAX;
+  const uint64_t total_swap = SwapTotalPages();
+  const uint64_t room = total_swap + MemcgMaxPages() / 2;
+  /* Finished jobs also exit when free swap falls under 1/32 of the device,
+   * whatever SWAPPED_PAGES says: headroom for what the growing ones write
+   * between two polls. */
+  const uint64_t margin = total_swap / 32;
   uint64_t rng = a.seed ^ 0x5eed0003ull;
   const double t0 = Now();
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -333,6 +373,18 @@ int RunChurn(int argc, char **argv) {
         KillRandomFinished(kids, &alive, &finished, &rng);
         kills++;
       }
+      /* Jobs that cannot all fit wait for one to finish: growing ones are
+       * never killed, so their sizes together must fit the swap device and
+       * half the memcg (the other half for reclaim to work in), or the
+       * memcg's OOM killer takes one. Binds only when a few big jobs
+       * meet a small device (vm_patched's 1/128). */
+      uint64_t unused;
+      const uint64_t target = ChildTarget(&a, started, &unused);
+      if (growing > 0 && growing_pages + target > room) {
+        if (held_job != started) held++;
+        held_job = started;
+        break;
+      }
       pid_t pid = fork();
       if (pid < 0) {
         perror("swaplab-churn: fork");
@@ -344,6 +396,8 @@ int RunChurn(int argc, char **argv) {
       }
       kids[alive].pid = pid;
       kids[alive].finished = 0;
+      kids[alive].target = target;
+      growing_pages += target;
       alive++;
       started++;
       growing++;
@@ -356,6 +410,7 @@ int RunChurn(int argc, char **argv) {
           if (!kids[k].finished && (uint64_t)kids[k].pid == msg[0]) {
             kids[k].finished = 1;
             growing--;
+            growing_pages -= kids[k].target;
             finished++;
             pages += msg[1];
             zapped += msg[2];
@@ -373,17 +428,19 @@ int RunChurn(int argc, char **argv) {
     for (pid_t pid; (pid = waitpid(-1, NULL, WNOHANG)) > 0;)
       for (uint64_t k = 0; k < alive; k++)
         if (kids[k].pid == pid) {
-          if (kids[k].finished)
+          if (kids[k].finished) {
             finished--;
-          else
+          } else {
             growing--;
+            growing_pages -= kids[k].target;
+          }
           kids[k] = kids[--alive];
           died++;
           break;
         }
     uint64_t used = SwapUsedPages();
     if (used > max_used) max_used = used;
-    while (a.swapped > 0 && used > a.swapped && finished > 0) {
+    while (finished > 0 && ((a.swapped > 0 && used > a.swapped) || used + margin > total_swap)) {
       KillRandomFinished(kids, &alive, &finished, &rng);
       kills++;
       used = SwapUsedPages();
@@ -391,8 +448,8 @@ int RunChurn(int argc, char **argv) {
   }
   while (alive > 0) KillOne(kids, &alive, 0);
   printf("swaplab-churn: done processes %" PRIu64 " pages %" PRIu64 " zapped %" PRIu64
-         " kills %" PRIu64 " died %" PRIu64 " max_used %" PRIu64 " seconds %.2f\n",
-         started, pages, zapped, kills, died, max_used, Now() - t0);
+         " kills %" PRIu64 " died %" PRIu64 " held %" PRIu64 " max_used %" PRIu64 " seconds %.2f\n",
+         started, pages, zapped, kills, died, held, max_used, Now() - t0);
   PrintStats();
   free(kids);
   return 0;
