@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <span>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -40,6 +41,30 @@ Status At(const std::string& where, const std::string& msg, int code = -EINVAL) 
   return Status(code, where + ": " + msg);
 }
 
+// Whether the pages a fault gave are one folio of their number: all
+// present at consecutive PFNs, a compound head and its tails (or, for one
+// page, neither) in /proc/kpageflags.
+bool OneFolio(const SwapOutPages& s) {
+  const uint64_t n = s.before.size();
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!s.before[i].present || s.before[i].pfn != s.before[0].pfn + i) return false;
+    const bool head = (s.flags[i] >> kKpfCompoundHead) & 1,
+               tail = (s.flags[i] >> kKpfCompoundTail) & 1;
+    if (n == 1 ? (head || tail) : (i == 0 ? !head : !tail)) return false;
+  }
+  return true;
+}
+
+// Records a run does nothing for: what another run saw, replaced by what
+// this one sees.
+bool NothingToDo(TraceOp op) {
+  return op == TraceOp::kExpect || op == TraceOp::kForeign || op == TraceOp::kForeignFree ||
+         op == TraceOp::kScanBase || op == TraceOp::kCpus;
+}
+
+// Most alloc records whose swap-outs go to the worker in one go.
+constexpr size_t kMaxAllocBatch = 64;
+
 struct LivePage {
   bool swapped = false;    // the PTE holds a swap entry (as far as the trace knows)
   bool in_memory = false;  // read back in
@@ -60,7 +85,17 @@ class Runner {
  private:
   Status Apply(const TraceRecord& r);
   Status DoSwapon(const TraceRecord& r, const std::string& where);
-  Status DoAlloc(const TraceRecord& r, const std::string& where);
+  // The alloc records among `recs`: their swap-outs are sent to the worker
+  // in one go, then each one's result is read and written down in order
+  // (a batch of one for a lone alloc). The worker runs them one after the
+  // other as it would one at a time: the kernel sees the same calls.
+  Status DoAllocs(std::span<const TraceRecord> recs);
+  Status FinishAlloc(const TraceRecord& r, LiveFolio f, const SwapOutPages& s);
+  // How many records from recs[i] the run takes in one step: a batch of
+  // allocs of new folios (with the records a run does nothing for between
+  // them, ending on an alloc) for DoAllocs, or 1.
+  size_t Step(const std::vector<TraceRecord>& recs, size_t i) const;
+  std::string Where(const TraceRecord& r) const { return o_.trace + ":" + std::to_string(r.line); }
   Status DoDropCache(const TraceRecord& r, const std::string& where);
   Status Verify(uint64_t line);  // compares every live page with pagemap
   Status DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count,
@@ -412,43 +447,65 @@ Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
   return Status::Ok();
 }
 
-Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
-  const uint64_t id = *r.folio;
-  if (live_.count(id)) return At(where, "folio " + std::to_string(id) + " is still live");
-  const uint64_t n = uint64_t{1} << r.order, bytes = n * kPage;
-  LiveFolio f;
-  f.order = r.order;
-  f.cpu = r.cpu;
-  f.addr = (cursor_ + bytes - 1) / bytes * bytes;
-  cursor_ = f.addr + bytes + kPage;  // a PROT_NONE page after it: no VMA merge
-  f.pages.resize(n);
+Status Runner::DoAllocs(std::span<const TraceRecord> recs) {
   Worker& w = *s_.worker;
-  if (Status st = w.Map(f.addr, bytes); !st.ok()) return At(where, st.ToString(), st.code());
-  if (Status st = w.Touch(r.cpu, f.addr, bytes); !st.ok())
-    return At(where, st.ToString(), st.code());
-  // Is it one folio of the trace's order? (pagemap PFNs + kpageflags)
-  auto before = w.Pages(f.addr, n);
-  if (!before.ok()) return before.status();
-  bool one_folio = true;
-  for (uint64_t i = 0; i < n; ++i) {
-    const PageState& p = (*before)[i];
-    if (!p.present) {
-      one_folio = false;
+  std::vector<std::pair<const TraceRecord*, LiveFolio>> sent;
+  for (const TraceRecord& r : recs) {
+    if (r.op != TraceOp::kAlloc) continue;
+    if (live_.count(*r.folio))
+      return At(Where(r), "folio " + std::to_string(*r.folio) + " is still live");
+    const uint64_t pages = uint64_t{1} << r.order, bytes = pages * kPage;
+    LiveFolio f;
+    f.order = r.order;
+    f.cpu = r.cpu;
+    f.addr = (cursor_ + bytes - 1) / bytes * bytes;
+    cursor_ = f.addr + bytes + kPage;  // a PROT_NONE page after it: no VMA merge
+    f.pages.resize(pages);
+    if (Status st = w.SendSwapOut(r.cpu, f.addr, bytes); !st.ok())
+      return At(Where(r), st.ToString(), st.code());
+    sent.emplace_back(&r, std::move(f));
+  }
+  for (auto& [r, f] : sent) {
+    auto s = w.ReceiveSwapOut();
+    if (!s.ok()) return At(Where(*r), s.status().ToString(), s.status().code());
+    if (s->before.size() != f.pages.size())
+      return At(Where(*r), "the worker swapped out " + std::to_string(s->before.size()) +
+                               " pages, not " + std::to_string(f.pages.size()));
+    if (Status st = FinishAlloc(*r, std::move(f), *s); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+size_t Runner::Step(const std::vector<TraceRecord>& recs, size_t i) const {
+  // A batch changes when the run looks, not what the kernel is asked: off
+  // where the run looks after every record (a hook, the kernel's count
+  // written after each, the SSD scan base of 6.1 read off each alloc).
+  const bool scan_bases = watch_ && watch_->policy().ssd_swap_map_scan &&
+                          std::any_of(dev_to_area_.begin(), dev_to_area_.end(),
+                                      [this](const auto& d) { return s_.areas[d.second]->ssd(); });
+  if (recs[i].op != TraceOp::kAlloc || o_.after_record || o_.annotate_inuse || scan_bases) return 1;
+  std::vector<uint64_t> folios;
+  size_t n = 0;
+  for (size_t k = i; k < recs.size() && folios.size() < kMaxAllocBatch; ++k) {
+    const TraceRecord& r = recs[k];
+    if (r.op == TraceOp::kAlloc) {
+      if (live_.count(*r.folio) ||
+          std::find(folios.begin(), folios.end(), *r.folio) != folios.end())
+        break;
+      folios.push_back(*r.folio);
+      n = k - i + 1;
+    } else if (!NothingToDo(r.op)) {
       break;
     }
-    auto flags = Worker::PageFlags(p.pfn);
-    if (!flags.ok()) return flags.status();
-    const bool head = (*flags >> kKpfCompoundHead) & 1, tail = (*flags >> kKpfCompoundTail) & 1;
-    const bool ok =
-        n == 1 ? (!head && !tail) : (i == 0 ? head : (tail && p.pfn == (*before)[0].pfn + i));
-    if (!ok) one_folio = false;
   }
-  if (!one_folio)
+  return std::max<size_t>(n, 1);
+}
+
+Status Runner::FinishAlloc(const TraceRecord& r, LiveFolio f, const SwapOutPages& s) {
+  const uint64_t id = *r.folio, n = f.pages.size();
+  if (!OneFolio(s))
     Note(r.line, id, "the fault did not give one folio of order " + std::to_string(r.order));
-  if (Status st = w.Pageout(r.cpu, f.addr, bytes); !st.ok())
-    return At(where, st.ToString(), st.code());
-  for (uint64_t i = 0; i < n; ++i) {
-    const PageState& p = (*before)[i];
+  for (const PageState& p : s.before) {
     if (!p.present) continue;
     if (!pending_pfns_.empty() &&
         pending_pfns_.back().first + pending_pfns_.back().second == p.pfn) {
@@ -458,11 +515,9 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
     }
   }
   Emit(r);
-  auto after = w.Pages(f.addr, n);
-  if (!after.ok()) return after.status();
   uint64_t not_swapped = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    const PageState& p = (*after)[i];
+    const PageState& p = s.after[i];
     LivePage& lp = f.pages[i];
     if (!p.swapped) {
       lp.in_memory = p.present;
@@ -495,13 +550,11 @@ Status Runner::DoAlloc(const TraceRecord& r, const std::string& where) {
   // write - probably a ramdisk"): the kernel dropped it from the cache on its
   // own, which the trace records as `drop-cache folio=F`.
   if (n - not_swapped > 0) {
-    auto mc = w.Mincore(f.addr, bytes);
-    if (!mc.ok()) return mc.status();
     uint64_t cached = 0, swapped = 0;
     for (uint64_t i = 0; i < n; ++i) {
       if (!f.pages[i].swapped) continue;
       ++swapped;
-      cached += (*mc)[i] & 1;
+      cached += s.resident[i] & 1;
     }
     if (cached == 0) {
       TraceRecord d;
@@ -633,15 +686,15 @@ Status Runner::Apply(const TraceRecord& r) {
     case TraceOp::kSwapon:
       return DoSwapon(r, where);
     case TraceOp::kAlloc:
-      return DoAlloc(r, where);
+      return DoAllocs({&r, 1});
     case TraceOp::kDropCache:
       return DoDropCache(r, where);
     case TraceOp::kExpect:
-    case TraceOp::kForeign:  // what another run saw of other processes
+    case TraceOp::kForeign:
     case TraceOp::kForeignFree:
-    case TraceOp::kScanBase:  // what another run's kernel drew
-    case TraceOp::kCpus:      // another run's machine
-      return Status::Ok();    // replaced by what this run sees
+    case TraceOp::kScanBase:
+    case TraceOp::kCpus:
+      return Status::Ok();  // NothingToDo
     case TraceOp::kSwapoff: {
       auto a = dev_to_area_.find(r.dev);
       if (a == dev_to_area_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
@@ -739,7 +792,7 @@ Result<RunReport> Runner::Run() {
     out_.push_back(workload::FormatRecord(c));
     written_.push_back(c);
   }
-  for (size_t i = 0; st.ok() && i < recs.size(); ++i) {
+  for (size_t i = 0; st.ok() && i < recs.size();) {
     if (intr_ && *intr_) {
       st = Status(-EINTR, o_.trace + ":" + std::to_string(recs[i].line) + ": interrupted");
       break;
@@ -751,16 +804,17 @@ Result<RunReport> Runner::Run() {
       break;
     }
     const size_t out0 = out_.size(), w0 = written_.size();
-    st = Apply(recs[i]);
-    const bool own = recs[i].op != TraceOp::kExpect && recs[i].op != TraceOp::kForeign &&
-                     recs[i].op != TraceOp::kForeignFree && recs[i].op != TraceOp::kScanBase &&
-                     recs[i].op != TraceOp::kCpus;
+    const size_t n = Step(recs, i);
+    st = n > 1 ? DoAllocs(std::span(recs).subspan(i, n)) : Apply(recs[i]);
+    const TraceRecord& last = recs[i + n - 1];  // an alloc, if a batch
+    const bool own = !NothingToDo(last.op);
     if (st.ok() && own) {
-      if (o_.after_record) o_.after_record(recs[i].line);
-      st = Watch(recs[i], out0, w0);
+      if (o_.after_record) o_.after_record(last.line);
+      st = Watch(last, out0, w0);
     }
-    ++rep_.records;
-    if (o_.progress) o_.progress(i + 1, recs.size());
+    rep_.records += n;
+    i += n;
+    if (o_.progress) o_.progress(i, recs.size());
     if (o_.annotate_inuse && own)
       out_.push_back("# kernel inuse " + std::to_string(s_.UsedSlots()));
   }

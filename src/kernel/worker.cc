@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -23,10 +24,11 @@ namespace {
 
 using alloc::kPageSize;
 
-enum Op : int32_t { kMap = 1, kTouch, kPageout, kFree, kReadIn, kMincore, kLock, kQuit };
-constexpr uint64_t kMaxMincorePages = 512;
+enum Op : int32_t { kSwapOut = 1, kFree, kReadIn, kMincore, kLock, kQuit };
+// mincore's reply: at most this many pages (a byte each) per command.
+constexpr uint64_t kMaxMincorePages = 1 << 16;
 // The commands the worker runs pinned to the command's CPU.
-bool Pins(int32_t op) { return op != kMap && op != kQuit && op != kMincore && op != kLock; }
+bool Pins(int32_t op) { return op != kQuit && op != kMincore && op != kLock; }
 
 struct Cmd {
   int32_t op = 0, cpu = 0;
@@ -64,6 +66,51 @@ bool WriteFull(int fd, const void* p, size_t n) {
 // the libc functions and turn them into no-ops.
 int Mlock(const void* p, size_t len) { return static_cast<int>(syscall(SYS_mlock, p, len)); }
 int Munlock(const void* p, size_t len) { return static_cast<int>(syscall(SYS_munlock, p, len)); }
+
+// pagemap (Documentation/admin-guide/mm/pagemap.rst): bit 63 present,
+// bit 62 swapped; swapped: bits 0-4 type, 5-54 offset; present: 0-54 PFN.
+PageState DecodePagemap(uint64_t e) {
+  PageState s;
+  s.present = (e >> 63) & 1;
+  s.swapped = (e >> 62) & 1;
+  if (s.present) s.pfn = e & ((uint64_t{1} << 55) - 1);
+  if (s.swapped) {
+    s.swap_type = static_cast<int>(e & 0x1f);
+    s.swap_offset = (e >> 5) & ((uint64_t{1} << 50) - 1);
+  }
+  return s;
+}
+
+bool PreadFull(int fd, void* p, size_t n, uint64_t off) {
+  return pread(fd, p, n, static_cast<off_t>(off)) == static_cast<ssize_t>(n);
+}
+
+// kSwapOut's reply data, per page: pagemap before, kpageflags before,
+// pagemap after (8 bytes each), then mincore after (1 byte each).
+constexpr size_t kSwapOutBytesPerPage = 8 + 8 + 8 + 1;
+
+// The worker's side of kSwapOut from the fault on (the caller mapped,
+// pinned and wrote the pages): fills `data` (kSwapOutBytesPerPage a page)
+// and returns 0 or an errno.
+int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
+                    std::vector<unsigned char>& data) {
+  const size_t n = len / kPageSize;
+  auto* before = reinterpret_cast<uint64_t*>(data.data());
+  uint64_t* flags = before + n;
+  uint64_t* after = flags + n;
+  auto* resident = reinterpret_cast<unsigned char*>(after + n);
+  const uint64_t at = reinterpret_cast<uint64_t>(p) / kPageSize * 8;
+  if (!PreadFull(pagemap_fd, before, n * 8, at)) return errno ? errno : EIO;
+  for (size_t i = 0; i < n; ++i) {
+    flags[i] = 0;
+    const PageState s = DecodePagemap(before[i]);
+    if (s.present && !PreadFull(kpageflags_fd, &flags[i], 8, s.pfn * 8)) return errno ? errno : EIO;
+  }
+  if (madvise(p, len, MADV_PAGEOUT) != 0) return errno;
+  if (mincore(p, len, resident) != 0) return errno;
+  if (!PreadFull(pagemap_fd, after, n * 8, at)) return errno ? errno : EIO;
+  return 0;
+}
 
 // The child. Only the trace folios are charged to the run's memory cgroup:
 // the worker joins it just while it faults them in (kTouch) and goes back to
@@ -116,6 +163,28 @@ int Munlock(const void* p, size_t len) { return static_cast<int>(syscall(SYS_mun
   };
   rep.value = reinterpret_cast<uint64_t>(base);
   WriteFull(out, &rep, sizeof rep);
+  // Buffers faulted in (and so locked) now; the worker's own pagemap and
+  // /proc/kpageflags (root) read by kSwapOut.
+  std::vector<unsigned char> vec(kMaxMincorePages);
+  std::vector<unsigned char> swap_out(Worker::kMaxSwapOutPages * kSwapOutBytesPerPage);
+  const int pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  const int kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+  // mincore of [p, p+len), sent after the reply (one byte per page): true
+  // when sent, false with rep.err set.
+  auto send_mincore = [&](char* p, size_t len) {
+    const size_t pages = len / kPageSize;
+    if (pages > kMaxMincorePages) {
+      rep.err = EINVAL;
+      return false;
+    }
+    if (mincore(p, len, vec.data()) != 0) {
+      rep.err = errno;
+      return false;
+    }
+    rep.value = pages;
+    if (!WriteFull(out, &rep, sizeof rep) || !WriteFull(out, vec.data(), pages)) _exit(1);
+    return true;
+  };
   Cmd c;
   while (ReadFull(in, &c, sizeof c)) {
     rep = Reply{};
@@ -124,24 +193,31 @@ int Munlock(const void* p, size_t len) { return static_cast<int>(syscall(SYS_mun
     if (Pins(c.op)) rep.err = PinThread(c.cpu);
     if (rep.err == 0) {
       switch (c.op) {
-        case kMap:
+        case kSwapOut:
+          // A new mapping, then every page written: non-zero data (a
+          // zero-filled folio skips the write-out and leaves the swap cache
+          // at once).
+          if (len > Worker::kMaxSwapOutPages * kPageSize) {
+            rep.err = EINVAL;
+            break;
+          }
           if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-                   0) == MAP_FAILED)
+                   0) == MAP_FAILED) {
             rep.err = errno;
-          break;
-        case kTouch:
-          // Non-zero data: a zero-filled folio skips the write-out and
-          // leaves the swap cache at once.
+            break;
+          }
           if ((rep.err = join(run_fd)) != 0) break;
           for (size_t off = 0; off < len; off += kPageSize) {
             const uint64_t words[2] = {kTracePageMagic, c.addr + off};
             std::memcpy(p + off, words, sizeof words);
           }
-          rep.err = join(home_fd);
-          break;
-        case kPageout:
-          if (madvise(p, len, MADV_PAGEOUT) != 0) rep.err = errno;
-          break;
+          if ((rep.err = join(home_fd)) != 0) break;
+          errno = 0;
+          if ((rep.err = SwapOutInWorker(pagemap_fd, kpageflags_fd, p, len, swap_out)) != 0) break;
+          rep.value = len / kPageSize * kSwapOutBytesPerPage;
+          if (!WriteFull(out, &rep, sizeof rep) || !WriteFull(out, swap_out.data(), rep.value))
+            _exit(1);
+          continue;
         case kFree:
           Munlock(p, len);
           if (madvise(p, len, MADV_DONTNEED) != 0) rep.err = errno;
@@ -160,21 +236,9 @@ int Munlock(const void* p, size_t len) { return static_cast<int>(syscall(SYS_mun
           // (docs/fidelity.md, mixed on zram).
           break;
         }
-        case kMincore: {
-          // Sent after the reply: one byte per page.
-          unsigned char vec[kMaxMincorePages];
-          const size_t pages = len / kPageSize;
-          if (pages > kMaxMincorePages) {
-            rep.err = EINVAL;
-          } else if (mincore(p, len, vec) != 0) {
-            rep.err = errno;
-          } else {
-            rep.value = pages;
-            if (!WriteFull(out, &rep, sizeof rep) || !WriteFull(out, vec, pages)) _exit(1);
-            continue;
-          }
+        case kMincore:
+          if (send_mincore(p, len)) continue;
           break;
-        }
         case kLock:
           if (Mlock(p, len) != 0) rep.err = errno;
           break;
@@ -228,6 +292,9 @@ Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std:
                                 cgroup_dir + " and " + home_cgroup_dir +
                                 "): " + std::strerror(rep.err));
   w->base_ = rep.value;
+  const std::string pagemap = "/proc/" + std::to_string(pid) + "/pagemap";
+  w->pagemap_fd_ = open(pagemap.c_str(), O_RDONLY | O_CLOEXEC);
+  if (w->pagemap_fd_ < 0) return Status(-errno, "open " + pagemap + ": " + std::strerror(errno));
   return w;
 }
 
@@ -238,39 +305,79 @@ Worker::~Worker() {
     while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
     }
   }
-  if (to_ >= 0) close(to_);
-  if (from_ >= 0) close(from_);
+  for (int fd : {to_, from_, pagemap_fd_})
+    if (fd >= 0) close(fd);
 }
 
 Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector<uint8_t>* data) {
-  static const char* const kNames[] = {"",        "map",     "touch", "pageout", "free",
-                                       "read-in", "mincore", "lock",  "quit"};
+  if (Status st = Send(op, cpu, addr, len); !st.ok()) return st;
+  return Receive(op, cpu, data);
+}
+
+namespace {
+const char* OpName(int op) {
+  static const char* const kNames[] = {"",        "swap-out", "free", "read-in",
+                                       "mincore", "lock",     "quit"};
+  return op > 0 && op <= kQuit ? kNames[op] : "?";
+}
+}  // namespace
+
+Status Worker::Send(int op, int cpu, uint64_t addr, uint64_t len) {
   Cmd c;
   c.op = op;
   c.cpu = cpu;
   c.addr = addr;
   c.len = len;
   if (Pins(op)) last_cpu_ = cpu;
+  if (!WriteFull(to_, &c, sizeof c))
+    return Status(-EIO, std::string("the worker process died before ") + OpName(op));
+  return Status::Ok();
+}
+
+Status Worker::Receive(int op, int cpu, std::vector<uint8_t>* data) {
+  const char* const name = OpName(op);
   Reply rep;
-  if (!WriteFull(to_, &c, sizeof c) || !ReadFull(from_, &rep, sizeof rep))
-    return Status(-EIO, std::string("the worker process died during ") + kNames[op]);
+  if (!ReadFull(from_, &rep, sizeof rep))
+    return Status(-EIO, std::string("the worker process died during ") + name);
   if (rep.err == 0 && data != nullptr) {
+    if (rep.value > std::max(kMaxMincorePages, kMaxSwapOutPages * kSwapOutBytesPerPage))
+      return Status(-EIO, std::string("the worker's reply to ") + name + " is too long");
     data->resize(rep.value);
     if (!ReadFull(from_, data->data(), data->size()))
-      return Status(-EIO, std::string("the worker process died during ") + kNames[op]);
+      return Status(-EIO, std::string("the worker process died during ") + name);
   }
   if (rep.err != 0)
-    return Status(-rep.err, std::string("worker ") + kNames[op] + " on CPU " + std::to_string(cpu) +
+    return Status(-rep.err, std::string("worker ") + name + " on CPU " + std::to_string(cpu) +
                                 ": " + std::strerror(rep.err));
   return Status::Ok();
 }
 
-Status Worker::Map(uint64_t addr, uint64_t len) { return Command(kMap, 0, addr, len); }
-Status Worker::Touch(int cpu, uint64_t addr, uint64_t len) {
-  return Command(kTouch, cpu, addr, len);
+Status Worker::SendSwapOut(int cpu, uint64_t addr, uint64_t len) {
+  if (len == 0 || len % kPageSize || len > kMaxSwapOutPages * kPageSize)
+    return Status(-EINVAL, "a swap-out of " + std::to_string(len) + " bytes");
+  return Send(kSwapOut, cpu, addr, len);
 }
-Status Worker::Pageout(int cpu, uint64_t addr, uint64_t len) {
-  return Command(kPageout, cpu, addr, len);
+
+Result<SwapOutPages> Worker::ReceiveSwapOut() {
+  std::vector<uint8_t> data;
+  if (Status st = Receive(kSwapOut, last_cpu_, &data); !st.ok()) return st;
+  if (data.size() % kSwapOutBytesPerPage) return Status(-EIO, "a swap-out reply of a part page");
+  const size_t n = data.size() / kSwapOutBytesPerPage;
+  std::vector<uint64_t> words(3 * n);
+  std::memcpy(words.data(), data.data(), words.size() * 8);
+  SwapOutPages s;
+  for (size_t i = 0; i < n; ++i) {
+    s.before.push_back(DecodePagemap(words[i]));
+    s.flags.push_back(words[n + i]);
+    s.after.push_back(DecodePagemap(words[2 * n + i]));
+  }
+  s.resident.assign(data.begin() + static_cast<ptrdiff_t>(24 * n), data.end());
+  return s;
+}
+
+Result<SwapOutPages> Worker::SwapOut(int cpu, uint64_t addr, uint64_t len) {
+  if (Status st = SendSwapOut(cpu, addr, len); !st.ok()) return st;
+  return ReceiveSwapOut();
 }
 Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
 Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) {
@@ -285,50 +392,37 @@ Result<std::vector<uint8_t>> Worker::Mincore(uint64_t addr, uint64_t len) {
 }
 
 Result<std::vector<PageState>> Worker::Pages(uint64_t addr, uint64_t pages) const {
-  const std::string path = "/proc/" + std::to_string(pid_) + "/pagemap";
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status(-errno, "open " + path + ": " + std::strerror(errno));
   std::vector<uint64_t> raw(pages);
-  const ssize_t n = pread(fd, raw.data(), pages * 8, static_cast<off_t>(addr / kPageSize * 8));
-  const int err = errno;
-  close(fd);
+  const ssize_t n =
+      pread(pagemap_fd_, raw.data(), pages * 8, static_cast<off_t>(addr / kPageSize * 8));
   if (n != static_cast<ssize_t>(pages * 8))
-    return Status(-EIO, "read " + path + ": " + std::strerror(err));
+    return Status(n < 0 ? -errno : -EIO, "read /proc/" + std::to_string(pid_) +
+                                             "/pagemap: " + std::strerror(n < 0 ? errno : EIO));
   std::vector<PageState> out(pages);
-  // pagemap (Documentation/admin-guide/mm/pagemap.rst): bit 63 present,
-  // bit 62 swapped; swapped: bits 0-4 type, 5-54 offset; present: 0-54 PFN.
-  for (uint64_t i = 0; i < pages; ++i) {
-    const uint64_t e = raw[i];
-    PageState& s = out[i];
-    s.present = (e >> 63) & 1;
-    s.swapped = (e >> 62) & 1;
-    if (s.present) s.pfn = e & ((uint64_t{1} << 55) - 1);
-    if (s.swapped) {
-      s.swap_type = static_cast<int>(e & 0x1f);
-      s.swap_offset = (e >> 5) & ((uint64_t{1} << 50) - 1);
-    }
-  }
+  for (uint64_t i = 0; i < pages; ++i) out[i] = DecodePagemap(raw[i]);
   return out;
 }
 
+// /proc/kpageflags, opened once for the process (a run reads it for every
+// folio it pages out and every wait for writeback).
+int KpageflagsFd() {
+  static const int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+  return fd;
+}
+
 Result<std::vector<uint64_t>> Worker::PageFlags(uint64_t pfn, uint64_t n) {
-  const int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status(-errno, std::string("open /proc/kpageflags: ") + std::strerror(errno));
+  const int fd = KpageflagsFd();
+  if (fd < 0) return Status(-EACCES, "open /proc/kpageflags: cannot (root only)");
   std::vector<uint64_t> v(n);
   const ssize_t got = pread(fd, v.data(), n * 8, static_cast<off_t>(pfn * 8));
-  close(fd);
   if (got != static_cast<ssize_t>(n * 8)) return Status(-EIO, "read /proc/kpageflags");
   return v;
 }
 
 Result<uint64_t> Worker::PageFlags(uint64_t pfn) {
-  const int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status(-errno, std::string("open /proc/kpageflags: ") + std::strerror(errno));
-  uint64_t v = 0;
-  const ssize_t n = pread(fd, &v, 8, static_cast<off_t>(pfn * 8));
-  close(fd);
-  if (n != 8) return Status(-EIO, "read /proc/kpageflags");
-  return v;
+  auto v = PageFlags(pfn, 1);
+  if (!v.ok()) return v.status();
+  return (*v)[0];
 }
 
 }  // namespace swaplab::kernel

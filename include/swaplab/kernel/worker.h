@@ -27,6 +27,14 @@ struct PageState {
   uint64_t swap_offset = 0;
 };
 
+// What a swap-out (Worker::SwapOut) saw of its pages, one entry each.
+struct SwapOutPages {
+  std::vector<PageState> before;  // after the fault, before MADV_PAGEOUT
+  std::vector<uint64_t> flags;    // /proc/kpageflags of `before`'s PFNs (0: not present)
+  std::vector<PageState> after;   // after MADV_PAGEOUT
+  std::vector<uint8_t> resident;  // mincore after MADV_PAGEOUT: bit 0, in memory or swap cache
+};
+
 // The first 8 bytes of every trace page the worker writes ("swaplab!"
 // little-endian); the next 8 are the page's address. A slot of a run's
 // area holding other non-zero bytes was written by someone else.
@@ -53,13 +61,18 @@ class Worker {
   int last_cpu() const { return last_cpu_; }
   uint64_t base() const { return base_; }  // address of the reserved region
 
-  // Maps [addr, addr+len) read-write anonymous (fixed, inside the region).
-  Status Map(uint64_t addr, uint64_t len);
-  // Pins to `cpu`, writes every page (kTracePageMagic and the page's
-  // address), returns.
-  Status Touch(int cpu, uint64_t addr, uint64_t len);
-  // Pins to `cpu`, MADV_PAGEOUT.
-  Status Pageout(int cpu, uint64_t addr, uint64_t len);
+  // A folio swapped out: maps [addr, addr+len) read-write anonymous
+  // (fixed, inside the region), pins to `cpu`, writes every page
+  // (kTracePageMagic and the page's address), reads the pages' PFNs and
+  // kpageflags, MADV_PAGEOUT, then reads what the page-out left (pagemap
+  // and mincore), all in the worker: one command. SendSwapOut only sends
+  // it, so that several travel in one go (their replies come back in
+  // order, ReceiveSwapOut); SwapOut is both.
+  Status SendSwapOut(int cpu, uint64_t addr, uint64_t len);
+  Result<SwapOutPages> ReceiveSwapOut();
+  Result<SwapOutPages> SwapOut(int cpu, uint64_t addr, uint64_t len);
+  // Most pages one SwapOut takes (a PMD-sized folio).
+  static constexpr uint64_t kMaxSwapOutPages = 512;
   // munlock + MADV_DONTNEED.
   Status Free(int cpu, uint64_t addr, uint64_t len);
   // Reads every page (swap-in by a read fault: the folio stays in the swap
@@ -86,8 +99,11 @@ class Worker {
   Worker() = default;
   Status Command(int op, int cpu, uint64_t addr, uint64_t len,
                  std::vector<uint8_t>* data = nullptr);
+  Status Send(int op, int cpu, uint64_t addr, uint64_t len);
+  Status Receive(int op, int cpu, std::vector<uint8_t>* data);
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
+  int pagemap_fd_ = -1;  // /proc/PID/pagemap, open for the worker's life
   uint64_t base_ = 0;
   int last_cpu_ = 0;
 };
