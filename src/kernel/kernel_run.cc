@@ -792,6 +792,7 @@ Result<RunReport> Runner::Run() {
     out_.push_back(workload::FormatRecord(c));
     written_.push_back(c);
   }
+  const auto records0 = std::chrono::steady_clock::now();
   for (size_t i = 0; st.ok() && i < recs.size();) {
     if (intr_ && *intr_) {
       st = Status(-EINTR, o_.trace + ":" + std::to_string(recs[i].line) + ": interrupted");
@@ -818,6 +819,8 @@ Result<RunReport> Runner::Run() {
     if (o_.annotate_inuse && own)
       out_.push_back("# kernel inuse " + std::to_string(s_.UsedSlots()));
   }
+  rep_.records_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - records0).count();
   if (st.ok() && s_.worker) {
     // The end: everything the kernel did on its own shows up now.
     WaitWriteback(0);

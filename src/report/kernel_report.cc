@@ -118,6 +118,7 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
   j["runs"] = r.runs;
   j["rerun_reasons"] = r.rerun_reasons;
   j["seconds"] = r.seconds;
+  j["records_seconds"] = r.records_seconds;
   return j;
 }
 

@@ -124,6 +124,7 @@ struct RunReport {
   int runs = 1;              // RunTraceAccounted: runs made
   std::vector<std::string> rerun_reasons;  // why each earlier run was not kept
   double seconds = 0;
+  double records_seconds = 0;  // of which the records (no setup, no cleanup): records / this = rate
 };
 
 // Runs the trace. Root only; refuses while leftovers of an earlier run exist
