@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <set>
 #include <span>
@@ -62,6 +63,12 @@ bool NothingToDo(TraceOp op) {
          op == TraceOp::kScanBase || op == TraceOp::kCpus;
 }
 
+// Most pages one read of the worker's pagemap covers (512 KiB of it), and
+// the most pages between two live folios it reads through: each folio is
+// a mapping of its own, freed ones stay, and the kernel walks every
+// mapping a read crosses.
+constexpr uint64_t kMaxPagemapRead = uint64_t{1} << 16, kMaxPagemapGap = 16;
+
 // Most alloc records whose swap-outs go to the worker in one go.
 constexpr size_t kMaxAllocBatch = 64;
 
@@ -97,7 +104,14 @@ class Runner {
   size_t Step(const std::vector<TraceRecord>& recs, size_t i) const;
   std::string Where(const TraceRecord& r) const { return o_.trace + ":" + std::to_string(r.line); }
   Status DoDropCache(const TraceRecord& r, const std::string& where);
-  Status Verify(uint64_t line);  // compares every live page with pagemap
+  Status Verify(uint64_t line);
+  // Calls fn for every live folio, in address order, with its pages as
+  // /proc/PID/pagemap shows them now: one read for neighbours (at most
+  // kMaxPagemapRead pages, gaps of at most kMaxPagemapGap), not one each
+  // (a drop-cache verifies them all).
+  Status ForEachLiveFolio(
+      const std::function<void(uint64_t, LiveFolio&, std::span<const PageState>)>&
+          fn);  // compares every live page with pagemap
   Status DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count,
                  const std::string& where);
   // Swapped pages of the worker outside the trace's folios (its own memory:
@@ -588,12 +602,39 @@ Status Runner::DoDropCache(const TraceRecord& r, const std::string& where) {
   return Verify(r.line);
 }
 
-Status Runner::Verify(uint64_t line) {
-  for (auto& [id, f] : live_) {
-    auto pages = s_.worker->Pages(f.addr, f.pages.size());
+Status Runner::ForEachLiveFolio(
+    const std::function<void(uint64_t, LiveFolio&, std::span<const PageState>)>& fn) {
+  std::vector<std::pair<uint64_t, uint64_t>> by_addr;  // (address, folio id)
+  by_addr.reserve(live_.size());
+  for (const auto& [id, f] : live_) by_addr.emplace_back(f.addr, id);
+  std::sort(by_addr.begin(), by_addr.end());
+  for (size_t i = 0; i < by_addr.size();) {
+    const uint64_t lo = by_addr[i].first;
+    uint64_t hi = lo;
+    size_t j = i;
+    for (; j < by_addr.size(); ++j) {
+      const LiveFolio& f = live_.at(by_addr[j].second);
+      const uint64_t end = f.addr + f.pages.size() * kPage;
+      if (j > i && ((end - lo) / kPage > kMaxPagemapRead || (f.addr - hi) / kPage > kMaxPagemapGap))
+        break;
+      hi = end;
+    }
+    auto pages = s_.worker->Pages(lo, (hi - lo) / kPage);
     if (!pages.ok()) return pages.status();
+    for (size_t k = i; k < j; ++k) {
+      LiveFolio& f = live_.at(by_addr[k].second);
+      fn(by_addr[k].second, f,
+         std::span<const PageState>(*pages).subspan((f.addr - lo) / kPage, f.pages.size()));
+    }
+    i = j;
+  }
+  return Status::Ok();
+}
+
+Status Runner::Verify(uint64_t line) {
+  return ForEachLiveFolio([&](uint64_t id, LiveFolio& f, std::span<const PageState> pages) {
     for (size_t i = 0; i < f.pages.size(); ++i) {
-      const PageState& p = (*pages)[i];
+      const PageState& p = pages[i];
       LivePage& lp = f.pages[i];
       if (lp.swapped && (!p.swapped || p.swap_type != lp.type || p.swap_offset != lp.offset)) {
         Note(line, id, "page " + std::to_string(i) + " left its slot on its own");
@@ -603,8 +644,7 @@ Status Runner::Verify(uint64_t line) {
                  std::to_string(p.swap_type) + " offset " + std::to_string(p.swap_offset) + ")");
       }
     }
-  }
-  return Status::Ok();
+  });
 }
 
 // cache: a read fault on each page. What the kernel did is written back:
@@ -842,12 +882,9 @@ Result<RunReport> Runner::Run() {
     // clean swap cache): the kernel swapped something else to our areas.
     if (st.ok() && !s_.cgroup.empty()) (void)s_.DropCache();
     uint64_t held = 0;
-    for (auto& [id, f] : live_) {
-      auto pages = s_.worker->Pages(f.addr, f.pages.size());
-      if (!pages.ok()) continue;
-      for (size_t i = 0; i < f.pages.size(); ++i)
-        held += (*pages)[i].swapped || f.pages[i].in_memory;
-    }
+    (void)ForEachLiveFolio([&](uint64_t, LiveFolio& f, std::span<const PageState> pages) {
+      for (size_t i = 0; i < f.pages.size(); ++i) held += pages[i].swapped || f.pages[i].in_memory;
+    });
     const uint64_t used = s_.UsedSlots();
     std::string first;
     if (used > held) rep_.worker_pages_swapped = WorkerOwnSwapped(&first);
