@@ -25,8 +25,7 @@ namespace {
 using alloc::kPageSize;
 
 enum Op : int32_t { kSwapOut = 1, kFree, kReadIn, kMincore, kLock, kQuit };
-// mincore's reply: at most this many pages (a byte each) per command.
-constexpr uint64_t kMaxMincorePages = 1 << 16;
+constexpr uint64_t kMaxMincorePages = 512;
 // The commands the worker runs pinned to the command's CPU.
 bool Pins(int32_t op) { return op != kQuit && op != kMincore && op != kLock; }
 
@@ -163,28 +162,11 @@ int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
   };
   rep.value = reinterpret_cast<uint64_t>(base);
   WriteFull(out, &rep, sizeof rep);
-  // Buffers faulted in (and so locked) now; the worker's own pagemap and
-  // /proc/kpageflags (root) read by kSwapOut.
-  std::vector<unsigned char> vec(kMaxMincorePages);
+  // kSwapOut's buffer, faulted in (and so locked) now; the worker's own
+  // pagemap and /proc/kpageflags (root) it reads.
   std::vector<unsigned char> swap_out(Worker::kMaxSwapOutPages * kSwapOutBytesPerPage);
   const int pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   const int kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-  // mincore of [p, p+len), sent after the reply (one byte per page): true
-  // when sent, false with rep.err set.
-  auto send_mincore = [&](char* p, size_t len) {
-    const size_t pages = len / kPageSize;
-    if (pages > kMaxMincorePages) {
-      rep.err = EINVAL;
-      return false;
-    }
-    if (mincore(p, len, vec.data()) != 0) {
-      rep.err = errno;
-      return false;
-    }
-    rep.value = pages;
-    if (!WriteFull(out, &rep, sizeof rep) || !WriteFull(out, vec.data(), pages)) _exit(1);
-    return true;
-  };
   Cmd c;
   while (ReadFull(in, &c, sizeof c)) {
     rep = Reply{};
@@ -236,9 +218,21 @@ int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
           // (docs/fidelity.md, mixed on zram).
           break;
         }
-        case kMincore:
-          if (send_mincore(p, len)) continue;
+        case kMincore: {
+          // Sent after the reply: one byte per page.
+          unsigned char vec[kMaxMincorePages];
+          const size_t pages = len / kPageSize;
+          if (pages > kMaxMincorePages) {
+            rep.err = EINVAL;
+          } else if (mincore(p, len, vec) != 0) {
+            rep.err = errno;
+          } else {
+            rep.value = pages;
+            if (!WriteFull(out, &rep, sizeof rep) || !WriteFull(out, vec, pages)) _exit(1);
+            continue;
+          }
           break;
+        }
         case kLock:
           if (Mlock(p, len) != 0) rep.err = errno;
           break;
@@ -375,10 +369,6 @@ Result<SwapOutPages> Worker::ReceiveSwapOut() {
   return s;
 }
 
-Result<SwapOutPages> Worker::SwapOut(int cpu, uint64_t addr, uint64_t len) {
-  if (Status st = SendSwapOut(cpu, addr, len); !st.ok()) return st;
-  return ReceiveSwapOut();
-}
 Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
 Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) {
   return Command(kReadIn, cpu, addr, len);

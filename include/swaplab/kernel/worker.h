@@ -27,7 +27,7 @@ struct PageState {
   uint64_t swap_offset = 0;
 };
 
-// What a swap-out (Worker::SwapOut) saw of its pages, one entry each.
+// What a swap-out (Worker::SendSwapOut) saw of its pages, one entry each.
 struct SwapOutPages {
   std::vector<PageState> before;  // after the fault, before MADV_PAGEOUT
   std::vector<uint64_t> flags;    // /proc/kpageflags of `before`'s PFNs (0: not present)
@@ -67,10 +67,9 @@ class Worker {
   // kpageflags, MADV_PAGEOUT, then reads what the page-out left (pagemap
   // and mincore), all in the worker: one command. SendSwapOut only sends
   // it, so that several travel in one go (their replies come back in
-  // order, ReceiveSwapOut); SwapOut is both.
+  // order, ReceiveSwapOut).
   Status SendSwapOut(int cpu, uint64_t addr, uint64_t len);
   Result<SwapOutPages> ReceiveSwapOut();
-  Result<SwapOutPages> SwapOut(int cpu, uint64_t addr, uint64_t len);
   // Most pages one SwapOut takes (a PMD-sized folio).
   static constexpr uint64_t kMaxSwapOutPages = 512;
   // munlock + MADV_DONTNEED.
