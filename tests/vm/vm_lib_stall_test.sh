@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# vm_lib.sh's boot watchdog without a guest: a stand-in for qemu (written
+# here) prints a console like a guest's. Checks that a boot stopped by the
+# guest's hung-task report or a silent console is made again once from the
+# disk as it was before the boot, that a second stall fails, and that a
+# boot that powers off is not retried.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/swaplab-vm-stall.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# The stand-in: finds -serial file:LOG, -pidfile and the drive's file; writes
+# its pid; behaves as $work/script says for the boot numbered by a counter:
+# "hang" (hung-task line, then sleeps), "silent" (sleeps), "ok" (powers
+# off), and appends "boot N: disk byte X" (the disk's first byte) to a
+# record, then writes a byte into the disk so a restored disk is visible.
+cat >"$work/fake-qemu" <<'QEMU'
+#!/usr/bin/env bash
+log="" pidf="" disk=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -serial) log="${2#file:}"; shift ;;
+    -pidfile) pidf="$2"; shift ;;
+    -drive) disk="$(echo "$2" | sed 's/^file=\([^,]*\),.*/\1/')"; shift ;;
+  esac
+  shift
+done
+dir="$(dirname "$0")"
+echo $$ >"$pidf"
+n=$(($(cat "$dir/count" 2>/dev/null || echo 0) + 1))
+echo "$n" >"$dir/count"
+what="$(sed -n "${n}p" "$dir/script")"
+echo "boot $n: disk byte $(head -c1 "$disk")" >>"$dir/record"
+printf 'X' | dd of="$disk" conv=notrunc status=none
+echo "[    1.000000] swaplab-init: start at uptime 1.00 s" >"$log"
+case "$what" in
+  hang) echo "[   23.000000] INFO: task kworker/u2:1:42 blocked for more than 20 seconds." >>"$log"; sleep 600 ;;
+  silent) sleep 600 ;;
+  ok) echo "[    2.000000] reboot: Power down" >>"$log"; exit 0 ;;
+esac
+QEMU
+chmod +x "$work/fake-qemu"
+
+export SWAPLAB_VM_QEMU="$work/fake-qemu" SWAPLAB_VM_STALL=2 SWAPLAB_VM_TIMEOUT=30
+# shellcheck source=vm_lib.sh
+source "$here/vm_lib.sh"
+VM_WORK="$work/vm"
+mkdir -p "$VM_WORK"
+: >"$VM_WORK/initramfs.cpio"
+VM_KERNEL=/dev/null VM_ACCEL=tcg
+
+# boot SCRIPT...: one vm_boot in a subshell (vm_fail exits) with the boots
+# behaving as SCRIPT; prints the record; returns vm_boot's status.
+boot() {
+  rm -f "$work/count" "$work/record"
+  printf '%s\n' "$@" >"$work/script"
+  printf 'A' >"$work/disk.img"
+  (vm_boot one "$work/disk.img" hibernate >"$work/out" 2>&1; echo "$? retries $VM_RETRIES" >>"$work/out")
+}
+
+boot hang ok
+grep -q "^0 retries 1$" "$work/out" || fail "a hung boot then a good one: $(cat "$work/out")"
+grep -q "hung-task detector reported: INFO: task kworker/u2:1:42 blocked for more than 20 seconds" "$work/out" ||
+  fail "the hang is not named: $(cat "$work/out")"
+[ "$(cat "$work/record")" = "$(printf 'boot 1: disk byte A\nboot 2: disk byte A')" ] ||
+  fail "the second boot did not get the disk as it was: $(cat "$work/record")"
+
+boot silent ok
+grep -q "^0 retries 1$" "$work/out" || fail "a silent boot then a good one: $(cat "$work/out")"
+grep -q "no console output for 2 s" "$work/out" || fail "the silence is not named: $(cat "$work/out")"
+
+boot hang silent
+grep -q "^1 retries 1$" "$work/out" || fail "two stalls must fail: $(cat "$work/out")"
+[ "$(wc -l <"$work/record")" -eq 2 ] || fail "more than one retry: $(cat "$work/record")"
+
+boot ok hang
+grep -q "^0 retries 0$" "$work/out" || fail "a good boot was retried: $(cat "$work/out")"
+[ "$(wc -l <"$work/record")" -eq 1 ] || fail "a good boot booted twice: $(cat "$work/record")"
+[ "$(head -c1 "$work/disk.img")" = X ] || fail "a good boot's disk was restored"
+[ ! -e "$VM_WORK/one.before-boot" ] || fail "the copy of the disk was left behind"
+echo "vm_lib stall watchdog: 4 cases ok"
