@@ -290,13 +290,10 @@ std::string VmRunJson(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
   j["trace"] = o.trace;
   j["device"] = o.device;
   j["policy"] = r.policy;
-  j["vm"] = {{"release", r.release},
-             {"accel", r.accel},
-             {"accel_why", r.accel_why},
-             {"smp", o.vm.smp},
-             {"mem_mib", o.vm.mem_mib},
-             {"boot_wall_seconds", r.boot_wall_s},
-             {"guest_run_seconds", r.guest_run_s}};
+  j["vm"] = {{"release", r.release},           {"accel", r.accel},
+             {"accel_why", r.accel_why},       {"smp", o.vm.smp},
+             {"mem_mib", o.vm.mem_mib},        {"boot_wall_seconds", r.boot_wall_s},
+             {"hang_retries", r.hang_retries}, {"guest_run_seconds", r.guest_run_s}};
   j["host_replay"] = {{"expected", r.host_replay.expected},
                       {"agree", r.host_replay.agree},
                       {"agreement", workload::Agreement(r.host_replay)}};
@@ -315,6 +312,9 @@ std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
       "guest, {:.1f} s with boot\n",
       o.trace, r.release, r.accel, o.vm.smp, o.vm.mem_mib, o.device, num("records"), r.guest_run_s,
       r.boot_wall_s);
+  if (r.hang_retries > 0)
+    out += fmt::format("note: the guest's block I/O hung ({} boot{} made again)\n", r.hang_retries,
+                       r.hang_retries > 1 ? "s" : "");
   if (k.contains("warnings") && k["warnings"].is_array())
     for (const auto& w : k["warnings"])
       if (w.is_string()) out += "warning (in the guest): " + w.get<std::string>() + "\n";

@@ -347,6 +347,80 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
   return r;
 }
 
+Status CopySparse(const std::string& from, const std::string& to) {
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return Status(-errno, "cannot open " + from + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(in);
+    return Status(-EINVAL, from + " is not a regular file");
+  }
+  const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (out < 0) {
+    const int e = errno;
+    ::close(in);
+    return Status(-e, "cannot create " + to + ": " + std::strerror(e));
+  }
+  Status st_out;
+  if (ftruncate(out, st.st_size) != 0) st_out = Status(-errno, "cannot size " + to);
+  // Each data extent of `from`, by copy_file_range at the same offset.
+  for (off_t at = 0; st_out.ok() && at < st.st_size;) {
+    const off_t data = lseek(in, at, SEEK_DATA);
+    if (data < 0) break;  // ENXIO: only a hole is left
+    const off_t hole = lseek(in, data, SEEK_HOLE);
+    if (hole < 0) {
+      st_out = Status(-errno, "cannot read " + from + "'s extents");
+      break;
+    }
+    for (off_t pos = data; pos < hole;) {
+      loff_t src = pos, dst = pos;
+      const ssize_t n = copy_file_range(in, &src, out, &dst, static_cast<size_t>(hole - pos), 0);
+      if (n <= 0) {
+        st_out = Status(n < 0 ? -errno : -EIO, "cannot copy " + from + " to " + to);
+        break;
+      }
+      pos += n;
+    }
+    at = hole;
+  }
+  ::close(in);
+  if (::close(out) != 0 && st_out.ok()) st_out = Status(-errno, "cannot write " + to);
+  return st_out;
+}
+
+Result<BootResult> BootRetryingHang(const VmOptions& opts, BootSpec b, const std::string& workdir,
+                                    const volatile std::sig_atomic_t* interrupted, int* retries) {
+  if (b.stop_on.empty()) b.stop_on = kGuestHangLine;
+  if (b.append.find("hung_task_timeout_secs") == std::string::npos)
+    b.append += kGuestHangTimeoutArg;
+  std::vector<std::string> saved;
+  for (size_t i = 0; i < b.drives.size(); ++i) {
+    saved.push_back(workdir + "/" + b.name + ".drive" + std::to_string(i) + ".before-boot");
+    if (Status st = CopySparse(b.drives[i].path, saved.back()); !st.ok()) return st;
+  }
+  auto drop_saved = [&] {
+    for (const auto& s : saved) ::unlink(s.c_str());
+  };
+  Result<BootResult> r = Boot(opts, b, workdir, interrupted);
+  if (r.ok() && r->stopped) {
+    if (retries) ++*retries;
+    for (size_t i = 0; i < saved.size(); ++i)
+      if (Status st = CopySparse(saved[i], b.drives[i].path); !st.ok()) {
+        drop_saved();
+        return st;
+      }
+    const double first_s = r->wall_s;
+    r = Boot(opts, b, workdir, interrupted);
+    if (r.ok()) {
+      BootResult again = *r;
+      again.wall_s += first_s;
+      r = std::move(again);
+    }
+  }
+  drop_saved();
+  return r;
+}
+
 Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel,
                            const std::string& initrd, const std::string& workdir,
                            const volatile std::sig_atomic_t* interrupted, std::string* why) {

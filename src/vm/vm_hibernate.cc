@@ -101,12 +101,6 @@ ConsoleFacts ParseConsole(const std::string& console) {
 
 namespace {
 
-// What the guest's hung-task detector prints (kernel/hung_task.c), and the
-// command-line setting that makes it report after 20 s instead of 120
-// (both boots: a stopped one is reported, the layout boot made again).
-constexpr char kGuestHangLine[] = "blocked for more than";
-constexpr char kGuestHangTimeoutArg[] = " sysctl.kernel.hung_task_timeout_secs=20";
-
 // The places a guest agent is looked for when neither --agent nor
 // SWAPLAB_GUEST_AGENT names one, in order: beside the running program (the
 // build tree), the install prefix it runs from, the configured prefix.
@@ -216,7 +210,13 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
                                      const volatile std::sig_atomic_t* interrupted) {
   const std::vector<const char*> stages = HibernateStages(o.resume);
   size_t stage_at = 0;
+  // A stage's index: the next of that name, or an earlier one when a boot
+  // made again (BootRetryingHang) goes through its stages again.
   auto stage = [&](const char* name) {
+    const auto it = std::find_if(stages.begin(), stages.end(),
+                                 [&](const char* s) { return std::string_view(s) == name; });
+    if (it != stages.end() && static_cast<size_t>(it - stages.begin()) < stage_at)
+      stage_at = static_cast<size_t>(it - stages.begin());
     while (stage_at < stages.size() && std::string_view(stages[stage_at]) != name) ++stage_at;
     if (o.vm.stage && stage_at < stages.size()) o.vm.stage(stage_at, name);
   };
@@ -252,12 +252,9 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
   const std::string trace_disk = dir + "/trace.img";
   BootSpec b = BootOf("hibernate", gk, initrd, *accel, o.vm);
   b.drives = {{disk}, {trace_disk}};
-  // A guest whose block I/O stops completing (seen under TCG: a task
-  // blocked in blk_mq_get_tag or wbt_wait while the layout swaps out, qemu
-  // idle) is reported by the hung-task detector, here after 20 s instead
-  // of 120; the boot is then stopped and made again from a fresh disk,
-  // once, instead of waiting for the time limit.
-  b.stop_on = kGuestHangLine;
+  // A guest whose block I/O stops completing is stopped and booted again,
+  // once, from the fresh disk (BootRetryingHang, qemu.h); its stages are
+  // reported again.
   // The guest's init starts the agent; the agent hibernates; the kernel's
   // save_image() / save_compressed_image() announce the data pages.
   b.milestones = {"swaplab-init: start at uptime", "swaplab-agent: hibernating", "image data"};
@@ -267,32 +264,26 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
              " swaplab.image_pages=" + std::to_string(rep.image_pages_asked) +
              " swaplab.seed=" + std::to_string(o.seed) +
              " swaplab.rotational=" + (o.vm.rotational ? "1" : "0") + CompressArg(o.compress) +
-             kGuestHangTimeoutArg + (o.vm.append.empty() ? "" : " " + o.vm.append);
-  Result<BootResult> boot = Status(-EIO, "not booted");
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    {
-      std::error_code ec;
-      fs::remove(disk, ec);
-      area::FormatOptions fo;
-      fo.size_bytes = o.swap_bytes;
-      fo.label = "swaplab-vm";
-      if (Status st = area::FormatArea(disk, fo); !st.ok()) return st;
-    }
-    if (Status st = MakeZeroFile(trace_disk, (8ull << 20) + rep.swap_pages * 128); !st.ok())
-      return st;
-    stage_at = 0;  // a boot made again starts its stages again
-    stage("boot");
-    boot = Boot(o.vm, b, dir, interrupted);
-    if (!boot.ok()) return boot.status();
-    rep.kinfo.boot_wall_s += boot->wall_s;
-    if (!boot->stopped) break;
-    rep.kinfo.hang_retries++;
-    if (attempt == 1)
-      return Status(
-          -EIO,
-          "the guest's block I/O hung twice (hung-task report on its console); console tail:\n" +
-              ConsoleTail(boot->console, 25));
+             (o.vm.append.empty() ? "" : " " + o.vm.append);
+  {
+    std::error_code ec;
+    fs::remove(disk, ec);
+    area::FormatOptions fo;
+    fo.size_bytes = o.swap_bytes;
+    fo.label = "swaplab-vm";
+    if (Status st = area::FormatArea(disk, fo); !st.ok()) return st;
   }
+  if (Status st = MakeZeroFile(trace_disk, (8ull << 20) + rep.swap_pages * 128); !st.ok())
+    return st;
+  stage("boot");
+  auto boot = BootRetryingHang(o.vm, b, dir, interrupted, &rep.kinfo.hang_retries);
+  if (!boot.ok()) return boot.status();
+  rep.kinfo.boot_wall_s += boot->wall_s;
+  if (boot->stopped)
+    return Status(
+        -EIO,
+        "the guest's block I/O hung twice (hung-task report on its console); console tail:\n" +
+            ConsoleTail(boot->console, 25));
   auto keep = [&](const std::string& name, const std::string& text) {
     KeepText(o.keep_dir, name, text);
   };
@@ -352,13 +343,12 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     // The same drives as the hibernating boot: a different device set
     // changes the firmware's memory map, and the kernel refuses the image
     // ("Hibernate inconsistent memory map detected!").
-    r.append = "swaplab.mode=resume" + std::string(kGuestHangTimeoutArg) +
-               (o.vm.append.empty() ? "" : " " + o.vm.append);
+    r.append = "swaplab.mode=resume" + (o.vm.append.empty() ? "" : " " + o.vm.append);
     // load_image() / load_compressed_image() announce the data pages.
     r.milestones = {"image data"};
     r.on_milestone = [&](size_t) { stage("image load"); };
     stage("resume boot");
-    auto rb = Boot(o.vm, r, dir, interrupted);
+    auto rb = BootRetryingHang(o.vm, r, dir, interrupted, &rep.kinfo.hang_retries);
     if (!rb.ok()) return rb.status();
     keep("resume.log", rb->console);
     const ConsoleFacts rf = ParseConsole(rb->console);

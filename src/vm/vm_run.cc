@@ -129,7 +129,9 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   b.milestones = {"swaplab-init: kernel run ", "swaplab-init: kernel run exited"};
   if (o.vm.stage) b.on_milestone = [&](size_t k) { o.vm.stage(k + 1, k ? "done" : "kernel run"); };
   if (o.vm.stage) o.vm.stage(0, "boot");
-  auto boot = Boot(o.vm, b, dir, interrupted);
+  // A guest whose block I/O hangs is booted again, once, on the disk as it
+  // was (BootRetryingHang, qemu.h).
+  auto boot = BootRetryingHang(o.vm, b, dir, interrupted, &res.hang_retries);
   if (!boot.ok()) return boot.status();
   res.boot_wall_s = boot->wall_s;
   const ConsoleFacts cf = ParseConsole(boot->console);
@@ -147,7 +149,9 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   };
   auto rc = guest_file("rc");
   if (!boot->powered_off || !rc.ok() || rc->empty())
-    return Status(-EIO, std::string(boot->timed_out ? "the guest timed out" : "the guest stopped") +
+    return Status(-EIO, std::string(boot->timed_out ? "the guest timed out"
+                                    : boot->stopped ? "the guest's block I/O hung twice"
+                                                    : "the guest stopped") +
                             " before kernel run ended (qemu exit " +
                             std::to_string(boot->exit_status) + "); console tail:\n" +
                             ConsoleTail(boot->console, 25) + ConsoleTail(boot->qemu_stderr, 5));

@@ -107,6 +107,25 @@ BootSpec BootOf(std::string name, const GuestKernel& gk, std::string initrd, Acc
 Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::string& workdir,
                         const volatile std::sig_atomic_t* interrupted);
 
+// What the guest's hung-task detector prints (kernel/hung_task.c), and the
+// command-line setting that makes it report after 20 s instead of 120.
+inline constexpr char kGuestHangLine[] = "blocked for more than";
+inline constexpr char kGuestHangTimeoutArg[] = " sysctl.kernel.hung_task_timeout_secs=20";
+
+// Boot(), made again once when the guest hangs. Under TCG a guest's block
+// I/O has been seen to stop completing, once in many boots (a task blocked
+// in blk_mq_get_tag or wbt_wait, qemu idle; the kernel's own image write
+// stuck at 70 %): the hung-task detector, set to 20 s here, reports it and
+// the boot is stopped (stop_on), every drive is put back as it was before
+// the boot (a copy taken first, holes kept) and the guest booted again. A
+// second hang comes back as a BootResult with `stopped` set. `*retries`
+// (may be null) counts the boots made again.
+Result<BootResult> BootRetryingHang(const VmOptions& opts, BootSpec b, const std::string& workdir,
+                                    const volatile std::sig_atomic_t* interrupted, int* retries);
+
+// Copies `from` to `to` (replaced), keeping holes (SEEK_DATA / SEEK_HOLE).
+Status CopySparse(const std::string& from, const std::string& to);
+
 // --keep DIR: writes `text` to DIR/name (DIR made first); nothing when DIR
 // is empty.
 void KeepText(const std::string& dir, const std::string& name, const std::string& text);

@@ -43,7 +43,8 @@ struct VmRunResult {
   // The host's replay of written_trace with `policy`: must agree with the
   // guest's own comparison.
   workload::ReplaySummary host_replay;
-  double boot_wall_s = 0;  // host seconds from qemu's start to its exit
+  double boot_wall_s = 0;  // host seconds from qemu's start to its exit (both boots)
+  int hang_retries = 0;    // boots stopped on a guest I/O hang and made again
   double guest_run_s = 0;  // kernel run's own seconds in the guest
 };
 
