@@ -87,6 +87,13 @@ Result<AreaInfo> InspectArea(const std::string& path) {
   return r;
 }
 
+std::optional<uint64_t> ResumeOffset(const AreaInfo& info) {
+  if (info.blkdev) return 0;
+  for (const alloc::SwapExtent& e : info.extents)
+    if (e.start_page == 0) return e.start_block;
+  return std::nullopt;
+}
+
 Status ValidateArea(const AreaInfo& info) {
   if (Status s = ValidateForSwapon(info.header, info.size_bytes, !info.blkdev); !s.ok())
     return Status(s.code(), info.path + ": " + s.message());

@@ -68,6 +68,13 @@ std::vector<std::pair<std::string, std::string>> Rows(const hibernate::AreaWithI
   }
   if (a.extents.size() > max_extents)
     r.emplace_back("extent[...]", fmt::format("{} more", a.extents.size() - max_extents));
+  const auto resume_offset = area::ResumeOffset(a);
+  r.emplace_back("resume_offset",
+                 !resume_offset ? std::string("- (the file's page 0 is not mapped)")
+                 : a.blkdev     ? std::string("0 (a block device)")
+                                : fmt::format("{} (the block of the file's page 0: resume_offset= "
+                                                  "for hibernating to it)",
+                                              *resume_offset));
   if (h.hibernation) {
     const auto& s = *h.hibernation;
     r.emplace_back("hibernation", "image present (S1SUSPEND)");
@@ -130,6 +137,8 @@ nlohmann::json Json(const hibernate::AreaWithImage& ai) {
     ext.push_back(
         {{"start_page", e.start_page}, {"nr_pages", e.nr_pages}, {"start_block", e.start_block}});
   j["extents"] = ext;
+  const auto resume_offset = area::ResumeOffset(a);
+  j["resume_offset"] = resume_offset ? nlohmann::json(*resume_offset) : nlohmann::json();
   if (h.hibernation) {
     const auto& s = *h.hibernation;
     j["hibernation"] = {

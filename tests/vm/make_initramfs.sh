@@ -9,6 +9,9 @@
 # depend on, decompressed (.ko.xz / .ko.zst / .ko.gz), listed in load order in
 # /modules.list. A module that the kernel has built in is skipped. Needs no
 # root and no kmod: dependencies are read from each module's modinfo section.
+# With SWAPLAB_INITRAMFS_SWAPLAB=PATH, that swaplab program goes in as
+# /bin/swaplab with the shared libraries and the loader ldd names, at their
+# own paths (the doctor test runs it in the guest).
 set -euo pipefail
 
 [ $# -ge 3 ] || { echo "usage: $0 OUT.cpio AGENT MODULES_DIR [MODULE...]" >&2; exit 2; }
@@ -30,6 +33,14 @@ cp "$busybox" "$root/bin/busybox"
 cp "$agent" "$root/bin/swaplab_guest_agent"
 cp "$here/../../src/vm/guest/init.sh" "$root/init"
 chmod 0755 "$root/init" "$root/bin/busybox" "$root/bin/swaplab_guest_agent"
+if [ -n "${SWAPLAB_INITRAMFS_SWAPLAB:-}" ]; then
+  # Without its debug info (a RelWithDebInfo build is over 100 MB).
+  strip --strip-debug -o "$root/bin/swaplab" "$SWAPLAB_INITRAMFS_SWAPLAB" && chmod 0755 "$root/bin/swaplab"
+  for lib in $(ldd "$SWAPLAB_INITRAMFS_SWAPLAB" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
+    mkdir -p "$root$(dirname "$lib")"
+    strip --strip-debug -o "$root$lib" "$lib" 2>/dev/null || cp -L "$lib" "$root$lib"
+  done
+fi
 
 norm() { echo "$1" | tr '-' '_'; }
 

@@ -5,8 +5,11 @@
 #
 #   vm_init SWAPLAB AGENT   check what is needed (skip, exit 77, with the
 #                           reason when something is missing), make the work
-#                           dir, build the initramfs, pick the accelerator
-#   vm_make_disk PATH mkswap|swaplab SIZE_MiB
+#                           dir, build the initramfs (VM_EXTRA_MODULES: more
+#                           modules; VM_WITH_SWAPLAB=1: SWAPLAB in it as
+#                           /bin/swaplab with its libraries), pick the
+#                           accelerator
+#   vm_make_disk PATH mkswap|swaplab|ext4 SIZE_MiB
 #   vm_boot NAME DISK MODE [KERNEL_ARG...]
 #                           boot once (a stalled boot made again once from
 #                           the disk as it was); console in $VM_WORK/NAME.log;
@@ -172,7 +175,9 @@ vm_init() {  # SWAPLAB AGENT
   trap vm_cleanup EXIT
   trap 'echo "vm: interrupted"; exit 130' INT TERM
   local out
-  if ! out="$(bash "$VM_DIR/make_initramfs.sh" "$VM_WORK/initramfs.cpio" "$VM_AGENT" "$VM_MODULES" virtio_blk lz4 2>&1)"; then
+  # shellcheck disable=SC2086  # VM_EXTRA_MODULES: module names, one word each
+  if ! out="$(SWAPLAB_INITRAMFS_SWAPLAB="${VM_WITH_SWAPLAB:+$VM_SWAPLAB}" \
+    bash "$VM_DIR/make_initramfs.sh" "$VM_WORK/initramfs.cpio" "$VM_AGENT" "$VM_MODULES" virtio_blk lz4 ${VM_EXTRA_MODULES:-} 2>&1)"; then
     case "$out" in
       *"no static busybox"*) vm_skip "$out" ;;
       *) vm_fail "initramfs: $out" ;;
@@ -183,7 +188,7 @@ vm_init() {  # SWAPLAB AGENT
   vm_probe_accel
 }
 
-vm_make_disk() {  # PATH mkswap|swaplab SIZE_MiB
+vm_make_disk() {  # PATH mkswap|swaplab|ext4 SIZE_MiB
   local disk="$1" maker="$2" mib="$3"
   rm -f "$disk"
   case "$maker" in
@@ -193,6 +198,9 @@ vm_make_disk() {  # PATH mkswap|swaplab SIZE_MiB
       ;;
     swaplab)
       "$VM_SWAPLAB" area format "$disk" --size "${mib}M" >/dev/null || vm_fail "swaplab area format $disk failed"
+      ;;
+    ext4)  # 4 KiB blocks: a swap file's pages then start on blocks
+      mkfs.ext4 -q -F -b 4096 -L swaplab-vm "$disk" "${mib}M" >/dev/null 2>&1 || vm_fail "mkfs.ext4 $disk failed"
       ;;
     *) vm_fail "unknown area maker $maker" ;;
   esac

@@ -8,6 +8,7 @@
 
 #include "area.h"
 #include "demo.h"
+#include "doctor.h"
 #include "help_gen.h"
 #include "image.h"
 #include "kernel.h"
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
   CLI::App* map_cmd = swaplab::tools::AddMap(app, map_opts);
   swaplab::tools::VmCmdOptions vm_opts;
   const swaplab::tools::VmCommands vm_cmds = swaplab::tools::AddVm(app, vm_opts);
+  swaplab::tools::DoctorCmdOptions doctor_opts;
+  CLI::App* doctor_cmd = swaplab::tools::AddDoctor(app, doctor_opts);
   swaplab::tools::SweepOptions sweep_opts;
   const swaplab::tools::SweepCommands sweep_cmds = swaplab::tools::AddSweep(app, sweep_opts);
   swaplab::tools::HelpOutputs help_outputs;
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
     if (vm_cmds.vm->parsed()) return swaplab::tools::RunVm(vm_cmds, vm_opts);
     if (sweep_cmds.sweep->parsed()) return swaplab::tools::RunSweep(sweep_cmds, sweep_opts);
     if (map_cmd->parsed()) return swaplab::tools::RunMap(map_opts);
+    if (doctor_cmd->parsed()) return swaplab::tools::RunDoctor(doctor_opts);
     if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
     if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);
     if (repro_cmd->parsed()) return swaplab::tools::RunReproduce(repro_opts);

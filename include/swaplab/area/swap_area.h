@@ -58,6 +58,11 @@ struct AreaInfo {
 // Reads any swap area (ours or mkswap's), or any file: never refuses a
 // header, reports what it found.
 Result<AreaInfo> InspectArea(const std::string& path);
+// The dblock of the area's page 0, the resume_offset= hibernation needs
+// for it (../shared/spec/hibernation.md §2.5): 0 for a block device, the
+// 4 KiB block of a file's first page from its extent map; none when that
+// page is not mapped.
+std::optional<uint64_t> ResumeOffset(const AreaInfo& info);
 // The checks SwapArea::Open makes, on an inspected area: the header as
 // swapon validates it (ValidateForSwapon) and, for files, no holes.
 Status ValidateArea(const AreaInfo& info);

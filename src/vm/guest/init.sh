@@ -18,6 +18,14 @@
 #                               swaplab.memcg=BYTES running the agent's churn
 #                               with swaplab.churn=P,C,G,MIN,MAX,ZAP,SWAPPED,SEED
 #                               and swaplab.mix=PAGES:WEIGHT/...
+#               |doctor         `swaplab doctor` on misconfigurations made on
+#                               purpose (tests/vm/vm_doctor.sh): /dev/vda is
+#                               ext4, a swap file is made on it; each case's
+#                               findings on the console as "swaplab-doctor
+#                               CASE: ..."; then resume= and resume_offset=
+#                               as doctor says, and the agent hibernates
+#               |doctor-resume  resume from the swap file at
+#                               swaplab.resume_offset=N of /dev/vda
 #               |probe          print "swaplab-init: probe ok" and power off
 #               |run            `vm run`: mount /dev/vda (ext4, the trace in
 #                               in.trace) on /var/tmp, run /bin/swaplab kernel
@@ -47,7 +55,7 @@ say "start at uptime $up s, kernel $(uname -r)"
 
 mode=hibernate pages=2048 seed=1 image_size= layout=fresh swap_pages=0 image_pages=0 rotational=
 device=loop-ssd policy=linux-6.14 reruns=4 annotate=
-churn='' mix=1:1 zram=0 memcg=0 mthp=none
+churn='' mix=1:1 zram=0 memcg=0 mthp=none resume_offset=0
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     swaplab.mode=*) mode="${arg#*=}" ;;
@@ -67,6 +75,7 @@ for arg in $(cat /proc/cmdline); do
     swaplab.zram=*) zram="${arg#*=}" ;;
     swaplab.memcg=*) memcg="${arg#*=}" ;;
     swaplab.mthp=*) mthp="${arg#*=}" ;;
+    swaplab.resume_offset=*) resume_offset="${arg#*=}" ;;
   esac
 done
 say "mode $mode pages $pages seed $seed"
@@ -144,6 +153,51 @@ if [ "$mode" = run ]; then
   head -c 2000 /var/tmp/stderr.txt
   sync
   umount /var/tmp
+  off
+fi
+
+if [ "$mode" = doctor ]; then
+  mkdir -p /var/tmp
+  mount -t ext4 /dev/vda /var/tmp || { say "cannot mount /dev/vda on /var/tmp"; off; }
+  f=/var/tmp/swapfile
+  { dd if=/dev/zero of=$f bs=1M count=64 2>/dev/null && chmod 600 $f && mkswap $f >/dev/null &&
+    swapon $f; } || { say "cannot make and swap on $f"; off; }
+  # doc CASE [ARG...]: doctor's findings, each line prefixed with the case.
+  doc() {
+    c="$1"
+    shift
+    /bin/swaplab doctor "$@" >/tmp/doctor.txt 2>&1
+    say "doctor $c exit $?"
+    sed "s/^/swaplab-doctor $c: /" /tmp/doctor.txt
+  }
+  # The offset doctor computes; the host checks it against debugfs's bmap.
+  at="$(/bin/swaplab doctor | sed -n 's|.*swap /var/tmp/swapfile: file on .* page 0 at dblock \([0-9]*\).*|\1|p')"
+  say "doctor offset ${at:-none}"
+  echo 12345 >/sys/power/resume_offset && echo "$dev" >/sys/power/resume
+  doc wrong-offset
+  [ -e /sys/block/zram0 ] && echo 64M >/sys/block/zram0/disksize || say "no zram0"
+  zdev="$(cat /sys/block/zram0/dev)"
+  echo 0 >/sys/power/resume_offset && echo "$zdev" >/sys/power/resume
+  doc no-area
+  swapoff $f && mkswap /dev/zram0 >/dev/null && swapon /dev/zram0 && swapon $f ||
+    say "cannot swap on zram0 before $f"
+  echo 0:0 >/sys/power/resume || say "cannot write 0:0 to /sys/power/resume"
+  say "resume $(cat /sys/power/resume)"
+  doc zram-first
+  swapoff /dev/zram0
+  echo "${at:-0}" >/sys/power/resume_offset && echo "$dev" >/sys/power/resume
+  doc too-small --image-size 1G
+  doc ok
+  sync
+  SWAPLAB_AGENT_POWEROFF=1 /bin/swaplab_guest_agent hibernate "$pages" "$seed"
+  say "agent exited with $?"
+  off
+fi
+if [ "$mode" = doctor-resume ]; then
+  echo "$resume_offset" >/sys/power/resume_offset
+  say "resume_offset $(cat /sys/power/resume_offset)"
+  echo "$dev" >/sys/power/resume
+  say "no image resumed"
   off
 fi
 

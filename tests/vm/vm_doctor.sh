@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# vm test: `swaplab doctor` in Debian's 6.12 under qemu, on misconfigurations
+# made on purpose, then a hibernation and resume with the offset doctor gave.
+#
+#   vm_doctor.sh SWAPLAB AGENT
+#
+# The guest (src/vm/guest/init.sh, mode doctor) makes a 64 MiB swap file on
+# an ext4 disk, and runs doctor with: resume_offset wrong (12345), resume
+# naming a device that holds no swap (zram0 before its swapon), no resume
+# device with zram swapped on first, a 1 GiB image for the 64 MiB file, and
+# the right set-up. Each must be found with the right message. Then the
+# agent hibernates into the swap file: the host checks that the kernel's
+# S1SUSPEND header is at the block doctor printed and that debugfs's block
+# map of the file agrees, and a second boot resumes the image with only
+# resume_offset= and resume= as doctor said.
+#
+# Exit 0 passed, 1 failed, 77 skipped (the reason printed).
+set -uo pipefail
+. "$(dirname "$0")/vm_lib.sh"
+
+[ $# -eq 2 ] || { echo "usage: $0 SWAPLAB AGENT" >&2; exit 2; }
+command -v mkfs.ext4 >/dev/null || vm_skip "no mkfs.ext4 (e2fsprogs)"
+command -v debugfs >/dev/null || vm_skip "no debugfs (e2fsprogs)"
+VM_WITH_SWAPLAB=1 VM_EXTRA_MODULES="crc32c_generic ext4 zram" vm_init "$1" "$2"
+
+PAGES=2048
+SEED="$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
+disk="$VM_WORK/doctor.img"
+vm_make_disk "$disk" ext4 160
+vm_boot doctor "$disk" doctor "swaplab.pages=$PAGES" "swaplab.seed=$SEED" ||
+  vm_fail "the doctor boot did not end in a power-off" doctor
+log="$VM_WORK/doctor.log"
+tr -d '\r' <"$log" >"$log.txt"
+
+# expect CASE SEVERITY TEXT: doctor's output for CASE has a SEVERITY line with
+# TEXT ("->": the line of what to do).
+expect() {
+  grep -F "swaplab-doctor $1: " "$log.txt" | grep -F " $2 " | grep -qF -- "$3" ||
+    vm_fail "doctor $1: no $2 finding with '$3'; it said:
+$(grep -F "swaplab-doctor $1: " "$log.txt")"
+  vm_log "doctor $1: $2 $3"
+}
+
+at="$(sed -n 's/.*swaplab-init: doctor offset \([0-9]*\).*/\1/p' "$log.txt" | head -n1)"
+[ -n "$at" ] || vm_fail "doctor printed no offset for the swap file" doctor
+# The block of the file's page 0 by ext4's own map (debugfs reads the
+# filesystem; the guest never unmounted it, which bmap does not mind).
+bmap="$(debugfs -R "bmap /swapfile 0" "$disk" 2>/dev/null | tail -n1 | tr -d '[:space:]')"
+[ "$bmap" = "$at" ] || vm_fail "doctor's offset $at, debugfs's bmap of /swapfile block 0: $bmap"
+vm_log "doctor's resume_offset $at = debugfs bmap /swapfile 0"
+
+expect wrong-offset error "/sys/power/resume_offset is 12345, but /var/tmp/swapfile starts at dblock $at"
+expect wrong-offset "->" "set resume_offset=$at"
+expect no-area error "holds no active swap area"
+grep -q "swaplab-init: resume 0:0" "$log.txt" || vm_fail "the guest kernel did not take 0:0 for /sys/power/resume"
+expect zram-first error "the first swap area, /dev/zram0, which is zram"
+expect too-small warning "only if it compresses"
+expect ok ok "the image goes to /var/tmp/swapfile (/sys/power/resume"
+grep -F "swaplab-doctor ok: " "$log.txt" | grep -q ' error ' &&
+  vm_fail "doctor found an error in the right set-up: $(grep -F "swaplab-doctor ok: " "$log.txt")"
+grep -q "swaplab-doctor ok: ok       hibernation: Linux 6" "$log.txt" ||
+  vm_fail "doctor did not say the guest kernel can hibernate: $(grep -F "swaplab-doctor ok: " "$log.txt" | head -n3)"
+vm_expect doctor "PM: Image saving done"
+
+# The kernel wrote its header where doctor said: the last 10 bytes of the
+# page at block $at are S1SUSPEND.
+sig="$(dd if="$disk" bs=4096 skip="$at" count=1 status=none | tail -c 10 | tr -d '\0')"
+[ "$sig" = S1SUSPEND ] || vm_fail "block $at of the disk ends in '$sig', not S1SUSPEND"
+vm_log "the kernel's S1SUSPEND header is at block $at"
+
+vm_boot doctor-resume "$disk" doctor-resume "swaplab.resume_offset=$at" ||
+  vm_fail "the resume boot did not end in a power-off" doctor-resume
+vm_expect doctor-resume "PM: Image signature found, resuming"
+vm_expect doctor-resume "swaplab-agent: resumed, $PAGES pattern pages intact"
+vm_log "resumed from /var/tmp/swapfile at resume_offset=$at, $PAGES pattern pages intact"
+echo "vm doctor: every case found; hibernated and resumed at doctor's offset (retries: $VM_RETRIES)"
