@@ -19,6 +19,46 @@ ulimit -c 0                     # SIGQUIT below: no core files
 T="$TRACES/frag.trace"
 cp "$T" "$W/t.trace"
 
+# -- the output is the input, an area, a device, an existing file --------
+run 0 "" "$S" area format "$W/a.swp" --size 8M
+before=$(sha "$W/a.swp")
+run 2 "is the input" "$S" map "$W/a.swp" -o "$W/a.swp"
+[ "$(sha "$W/a.swp")" = "$before" ] || fail "map a.swp -o a.swp changed the area"
+run 2 "is the input" "$S" map "$W/a.swp" -o "$W/a.swp" --force
+ln "$W/a.swp" "$W/hard.swp"
+run 2 "is the input" "$S" map "$W/a.swp" -o "$W/hard.swp" --force
+run 2 "swap area" "$S" map "$W/t.trace" -o "$W/a.swp" --force
+[ "$(sha "$W/a.swp")" = "$before" ] || fail "map -o AREA --force changed the area"
+tb=$(sha "$W/t.trace")
+run 2 "is the input" "$S" map "$W/t.trace" -o "$W/t.trace"
+[ "$(sha "$W/t.trace")" = "$tb" ] || fail "map t.trace -o t.trace changed the trace"
+run 2 "character device" "$S" map "$W/t.trace" -o /dev/null
+echo precious >"$W/x.svg"
+run 2 "exists; use --force" "$S" map "$W/t.trace" -o "$W/x.svg"
+grep -qx precious "$W/x.svg" || fail "an existing file was replaced without --force"
+run 0 "" "$S" map "$W/t.trace" -o "$W/x.svg" --force
+grep -q "<svg" "$W/x.svg" || fail "--force did not replace the file"
+run 0 "" "$S" map "$W/t.trace" -o "$W/new.svg"
+ls -A "$W" | grep -q swaplab-tmp && fail "a temporary output file was left: $(ls -A "$W")"
+echo "outputs: the input, an area, a hard link to it, /dev/null and an existing file refused"
+
+# -- output directories: new, empty or ours, checked before the run -------
+SC="$SCD/rfc-holes.json"
+mkdir "$W/foreign"
+echo mine >"$W/foreign/index.html"
+run 2 "not a swaplab output directory" "$S" run "$SC" --structural --scale 0.01 --html "$W/foreign"
+[ "$RUN_MS" -lt 2000 ] || fail "--html DIR refused only after ${RUN_MS} ms (after the run?)"
+refused_ms=$RUN_MS
+grep -qx mine "$W/foreign/index.html" || fail "a foreign index.html was replaced"
+run 2 "not a swaplab output directory" "$S" reproduce slot-cache-vs-percpu-rotation --out "$W/foreign"
+mkdir "$W/empty"
+run 0 "" "$S" run "$SC" --structural --scale 0.01 --html "$W/empty"
+run 0 "" "$S" reproduce slot-cache-vs-percpu-rotation --out "$W/new"
+[ -s "$W/empty/index.html" ] && [ -s "$W/new/report.csv" ] && [ -e "$W/new/.swaplab-output" ] ||
+  fail "--html / --out wrote nothing: $(ls -A "$W/empty" "$W/new")"
+run 0 "" "$S" run "$SC" --structural --scale 0.01 --html "$W/empty" # ours: again
+echo "output directories: a foreign one refused in ${refused_ms} ms, ours written twice"
+
 # -- a link planted at a temporary area's old, predictable name -----------
 # The run's area goes to $W/tmp (the scenario's dir): links at
 # swaplab-r<pid>-rfc-holes-real.swap for the next 400 pids, to an empty
