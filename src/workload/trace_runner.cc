@@ -5,6 +5,8 @@
 #include <bit>
 #include <unordered_set>
 
+#include "swaplab/alloc/printable.h"
+
 namespace swaplab::workload {
 
 using alloc::Folio;
@@ -68,7 +70,8 @@ void TraceRunner::CacheFolios(std::span<const Page> pages, std::vector<Folio*>* 
 namespace {
 
 Status At(const TraceRunner::Where& where, const std::string& what, int code = -EINVAL) {
-  return Status(code, *where.trace + ":" + std::to_string(where.line) + ": " + what);
+  return Status(code,
+                Printable(*where.trace, 4096) + ":" + std::to_string(where.line) + ": " + what);
 }
 
 }  // namespace

@@ -76,6 +76,14 @@ timeout 120 "$S" run "$W/real.json" --scale 0.05 >/dev/null 2>"$W/err" || fail "
 [ "$(find "$W/tmp" -type f | wc -l)" = 0 ] || fail "the run left $(find "$W/tmp" -type f)"
 echo "temporary area: 400 planted links not followed, nothing left"
 
+# -- non-regular inputs refused at once -----------------------------------
+mkfifo "$W/fifo"
+run 2 "regular file" "$S" map "$W/fifo" -o "$W/f.svg"
+run 2 "regular file" "$S" replay /dev/zero
+run 2 "regular file" "$S" replay "$W/fifo"
+run 2 "regular file" "$S" map /dev/zero -o "$W/z.svg"
+echo "FIFO and /dev/zero refused (slowest case so far ${SLOWEST_MS} ms)"
+
 # -- area format: the format's limit, the free space, signals -------------
 run 2 "2\^32 pages" "$S" area format "$W/huge.swp" --size 17T
 run 1 "free" "$S" area format "$W/huge.swp" --size 16T
@@ -92,4 +100,37 @@ for sig in INT TERM HUP QUIT; do
   [ -e "$W/big.swp" ] && fail "SIG$sig left $(stat -c %s "$W/big.swp") bytes of $W/big.swp"
 done
 echo "area format: 17T and 16T (over the free space) refused; INT TERM HUP QUIT leave no file"
+
+# -- stdout that cannot be written ---------------------------------------
+if [ -w /dev/full ]; then
+  "$S" replay "$T" >/dev/full 2>"$W/err"; rc=$?
+  [ $rc = 1 ] || fail "replay >/dev/full exited $rc, want 1"
+  "$S" run "$SC" --structural --scale 0.01 --csv >/dev/full 2>"$W/err"; rc=$?
+  [ $rc = 1 ] || fail "run --csv >/dev/full exited $rc, want 1"
+  echo "stdout on /dev/full: exit 1"
+fi
+
+# -- escapes, option ranges --------------------------
+python3 - "$SC" "$W/esc.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["name"] = "esc\u001b]0;PWNED\u0007\u009b2J"
+d["title"] = "t\u001b[2J"
+d["setup"] = ["s\u001b]0;X\u0007"]
+d["variants"][0]["label"] = "v\u001b[31m"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+for fmt in "" --csv; do
+  run 0 "" "$S" run "$W/esc.json" --structural --scale 0.01 $fmt
+  LC_ALL=C grep -qaP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]' "$W/out" &&
+    fail "run $fmt printed a raw control byte: $(LC_ALL=C grep -naP '[\x00-\x08\x0b-\x1f\x7f]' "$W/out" | head -c 200 | od -c | head -3)"
+done
+ln -s "$W/t.trace" "$W/$(printf 't\033]0;X\007.trace')"
+run 0 "" "$S" replay "$W/$(printf 't\033]0;X\007.trace')"
+LC_ALL=C grep -qaP '[\x00-\x08\x0b-\x1f\x7f]' "$W/out" && fail "replay printed the trace path raw"
+for opt in "run $SC --scale nan" "run $SC --scale inf" "map $T -o $W/n.svg --scenario x --scale nan" \
+  "reproduce rfc-holes --vm-scale nan"; do
+  run 2 "finite" "$S" $opt
+done
+echo "escapes: no raw control byte in run (text, CSV) or replay; nan/inf refused"
 bound_summary
