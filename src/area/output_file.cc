@@ -93,8 +93,7 @@ Status CheckOutputFile(const std::string& path, const OutputOptions& o) {
     return Status(-EINVAL, fmt::format("{}: is {}; the output must be a regular file", path,
                                        FileTypeName(st.st_mode)));
   const Signature sig = FirstPageSignature(path);
-  if (sig == Signature::kSwapSpace2 || sig == Signature::kSwapSpaceV0 ||
-      sig == Signature::kSuspend)
+  if (sig == Signature::kSwapSpace2 || sig == Signature::kSwapSpaceV0 || sig == Signature::kSuspend)
     return Status(-EBUSY, fmt::format("{}: is a swap area ({}); not overwritten, even with --force",
                                       path, Name(sig)));
   if (!o.force) return Status(-EEXIST, path + ": exists; use --force to replace it");
@@ -112,8 +111,8 @@ Status PrepareOutputDir(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) < 0) return Errno(errno, dir);
   if (!S_ISDIR(st.st_mode))
-    return Status(-EINVAL, fmt::format("{}: is {}; give a directory", dir,
-                                       FileTypeName(st.st_mode)));
+    return Status(-EINVAL,
+                  fmt::format("{}: is {}; give a directory", dir, FileTypeName(st.st_mode)));
   const std::string marker = dir + "/" + kOutputMarker;
   struct stat mst {};
   if (::lstat(marker.c_str(), &mst) == 0) {
