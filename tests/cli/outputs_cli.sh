@@ -6,7 +6,8 @@
 # followed; FIFOs and /dev/zero are refused at once; `area format` refuses
 # sizes over the format's limit and the free space, and leaves no file when
 # interrupted; a failed write to stdout exits 1; scenario strings are
-# escaped; --scale nan is a usage error.
+# escaped; --scale nan is a usage error; a trace's swapon records are
+# priced against the memory before the model is made.
 # usage: outputs_cli.sh SWAPLAB SCENARIO_DIR TRACE_DIR
 set -uo pipefail
 S="$1"; SCD="$2"; TRACES="$3"
@@ -133,4 +134,11 @@ for opt in "run $SC --scale nan" "run $SC --scale inf" "map $T -o $W/n.svg --sce
   run 2 "finite" "$S" $opt
 done
 echo "escapes: no raw control byte in run (text, CSV) or replay; nan/inf refused"
+
+# -- trace swapon records priced against memory ---------------------------
+{ echo "swaplab-trace 1"; for d in 0 1 2 3 4 5 6 7; do echo "swapon dev=$d pages=4294967296"; done; } >"$W/big.trace"
+run 1 "over --memory-limit" "$S" replay "$W/big.trace" --memory-limit 256M
+printf 'swaplab-trace 1\nswapon dev=0 pages=8192\n' >"$W/small.trace"
+run 0 "" "$S" replay "$W/small.trace" --memory-limit 64M
+echo "memory: 8 devices of 2^32 pages refused at the first over --memory-limit 256M in ${RUN_MS} ms"
 bound_summary
