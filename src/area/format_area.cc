@@ -6,6 +6,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,6 +52,22 @@ Status WriteZeros(int fd, uint64_t from, uint64_t to, const std::string& path) {
     off += n;
   }
   return Status::Ok();
+}
+
+// The zeros about to be written must fit: statvfs's blocks available to
+// this user, checked before the first byte (else ENOSPC after minutes of
+// writing, the filesystem full for everyone).
+Status CheckFreeSpace(int fd, uint64_t need, const std::string& path) {
+  struct statvfs v {};
+  if (::fstatvfs(fd, &v) < 0) return Errno(errno, path + ": statvfs");
+  const uint64_t avail = static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
+  if (need <= avail) return Status::Ok();
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  return Status(-ENOSPC,
+                fmt::format("{}: size: {} bytes ({:.2f} GiB) to write, the filesystem has {} bytes "
+                            "({:.2f} GiB) free; nothing written",
+                            path, need, static_cast<double>(need) / kGiB, avail,
+                            static_cast<double>(avail) / kGiB));
 }
 
 // mkswap leaves the boot area [0, 1024) alone when it holds a partition
@@ -155,6 +172,11 @@ Status FormatArea(const std::string& path, const FormatOptions& o) {
   if (o.size_bytes && *o.size_bytes / kPageSize < kMinAreaPages)
     return Invalid(
         fmt::format("size: {} bytes is fewer than {} pages", *o.size_bytes, kMinAreaPages));
+  if (o.size_bytes && *o.size_bytes / kPageSize > kMaxAreaPages)
+    return Invalid(fmt::format(
+        "size: {} bytes is {} pages, more than the format's limit of 2^32 pages ({} bytes, "
+        "16 TiB): last_page is 32 bits",
+        *o.size_bytes, *o.size_bytes / kPageSize, kMaxAreaPages * kPageSize));
 
   Target t;
   if (Status s = OpenTarget(path, o, &t); !s.ok()) return s;
@@ -164,6 +186,8 @@ Status FormatArea(const std::string& path, const FormatOptions& o) {
     if (t.created) ::unlink(path.c_str());
     return s;
   };
+  if (!t.blkdev && t.area_bytes > t.old_bytes)
+    if (Status s = CheckFreeSpace(t.fd, t.area_bytes - t.old_bytes, path); !s.ok()) return fail(s);
   const uint64_t pages = std::min(t.area_bytes / kPageSize, kMaxAreaPages);
   if (pages < kMinAreaPages)
     return fail(Invalid(fmt::format("{}: size: {} bytes is {} pages, fewer than {}", path,

@@ -22,6 +22,7 @@
 #include "run_session.h"
 #include "swaplab/alloc/preset_for_release.h"
 #include "swaplab/alloc/swap_system.h"
+#include "swaplab/area/output_file.h"
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/worker.h"
 #include "swaplab/workload/trace.h"
@@ -921,9 +922,14 @@ Result<RunReport> Runner::Run() {
   if (st.ok()) st = closed;
   if (!st.ok()) return st;
   if (!o_.out.empty()) {
-    std::ofstream out(o_.out);
-    for (const auto& l : out_) out << l << '\n';
-    if (!out) return Status(-EIO, "cannot write " + o_.out);
+    // Never the trace itself, an area or a device; through a temporary
+    // file and a rename (an existing file is replaced, as before).
+    std::string text;
+    for (const auto& l : out_) text += l + '\n';
+    area::OutputOptions oo;
+    oo.force = true;
+    oo.inputs = {o_.trace};
+    if (Status w = area::WriteOutputFile(o_.out, text, oo); !w.ok()) return w;
   }
   rep_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep_;

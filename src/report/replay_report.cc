@@ -6,6 +6,7 @@
 #include <array>
 #include <span>
 
+#include "swaplab/alloc/printable.h"
 #include "swaplab/report/policy_json.h"
 
 namespace swaplab::report {
@@ -104,8 +105,9 @@ std::string ReplayCsv(const workload::ReplayResult& r) {
 std::string ReplayText(const workload::ReplayResult& r) {
   const auto& s = r.summary;
   const auto& o = r.options;
-  std::string out = fmt::format("replay {}: {} CPUs, {} slots per cluster\n{}\n", o.trace, o.cpus,
-                                r.cluster_size, o.policy.Describe());
+  std::string out =
+      fmt::format("replay {}: {} CPUs, {} slots per cluster\n{}\n", Printable(o.trace, 4096),
+                  o.cpus, r.cluster_size, o.policy.Describe());
   out +=
       fmt::format("records {}  folios {}  pages placed {}  unplaced {}  runs/folio {:.3f}\n",
                   s.records, s.folios, s.pages_placed, s.pages_unplaced, workload::RunsPerFolio(s));
@@ -133,8 +135,9 @@ std::string ReplayText(const workload::ReplayResult& r) {
     out += fmt::format("placement agreement: {}/{} ({:.2f}%)\n", s.agree, s.expected,
                        100.0 * static_cast<double>(s.agree) / static_cast<double>(s.expected));
     for (const auto& d : s.disagreements)
-      out += fmt::format("  {}:{}: folio {} page {}: expected dev {} offset {}, got {}\n", o.trace,
-                         d.line, d.folio, d.page, d.expected_dev, d.expected_offset, d.got);
+      out += fmt::format("  {}:{}: folio {} page {}: expected dev {} offset {}, got {}\n",
+                         Printable(o.trace, 4096), d.line, d.folio, d.page, d.expected_dev,
+                         d.expected_offset, d.got);
   }
   out += fmt::format("invariants: {}\n", r.invariants);
   return out;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "swaplab/alloc/printable.h"
 #include "swaplab/report/policy_json.h"
 
 namespace swaplab::report {
@@ -41,6 +42,14 @@ std::vector<std::string> Rows(const ScenarioResult& r) {
 }
 
 namespace {
+
+// Names, titles, setup lines and labels come from scenario files: escaped
+// on every text and CSV line (JSON escapes on its own).
+std::string P(const std::string& s) { return Printable(s, 4096); }
+std::vector<std::string> Escaped(std::vector<std::string> v) {
+  for (auto& s : v) s = P(s);
+  return v;
+}
 
 bool Pct(const ScenarioResult& r, const std::string& row) {
   const auto& p = r.scenario->pct_rows;
@@ -100,8 +109,8 @@ nlohmann::ordered_json HostCpuJson(const workload::HostCpuCost& c) {
 
 std::string RenderText(const ScenarioResult& r) {
   const workload::Scenario& sc = *r.scenario;
-  std::string out = fmt::format("== {} — {}\n\nSetup\n", sc.name, sc.title);
-  for (const auto& s : sc.setup) out += "  - " + s + "\n";
+  std::string out = fmt::format("== {} — {}\n\nSetup\n", P(sc.name), P(sc.title));
+  for (const auto& s : sc.setup) out += "  - " + P(s) + "\n";
   if (sc.scale != 1.0)
     out += fmt::format(
         "  - run at scale {:g}: every size above (devices, regions, image) times {:g}\n", sc.scale,
@@ -127,7 +136,7 @@ std::string RenderText(const ScenarioResult& r) {
       sc.seed, sc.repetitions, sc.repetitions > 1 ? "s" : "",
       sc.repetitions > 1 ? " (medians)" : "", sc.cpus);
   for (const auto& v : r.variants)
-    out += fmt::format("  - {}: {}\n", v.label, v.effective_policy.Describe());
+    out += fmt::format("  - {}: {}\n", P(v.label), v.effective_policy.Describe());
   out += "\n";
   const auto rows = Rows(r);
   std::vector<std::string> cols, labels;
@@ -144,12 +153,12 @@ std::string RenderText(const ScenarioResult& r) {
     }
     cells.push_back(line);
   }
-  out += Table(cols, labels, cells);
+  out += Table(Escaped(cols), labels, cells);
   const auto& ref = sc.seed_reported;
   if (!ref.cells.empty() || !ref.source.empty()) {
     out += fmt::format("\n  What {} reported for the same cells:\n",
-                       ref.source.empty() ? "the seed" : ref.source);
-    for (const auto& s : ref.setup) out += "    " + s + "\n";
+                       ref.source.empty() ? "the seed" : P(ref.source));
+    for (const auto& s : ref.setup) out += "    " + P(s) + "\n";
     std::vector<std::string> rl;
     std::vector<std::vector<std::string>> rc;
     std::vector<std::string> ref_rows = rows;  // ours first, then rows only the seed has
@@ -159,15 +168,15 @@ std::string RenderText(const ScenarioResult& r) {
     for (const auto& row : ref_rows) {
       auto it = ref.cells.find(row);
       if (it == ref.cells.end()) continue;
-      rl.push_back(row);
+      rl.push_back(P(row));
       std::vector<std::string> line;
       for (const auto& c : cols) {
         auto jt = it->second.find(c);
-        line.push_back(jt == it->second.end() ? "-" : jt->second);
+        line.push_back(jt == it->second.end() ? "-" : P(jt->second));
       }
       rc.push_back(line);
     }
-    if (!rl.empty()) out += Table(cols, rl, rc);
+    if (!rl.empty()) out += Table(Escaped(cols), rl, rc);
   }
   if (!sc.answers.empty()) out += "\n  " + sc.answers + "\n";
   out += fmt::format("\n  ({:.1f} s wall)\n\n", r.wall_seconds);
@@ -223,7 +232,8 @@ std::string CsvHeader() {
 
 std::string RenderCsv(const ScenarioResult& r) {
   std::string out;
-  auto quote = [](const std::string& s) {
+  auto quote = [](const std::string& raw) {
+    const std::string s = P(raw);
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";

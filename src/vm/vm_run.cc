@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "swaplab/alloc/preset_for_release.h"
+#include "swaplab/area/output_file.h"
 #include "swaplab/vm/initramfs.h"
 #include "swaplab/vm/vm_hibernate.h"
 #include "swaplab/workload/replay.h"
@@ -169,9 +170,10 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   keep("result.json", res.kernel_json);
   keep("out.trace", res.written_trace);
   if (!o.out.empty()) {
-    std::ofstream out(o.out);
-    out << res.written_trace;
-    if (!out) return Status(-EIO, "cannot write " + o.out);
+    area::OutputOptions oo;  // never the trace itself, an area or a device
+    oo.force = true;         // an existing file is replaced, as before
+    oo.inputs = {o.trace};
+    if (Status w = area::WriteOutputFile(o.out, res.written_trace, oo); !w.ok()) return w;
   }
   nlohmann::json j = nlohmann::json::parse(res.kernel_json, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("agree") || !j["agree"].is_number())

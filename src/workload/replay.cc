@@ -28,6 +28,7 @@ Result<ReplayResult> Replay(const ReplayOptions& o) {
   if (Status st = alloc::SwapSystem::ValidateOptions(so); !st.ok()) return st;
   alloc::SwapSystem sys(so);
   TraceRunner runner(sys);
+  runner.set_memory_limit(o.memory_limit);
   for (bool have = *first;; have = false) {
     if (!have) {
       auto more = (*reader)->Next(&rec);

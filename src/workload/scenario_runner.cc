@@ -182,7 +182,10 @@ Result<std::unique_ptr<ScenarioRun>> ScenarioRun::Prepare(const Scenario& sc, co
       run->jobs_.push_back(std::move(s));
     }
   if (sc.devices[0].real_file) {
-    run->temp_.emplace(TempAreaPath(sc.devices[0].dir, sc.name));
+    auto path = CreateTempArea(sc.devices[0].dir, sc.name);
+    if (!path.ok())
+      return Status(path.status().code(), sc.file + ": $.devices[0]: " + path.status().message());
+    run->temp_.emplace(*path);
     area::FormatOptions fo;
     fo.size_bytes = sc.devices[0].pages * alloc::kPageSize;
     fo.label = TempAreaLabel();

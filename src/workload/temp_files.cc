@@ -1,7 +1,9 @@
 // Temporary areas removed on every exit path but SIGKILL.
 #include "swaplab/workload/temp_files.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 namespace swaplab::workload {
 
@@ -45,8 +48,15 @@ std::string Clean(const std::string& s) {
 
 std::string TempAreaLabel() { return "swaplab-r" + std::to_string(::getpid()); }
 
-std::string TempAreaPath(const std::string& dir, const std::string& what) {
-  return dir + "/" + TempAreaLabel() + "-" + Clean(what) + ".swap";
+Result<std::string> CreateTempArea(const std::string& dir, const std::string& what) {
+  static constexpr char kSuffix[] = ".swap";
+  const std::string tmpl = dir + "/" + TempAreaLabel() + "-" + Clean(what) + ".XXXXXX" + kSuffix;
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  const int fd = ::mkostemps(buf.data(), sizeof(kSuffix) - 1, O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return Status(-errno, "create " + tmpl + ": " + std::strerror(errno));
+  ::close(fd);
+  return std::string(buf.data());
 }
 
 TempFile::TempFile(std::string path) : path_(std::move(path)) {
@@ -62,13 +72,19 @@ TempFile::TempFile(std::string path) : path_(std::move(path)) {
   }
 }
 
-TempFile::~TempFile() {
-  if (path_.empty()) return;
-  ::unlink(path_.c_str());
+void TempFile::keep() {
   if (slot_ >= 0) {
     g_used[slot_].store(false, std::memory_order_release);
     g_claimed[slot_].store(false, std::memory_order_release);
   }
+  slot_ = -1;
+  path_.clear();
+}
+
+TempFile::~TempFile() {
+  if (path_.empty()) return;
+  ::unlink(path_.c_str());
+  keep();
 }
 
 Result<WorkDir> WorkDir::Create() {
@@ -117,7 +133,7 @@ void InstallTempFileCleanup() {
   sigemptyset(&sa.sa_mask);
   // SIGABRT too: an exception no one catches (in a worker thread, say)
   // ends in abort(), which would leave the files behind.
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGABRT}) ::sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT}) ::sigaction(sig, &sa, nullptr);
 }
 
 }  // namespace swaplab::workload

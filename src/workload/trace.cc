@@ -2,6 +2,7 @@
 #include "swaplab/workload/trace.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -324,17 +325,37 @@ constexpr size_t kReadChunk = size_t{1} << 18;
 }  // namespace
 
 TraceReader::TraceReader(std::unique_ptr<std::istream> in, std::string name)
-    : in_(std::move(in)), name_(std::move(name)) {}
+    : in_(std::move(in)), name_(Printable(name, 4096)) {}
 
-TraceReader::TraceReader(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+TraceReader::TraceReader(int fd, std::string name) : fd_(fd), name_(Printable(name, 4096)) {}
 
 TraceReader::~TraceReader() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+// A trace is a regular file: a FIFO would block the open, /dev/zero is an
+// endless line. Checked before the open and again on the descriptor (opened
+// without blocking), so a path swapped in between is refused too.
 Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status(-ENOENT, path + ": cannot open the trace");
+  const std::string shown = Printable(path, 4096);
+  auto refuse = [&shown](const struct stat& st) {
+    const char* what = S_ISFIFO(st.st_mode)  ? "a FIFO"
+                       : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISBLK(st.st_mode) ? "a block device"
+                       : S_ISDIR(st.st_mode) ? "a directory"
+                                             : "not a regular file";
+    return Status(-EINVAL, shown + ": is " + what + "; a trace must be a regular file");
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) < 0) return Status(-ENOENT, shown + ": cannot open the trace");
+  if (!S_ISREG(st.st_mode)) return refuse(st);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return Status(-ENOENT, shown + ": cannot open the trace");
+  if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return refuse(st);
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return std::unique_ptr<TraceReader>(new TraceReader(fd, path));
 }
 

@@ -1,9 +1,14 @@
 // Trace semantics for one private anonymous mapping (design.md).
 #include "swaplab/workload/trace_runner.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <bit>
+#include <fstream>
 #include <unordered_set>
+
+#include "swaplab/alloc/printable.h"
 
 namespace swaplab::workload {
 
@@ -68,7 +73,8 @@ void TraceRunner::CacheFolios(std::span<const Page> pages, std::vector<Folio*>* 
 namespace {
 
 Status At(const TraceRunner::Where& where, const std::string& what, int code = -EINVAL) {
-  return Status(code, *where.trace + ":" + std::to_string(where.line) + ": " + what);
+  return Status(code,
+                Printable(*where.trace, 4096) + ":" + std::to_string(where.line) + ": " + what);
 }
 
 }  // namespace
@@ -290,6 +296,42 @@ Status TraceRunner::DropAllCaches(const Where& where) {
   return Status::Ok();
 }
 
+namespace {
+
+// MemAvailable from /proc/meminfo in bytes; 0 when it cannot be read.
+uint64_t AvailableMemoryBytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (f >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+}  // namespace
+
+// A device the model cannot hold is refused before it is made (8 devices
+// of 2^32 pages took 2.6 GB, 32 took 10.5 GB).
+Status TraceRunner::CheckModelMemory(uint64_t pages, const Where& where) {
+  const uint64_t cluster = sys_.cluster_size();
+  const uint64_t bytes = (pages / cluster + 1) * kModelBytesPerCluster;
+  model_bytes_ += bytes;
+  const bool given = memory_limit_ != 0;
+  const uint64_t limit = given ? memory_limit_ : AvailableMemoryBytes();
+  if (limit == 0 || model_bytes_ <= limit) return Status::Ok();
+  constexpr double kMiB = 1024.0 * 1024;
+  return At(
+      where,
+      fmt::format("the model of this device ({} pages, {} per cluster) needs about {:.0f} MiB, "
+                  "{:.0f} MiB with the devices before it: over {} ({:.0f} MiB)",
+                  pages, cluster, static_cast<double>(bytes) / kMiB,
+                  static_cast<double>(model_bytes_) / kMiB,
+                  given ? "--memory-limit" : "the memory available (MemAvailable)",
+                  static_cast<double>(limit) / kMiB),
+      -ENOMEM);
+}
+
 Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
   const Where where{&trace_name, r.line};  // made into text only for an error
   ++sum_.records;
@@ -299,6 +341,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       if (r.pages > Page::kMaxSlotOffset + 1)  // the page record's offsets
         return At(where,
                   "pages " + std::to_string(r.pages) + " is above the runner's limit of 2^40");
+      if (Status st = CheckModelMemory(r.pages, where); !st.ok()) return st;
       alloc::SwaponOptions o;
       o.name = "trace-dev" + std::to_string(r.dev);
       o.pages = r.pages;

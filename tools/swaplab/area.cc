@@ -3,6 +3,7 @@
 #include "area.h"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "swaplab/area/swap_header.h"
 #include "swaplab/hibernate/area_image.h"
 #include "swaplab/report/area_report.h"
+#include "swaplab/workload/temp_files.h"
 
 namespace swaplab::tools {
 
@@ -55,6 +57,18 @@ Status Report(const hibernate::AreaWithImage& a, const AreaOptions& o) {
   return a.swapon;
 }
 
+// A file this command creates is removed if INT, TERM, HUP or QUIT comes
+// while its zeros are written (FormatArea removes it on its own errors).
+Status FormatRemovedOnSignal(const std::string& path, const area::FormatOptions& f) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 || errno != ENOENT) return area::FormatArea(path, f);
+  workload::InstallTempFileCleanup();
+  workload::TempFile partial(path);
+  Status s = area::FormatArea(path, f);
+  partial.keep();
+  return s;
+}
+
 int RunFormat(const AreaOptions& o) {
   area::FormatOptions f;
   f.label = o.label;
@@ -74,7 +88,7 @@ int RunFormat(const AreaOptions& o) {
     if (!b.ok()) return Fail(b.status());
     f.bad_pages = *b;
   }
-  if (Status s = area::FormatArea(o.path, f); !s.ok()) return Fail(s);
+  if (Status s = FormatRemovedOnSignal(o.path, f); !s.ok()) return Fail(s);
   auto info = hibernate::InspectAreaWithImage(o.path);
   if (!info.ok()) return Fail(info.status());
   if (o.json || o.csv) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "area.h"
+#include "finite_range.h"
 #include "policy_arg.h"
 #include "progress.h"
 #include "size_arg.h"
@@ -82,7 +83,7 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
       "timed write, as the kernel's is before swsusp_write; larger ones are generated while "
       "writing");
   c.write->add_option("--zero-share", o.zero_share, "share of zero pages in the snapshot")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
   return c;
 }
 

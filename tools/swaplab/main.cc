@@ -2,7 +2,10 @@
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <new>
 #include <system_error>
 
@@ -17,6 +20,20 @@
 #include "scenario_cmds.h"
 #include "sweep.h"
 #include "vm.h"
+
+namespace {
+
+// A report that did not reach stdout (a full disk, /dev/full, a closed
+// pipe) is a failure: exit 1 with a message, never 0.
+int StdoutChecked(int rc) {
+  std::cout.flush();
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout;
+  if (!failed) return rc;
+  std::fprintf(stderr, "swaplab: writing the output to stdout failed: %s\n", std::strerror(errno));
+  return rc == 0 ? 1 : rc;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
 #ifdef M_MMAP_THRESHOLD
@@ -64,19 +81,23 @@ int main(int argc, char** argv) {
   // temporary areas on the way (TempFile).
   if (swaplab::tools::RunHelpOutputs(app, help_outputs)) return 0;
   try {
-    if (area_cmds.area->parsed()) return swaplab::tools::RunArea(area_cmds, area);
-    if (image_cmds.image->parsed()) return swaplab::tools::RunImage(image_cmds, image);
-    if (kernel_cmds.kernel->parsed()) return swaplab::tools::RunKernel(kernel_cmds, kernel);
-    if (vm_cmds.vm->parsed()) return swaplab::tools::RunVm(vm_cmds, vm_opts);
-    if (sweep_cmds.sweep->parsed()) return swaplab::tools::RunSweep(sweep_cmds, sweep_opts);
-    if (map_cmd->parsed()) return swaplab::tools::RunMap(map_opts);
-    if (doctor_cmd->parsed()) return swaplab::tools::RunDoctor(doctor_opts);
-    if (replay_cmd->parsed()) return swaplab::tools::RunReplay(replay);
-    if (run_cmd->parsed()) return swaplab::tools::RunRun(run_opts);
-    if (repro_cmd->parsed()) return swaplab::tools::RunReproduce(repro_opts);
-    if (demo_cmd->parsed()) return swaplab::tools::RunDemo(demo);
+    if (area_cmds.area->parsed()) return StdoutChecked(swaplab::tools::RunArea(area_cmds, area));
+    if (image_cmds.image->parsed())
+      return StdoutChecked(swaplab::tools::RunImage(image_cmds, image));
+    if (kernel_cmds.kernel->parsed())
+      return StdoutChecked(swaplab::tools::RunKernel(kernel_cmds, kernel));
+    if (vm_cmds.vm->parsed()) return StdoutChecked(swaplab::tools::RunVm(vm_cmds, vm_opts));
+    if (sweep_cmds.sweep->parsed())
+      return StdoutChecked(swaplab::tools::RunSweep(sweep_cmds, sweep_opts));
+    if (map_cmd->parsed()) return StdoutChecked(swaplab::tools::RunMap(map_opts));
+    if (doctor_cmd->parsed()) return StdoutChecked(swaplab::tools::RunDoctor(doctor_opts));
+    if (replay_cmd->parsed()) return StdoutChecked(swaplab::tools::RunReplay(replay));
+    if (run_cmd->parsed()) return StdoutChecked(swaplab::tools::RunRun(run_opts));
+    if (repro_cmd->parsed()) return StdoutChecked(swaplab::tools::RunReproduce(repro_opts));
+    if (demo_cmd->parsed()) return StdoutChecked(swaplab::tools::RunDemo(demo));
     // No subcommand: the main job, on its built-in default.
-    if (app.get_subcommands().empty()) return swaplab::tools::RunReproduce(repro_opts);
+    if (app.get_subcommands().empty())
+      return StdoutChecked(swaplab::tools::RunReproduce(repro_opts));
   } catch (const std::bad_alloc&) {
     std::fputs(
         "swaplab: out of memory: this run needs more memory than the process may have (RLIMIT_AS, "

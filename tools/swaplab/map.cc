@@ -3,12 +3,17 @@
 #include "map.h"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <string_view>
 
+#include "finite_range.h"
 #include "policy_arg.h"
 #include "swaplab/alloc/printable.h"
+#include "swaplab/area/output_file.h"
 #include "swaplab/report/map_sources.h"
 #include "swaplab/workload/scenario_batch.h"
 #include "swaplab/workload/shipped.h"
@@ -41,11 +46,19 @@ Result<workload::Scenario> FindScenario(const std::string& name) {
   return workload::LoadScenario(name);
 }
 
-int WriteSvg(const std::string& path, const std::string& svg) {
-  std::ofstream f(path, std::ios::binary);
-  f << svg;
-  f.close();
-  if (!f) return Fail("-o " + path + ": cannot write", 1);
+// -o: checked before any work (the input, an area, a device, an existing
+// file without --force), then written through a temporary file.
+area::OutputOptions OutputOf(const MapOptions& o) {
+  area::OutputOptions oo;
+  oo.force = o.force;
+  for (const auto& in : {o.source, o.scenario})
+    if (!in.empty()) oo.inputs.push_back(in);
+  return oo;
+}
+
+int WriteSvg(const MapOptions& o, const std::string& svg) {
+  if (Status s = area::WriteOutputFile(o.out, svg, OutputOf(o)); !s.ok())
+    return Fail("-o " + s.message(), s.code() == -EIO || s.code() == -ENOSPC ? 1 : 2);
   return 0;
 }
 
@@ -86,7 +99,7 @@ int ScenarioMap(const MapOptions& o, const report::MapSvgOptions& so) {
     if (m == nullptr) return Fail("no map of " + v.label + " at " + at, 1);
     panels.push_back({v.label + ", " + at, m});
   }
-  return WriteSvg(o.out, report::ClusterMapSvg(sc.name + ": " + sc.title, panels, so));
+  return WriteSvg(o, report::ClusterMapSvg(sc.name + ": " + sc.title, panels, so));
 }
 
 }  // namespace
@@ -103,7 +116,7 @@ CLI::App* AddMap(CLI::App& app, MapOptions& o) {
                 "after if it writes one)")
       ->check(CLI::IsMember({"aging", "before", "after"}));
   c->add_option("--scale", o.scale, "--scenario: multiply its sizes by this factor")
-      ->check(CLI::Range(1e-4, 16.0));
+      ->check(FiniteRange(1e-4, 16.0));
   c->add_option("--at-record", o.at_record,
                 "trace: the state after this many records (default: "
                 "the end)")
@@ -116,6 +129,8 @@ CLI::App* AddMap(CLI::App& app, MapOptions& o) {
   c->add_option("--cluster-shift", o.cluster_shift, "trace: log2 slots per cluster")
       ->check(CLI::Range(1, 15));
   c->add_option("-o,--output", o.out, "the SVG file to write")->required();
+  c->add_flag("--force", o.force,
+              "-o may replace an existing file (never the input, a swap area or a device)");
   c->add_option("--cells", o.cells,
                 "at most this many cells; more clusters are aggregated (the legend says so)")
       ->check(CLI::Range(uint64_t{16}, uint64_t{1} << 20));
@@ -127,6 +142,8 @@ int RunMap(const MapOptions& o) {
   report::MapSvgOptions so;
   so.max_cells = o.cells;
   so.number_runs = !o.no_runs;
+  if (Status s = area::CheckOutputFile(o.out, OutputOf(o)); !s.ok())
+    return Fail("-o " + s.message(), 2);
   if (!o.scenario.empty()) {
     if (!o.source.empty())
       return Fail("give a SOURCE (an area or a trace) or --scenario, not both", 2);
@@ -134,6 +151,12 @@ int RunMap(const MapOptions& o) {
   }
   if (o.source.empty()) return Fail("give a SOURCE (an area or a trace) or --scenario", 2);
   if (!o.variant.empty() || !o.at.empty()) return Fail("--variant and --at go with --scenario", 2);
+  // Never opened blocking: a FIFO would hang IsTrace, a character device
+  // read forever; an area is a file or a block device, a trace a file.
+  struct stat st {};
+  if (::stat(o.source.c_str(), &st) < 0) return Fail(o.source + ": " + std::strerror(errno), 2);
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+    return Fail(o.source + ": not a regular file or a block device (an area or a trace)", 2);
   Result<report::ClusterMap> m = Status(-EINVAL, "");
   std::string caption;
   if (IsTrace(o.source)) {
@@ -154,7 +177,7 @@ int RunMap(const MapOptions& o) {
     caption = "hibernation image on the area";
   }
   if (!m.ok()) return Fail(m.status().message(), 2);
-  return WriteSvg(o.out, report::ClusterMapSvg(o.source, {{caption, &*m}}, so));
+  return WriteSvg(o, report::ClusterMapSvg(o.source, {{caption, &*m}}, so));
 }
 
 }  // namespace swaplab::tools

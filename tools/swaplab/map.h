@@ -23,6 +23,7 @@ struct MapOptions {
   int cpus = 4;
   int cluster_shift = 9;
   std::string out;
+  bool force = false;  // -o may replace an existing file (never the input or an area)
   uint64_t cells = 16384;
   bool no_runs = false;
 };

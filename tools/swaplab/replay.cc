@@ -4,7 +4,10 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
+
 #include "policy_arg.h"
+#include "size_arg.h"
 #include "swaplab/report/replay_report.h"
 #include "swaplab/workload/replay.h"
 
@@ -31,6 +34,9 @@ CLI::App* AddReplay(CLI::App& app, ReplayOptions& o) {
                 "seed of the model's random scan bases (linux-6.1's per-CPU cluster_next_cpu; "
                 "a trace's scan-base records override them)")
       ->capture_default_str();
+  c->add_option("--memory-limit", o.memory_limit,
+                "refuse a trace whose swapon records need a model larger than this (K, M, G "
+                "suffixes; default: the memory available, MemAvailable)");
   return c;
 }
 
@@ -40,10 +46,20 @@ int RunReplay(const ReplayOptions& o) {
     fmt::print(stderr, "swaplab replay: {}\n", policy.status().message());
     return 2;
   }
-  auto r = workload::Replay({o.trace, *policy, o.cpus, o.cluster_shift, o.check, o.scan_base_seed});
+  uint64_t limit = 0;
+  if (!o.memory_limit.empty()) {
+    auto l = ParseSize(o.memory_limit, "--memory-limit");
+    if (!l.ok()) {
+      fmt::print(stderr, "swaplab replay: {}\n", l.status().message());
+      return 2;
+    }
+    limit = *l;
+  }
+  auto r = workload::Replay(
+      {o.trace, *policy, o.cpus, o.cluster_shift, o.check, o.scan_base_seed, limit});
   if (!r.ok()) {
     fmt::print(stderr, "swaplab replay: {}\n", r.status().message());
-    return 2;
+    return r.status().code() == -ENOMEM ? 1 : 2;  // more than this machine can hold: 1
   }
   if (!r->check_failed.empty()) {
     fmt::print(stderr, "swaplab replay: {}\n", r->check_failed);

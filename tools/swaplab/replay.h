@@ -18,6 +18,7 @@ struct ReplayOptions {
   bool csv = false;
   bool check = false;  // CheckInvariants after every record
   uint64_t scan_base_seed = 0;
+  std::string memory_limit;  // --memory-limit SIZE ("": the machine's MemAvailable)
 };
 
 CLI::App* AddReplay(CLI::App& app, ReplayOptions& o);

@@ -2,6 +2,7 @@
 // program, side by side with what the seeds reported.
 #include <fmt/core.h>
 
+#include "finite_range.h"
 #include "progress.h"
 #include "scenario_cmds.h"
 #include "swaplab/alloc/printable.h"
@@ -24,7 +25,7 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
   AddProgressOption(c, o.progress);
   c->add_option("--scale", o.scale,
                 "multiply every scenario's sizes by this factor (default 1: the seeds' sizes)")
-      ->check(CLI::Range(1e-4, 16.0));
+      ->check(FiniteRange(1e-4, 16.0));
   c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
   auto* full = c->add_flag(
       "--full", o.full,
@@ -44,7 +45,7 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
   c->add_option("--vm-scale", o.vm_scale,
                 "--vm: the seed's sizes times this (default 1/64: 80 MiB image; seed 003: 1/32, "
                 "256 MiB of zram for the 8G table)")
-      ->check(CLI::Range(1.0 / 128, 1.0 / 5))
+      ->check(FiniteRange(1.0 / 128, 1.0 / 5))
       ->each([&o](const std::string&) { o.vm_scale_set = true; });
   c->add_option("--accel", o.accel, "--vm: tcg | kvm | auto")
       ->check(CLI::IsMember({"tcg", "kvm", "auto"}));

@@ -1,6 +1,7 @@
 // `swaplab run SCENARIO.json...`: scenario files (scenarios/README.md).
 #include <fmt/core.h>
 
+#include "finite_range.h"
 #include "policy_arg.h"
 #include "progress.h"
 #include "scenario_cmds.h"
@@ -19,7 +20,7 @@ CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
                 "self-contained page)");
   AddProgressOption(c, o.progress);
   c->add_option("--scale", o.scale, "multiply the scenario's sizes by this factor")
-      ->check(CLI::Range(1e-4, 16.0));
+      ->check(FiniteRange(1e-4, 16.0));
   c->add_option("--jobs", o.jobs, "variants run at once")->check(CLI::Range(1, 64));
   c->add_flag(
       "--structural", o.structural,

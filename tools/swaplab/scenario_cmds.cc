@@ -8,12 +8,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <mutex>
 #include <optional>
 
 #include "progress.h"
 #include "swaplab/alloc/printable.h"
+#include "swaplab/area/output_file.h"
 #include "swaplab/report/html_report.h"
 #include "swaplab/report/report.h"
 #include "swaplab/workload/scenario_batch.h"
@@ -30,13 +30,9 @@ int WriteHtml(const std::vector<workload::ScenarioResult>& results, const Scenar
   ho.command = reproduce ? "reproduce" + (o.name.empty() ? std::string() : " " + o.name) : "run";
   ho.scale = o.scale;
   ho.wall_seconds = wall;
-  ::mkdir(o.html_dir.c_str(), 0755);
-  const std::string path = o.html_dir + "/index.html";
-  std::ofstream f(path, std::ios::binary);
-  f << report::RenderHtml(results, &maps, ho);
-  f.close();
-  if (!f) {
-    fmt::print(stderr, "swaplab: cannot write {}\n", path);
+  const std::string page = report::RenderHtml(results, &maps, ho);
+  if (Status s = area::WriteOutputDirFile(o.html_dir, "index.html", page); !s.ok()) {
+    fmt::print(stderr, "swaplab: --html: {}\n", Printable(s.message(), 4096));
     return 1;
   }
   return 0;
@@ -47,14 +43,11 @@ int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmd
   const auto b = report::RenderBatch(results, o.scale, wall);
   fmt::print("{}", o.json ? b.json + "\n" : o.csv ? b.csv : b.text);
   if (!o.out_dir.empty()) {
-    ::mkdir(o.out_dir.c_str(), 0755);
     for (auto [name, content] : {std::pair<const char*, std::string>{"report.txt", b.text},
                                  {"report.json", b.json + "\n"},
                                  {"report.csv", b.csv}}) {
-      std::ofstream f(o.out_dir + "/" + name);
-      f << content;
-      if (!f) {
-        fmt::print(stderr, "swaplab: cannot write {}/{}\n", o.out_dir, name);
+      if (Status s = area::WriteOutputDirFile(o.out_dir, name, content); !s.ok()) {
+        fmt::print(stderr, "swaplab: --out: {}\n", Printable(s.message(), 4096));
         return 1;
       }
     }
@@ -66,6 +59,15 @@ int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmd
 
 int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions& o,
            bool reproduce) {
+  // --out / --html: new, empty or ours, known before the run starts.
+  for (const auto& [flag, dir] :
+       {std::pair<const char*, std::string>{"--out", o.out_dir}, {"--html", o.html_dir}}) {
+    if (dir.empty()) continue;
+    if (Status s = area::PrepareOutputDir(dir); !s.ok()) {
+      fmt::print(stderr, "swaplab: {}: {}\n", flag, Printable(s.message(), 4096));
+      return 2;
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
   workload::RunOptions ro;
   ro.jobs = o.jobs;

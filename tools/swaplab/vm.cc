@@ -6,13 +6,12 @@
 
 #include <algorithm>
 #include <csignal>
-#include <filesystem>
-#include <fstream>
 
 #include "policy_arg.h"
 #include "progress.h"
 #include "size_arg.h"
 #include "swaplab/alloc/printable.h"
+#include "swaplab/area/output_file.h"
 #include "swaplab/kernel/interrupt.h"
 #include "swaplab/report/vm_report.h"
 #include "swaplab/vm/vm_churn.h"
@@ -245,6 +244,8 @@ int RunReproduceVmColumns(double scale, const std::string& accel, const std::str
 int RunReproduceVmNonfull(const workload::Scenario& sc_in, double scale, const std::string& accel,
                           const std::string& kernel, int runs, bool json,
                           const std::string& out_dir, const std::string& progress) {
+  if (!out_dir.empty())  // new, empty or ours: known before the VM runs
+    if (Status s = area::PrepareOutputDir(out_dir); !s.ok()) return Fail(s, 2, "reproduce --vm");
   vm::NonfullTableOptions no;
   no.scenario = sc_in;
   workload::ScaleScenario(no.scenario, scale > 0 ? scale : vm::kNonfullVmScale);
@@ -266,15 +267,10 @@ int RunReproduceVmNonfull(const workload::Scenario& sc_in, double scale, const s
   const std::string text = report::VmNonfullTableText(*rep), js = report::VmNonfullTableJson(*rep);
   fmt::print("{}", json ? js : text);
   if (!out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
     for (const auto& [name, content] :
-         {std::pair<const char*, const std::string&>{"report.txt", text}, {"report.json", js}}) {
-      std::ofstream f(out_dir + "/" + name);
-      f << content;
-      if (!f)
-        return Fail(Status(-EIO, "cannot write " + out_dir + "/" + name), 1, "reproduce --vm");
-    }
+         {std::pair<const char*, const std::string&>{"report.txt", text}, {"report.json", js}})
+      if (Status st = area::WriteOutputDirFile(out_dir, name, content); !st.ok())
+        return Fail(st, 1, "reproduce --vm");
   }
   return 0;
 }

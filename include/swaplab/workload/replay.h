@@ -29,6 +29,8 @@ struct ReplayOptions {
   bool check = false;  // CheckInvariants after every record (slow)
   // SystemOptions::scan_base_seed: the model's random draws (linux-6.1).
   uint64_t scan_base_seed = 0;
+  // TraceRunner::set_memory_limit: bytes the model may take (0: MemAvailable).
+  uint64_t memory_limit = 0;
 };
 
 // A device of the trace at the end of the replay.

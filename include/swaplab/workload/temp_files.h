@@ -1,7 +1,7 @@
 // Temporary swap files a run creates (a scenario's real-file device):
 // named and labelled so they are recognisable (/var/tmp/swaplab-r<pid>-…,
 // label "swaplab-r<pid>"), removed when the run ends, on SIGINT, SIGTERM,
-// SIGHUP and SIGABRT too once the command line installed the handlers, and found
+// SIGHUP, SIGQUIT and SIGABRT too once the command line installed the handlers, and found
 // by `swaplab kernel cleanup` after a SIGKILL (the pid no longer runs).
 #pragma once
 #pragma GCC visibility push(default)
@@ -15,9 +15,12 @@ namespace swaplab::workload {
 
 // The label of this process's temporary areas ("swaplab-r<pid>", ≤ 16 bytes).
 std::string TempAreaLabel();
-// Path for a temporary area in `dir` for `what` (a scenario name, reduced
-// to [A-Za-z0-9_.-]).
-std::string TempAreaPath(const std::string& dir, const std::string& what);
+// A new empty file for a temporary area in `dir` for `what` (a scenario
+// name, reduced to [A-Za-z0-9_.-]): dir/swaplab-r<pid>-<what>.XXXXXX.swap,
+// the X random, created with O_CREAT | O_EXCL | O_NOFOLLOW (mkostemps) so a
+// file or link planted at a guessed name is never opened. Its path, or
+// -errno naming the directory.
+Result<std::string> CreateTempArea(const std::string& dir, const std::string& what);
 
 // A registered temporary file: unlinked by the destructor, or by the
 // signal handlers if the process is interrupted first. At most 16 at once
@@ -30,6 +33,8 @@ class TempFile {
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   const std::string& path() const { return path_; }
+  // Keeps the file: no longer removed by the destructor or a signal.
+  void keep();
 
  private:
   std::string path_;
@@ -61,8 +66,9 @@ class WorkDir {
   std::string path_;
 };
 
-// SIGINT / SIGTERM / SIGHUP / SIGABRT: unlink every registered file, then
-// die of the signal as before. Called once by the command line.
+// SIGINT / SIGTERM / SIGHUP / SIGQUIT / SIGABRT: unlink every registered
+// file (unlink only: async-signal-safe), then die of the signal as before.
+// Called once by the command line.
 void InstallTempFileCleanup();
 
 }  // namespace swaplab::workload

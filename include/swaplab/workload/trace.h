@@ -89,7 +89,7 @@ class TraceReader {
   // true and a record, false at the end, or an error; *rec is unspecified
   // after false or an error.
   Result<bool> Next(TraceRecord* rec);
-  const std::string& name() const { return name_; }
+  const std::string& name() const { return name_; }  // for messages: Printable(path)
   // Off, every line goes through the general parser; tests compare the two
   // (the one-pass reader of common lines must read each line the same way).
   void set_fast_path(bool on) { fast_path_ = on; }

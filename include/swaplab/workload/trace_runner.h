@@ -50,6 +50,15 @@ class TraceRunner {
   // compare against.
   explicit TraceRunner(alloc::SwapSystem& sys, size_t keep_disagreements = 20, bool compact = true);
   ~TraceRunner();
+  // The model's memory, estimated at each swapon record
+  // (kModelBytesPerCluster per cluster of every device on), is refused
+  // with -ENOMEM over this many bytes; 0 (the default): the machine's
+  // MemAvailable, not checked when /proc/meminfo cannot be read.
+  void set_memory_limit(uint64_t bytes) { memory_limit_ = bytes; }
+  // Measured: 2^32 pages in 512-page clusters took ~327 MB of RSS, 2^28
+  // pages in 16-page clusters ~780 MB (issue 31): about 40-47 bytes a
+  // cluster, almost nothing a page.
+  static constexpr uint64_t kModelBytesPerCluster = 48;
   // Applies one record; errors name the trace line (FILE:LINE: ...).
   Status Apply(const TraceRecord& r, const std::string& trace_name = "trace");
   const ReplaySummary& summary() const { return sum_; }
@@ -78,6 +87,9 @@ class TraceRunner {
   };
 
  private:
+  Status CheckModelMemory(uint64_t pages, const Where& where);
+  uint64_t memory_limit_ = 0;  // set_memory_limit
+  uint64_t model_bytes_ = 0;   // the estimate for the devices swapped on so far
   // What the mapping keeps of one page, 16 bytes (a 2 MiB folio's pages
   // take 8 KiB): its slot (offsets below 2^40, kMaxSlotOffset), the swap
   // references it holds, whether it is mapped in memory, and its swap-cache
