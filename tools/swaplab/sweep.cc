@@ -182,7 +182,9 @@ SweepCommands AddSweep(CLI::App& app, SweepOptions& o) {
   return c;
 }
 
-int RunSweep(const SweepCommands& c, const SweepOptions& o) {
+namespace {
+
+int RunSweepChecked(const SweepCommands& c, const SweepOptions& o) {
   if (c.point->parsed()) {
     bool ran = false;
     if (Status st = sweep::RunPoint(o.dir, o.id, &ran); !st.ok()) return Fail(st, " point");
@@ -197,6 +199,21 @@ int RunSweep(const SweepCommands& c, const SweepOptions& o) {
     return 0;
   }
   return Sweep(o);
+}
+
+}  // namespace
+
+int RunSweep(const SweepCommands& c, const SweepOptions& o) {
+  // Every file of DIR is checked whole before it is used
+  // (src/sweep/files.cc); a JSON error that still got through is bad
+  // input, never an abort.
+  try {
+    return RunSweepChecked(c, o);
+  } catch (const nlohmann::json::exception& e) {
+    fmt::print(stderr, "swaplab sweep: {}: unexpected content: {}\n",
+               Printable(o.dir.empty() ? o.out : o.dir), Printable(e.what()));
+    return 2;
+  }
 }
 
 }  // namespace swaplab::tools
