@@ -79,6 +79,8 @@ Status Prepare(const Sweep& s, const std::string& dir) {
               {"axes", axes},   {"spec", s.spec},   {"points", points}};
   if (!s.command.empty()) doc["command"] = s.command;
   const std::string text = doc.dump(1) + "\n";
+  // The marker first: a directory of someone else's files is never written.
+  if (Status st = ClaimDir(dir); !st.ok()) return st;
   const std::string sweep_json = dir + "/sweep.json";
   if (Exists(sweep_json)) {
     // The same points (ids and order: parallel's joblog and a Slurm
@@ -102,6 +104,7 @@ Status Prepare(const Sweep& s, const std::string& dir) {
 }
 
 Result<json> ReadSweep(const std::string& dir) {
+  if (Status st = CheckOwned(dir); !st.ok()) return st;
   const std::string path = dir + "/sweep.json";
   auto j = workload::ReadJsonFile(path, workload::kMaxSweepJson);
   if (!j.ok() && j.status().code() == -ENOENT) {
@@ -118,6 +121,7 @@ Status RunPoint(const std::string& dir, const std::string& id, bool* ran) {
   *ran = false;
   if (!ValidId(id))
     return Status(-EINVAL, "point id " + Printable(id) + ": expected 16 hex digits");
+  if (Status st = CheckOwned(dir); !st.ok()) return st;
   const std::string out = dir + "/points/" + id + ".json";
   // Done is a complete result; a truncated or foreign one is run again.
   if (ReadPointResult(dir, id).ok()) return Status::Ok();

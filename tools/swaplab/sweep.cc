@@ -93,17 +93,22 @@ int Sweep(const SweepOptions& o) {
   if (!s.ok()) return Fail(s.status(), "");
   s.value().command = "swaplab sweep " + Printable(o.spec) + " --out " + Printable(o.out) +
                       (o.scale != 1.0 ? fmt::format(" --scale {:g}", o.scale) : "");
+  // The lock for the whole run (the descriptor closes when swaplab exits).
+  auto lock = sweep::LockSweep(o.out);
+  if (!lock.ok()) return Fail(lock.status(), "");
   if (Status st = sweep::Prepare(*s, o.out); !st.ok()) return Fail(st, "");
   const std::string dir = Absolute(o.out);
   fmt::print(stderr, "swaplab sweep: {} points in {}\n", s->points.size(), Printable(dir));
   if (o.prepare) return 0;
+  std::vector<std::string> ids;
+  for (const auto& p : s->points) ids.push_back(p.id);
+  auto retired = sweep::RetireStaleJoblog(dir, ids);
+  if (!retired.ok()) return Fail(retired.status(), "");
+  if (!retired->empty()) fmt::print(stderr, "swaplab sweep: {}\n", *retired);
   const int rc = RunParallel(dir, o);
   if (rc == 1 && !HaveGnuParallel()) return 1;
   size_t done = 0;
-  for (const auto& p : s->points) {
-    struct stat st;
-    done += ::stat((dir + "/points/" + p.id + ".json").c_str(), &st) == 0;
-  }
+  for (const auto& p : s->points) done += sweep::PointDone(dir, p.id);
   fmt::print(stderr, "swaplab sweep: {} of {} points done{}\n", done, s->points.size(),
              done == s->points.size()
                  ? fmt::format("; swaplab sweep merge {}", Printable(dir))
