@@ -133,9 +133,16 @@ Result<Axis> ParseAxis(const json& a, size_t i, const json& base, const std::str
     }
     // The field may be absent (a default) but its parent must exist; the
     // scenario parser checks the key itself.
-    if (p.empty() || !base.contains(p.parent_pointer()) ||
-        !(base.at(p.parent_pointer()).is_object() ||
-          (base.at(p.parent_pointer()).is_array() && base.contains(p)))) {
+    // contains() throws on a token that is no array index ("/aging//x").
+    bool there = false;
+    try {
+      there = !p.empty() && base.contains(p.parent_pointer()) &&
+              (base.at(p.parent_pointer()).is_object() ||
+               (base.at(p.parent_pointer()).is_array() && base.contains(p)));
+    } catch (const json::exception&) {
+      there = false;
+    }
+    if (!there) {
       return Bad(file,
                  where + ".path: " + Shown(axis.path) + ": no such place in the base scenario");
     }

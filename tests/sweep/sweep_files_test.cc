@@ -47,6 +47,17 @@ TEST(SweepFiles, SpecTitleMustBeAString) {
   EXPECT_EQ(Message(s.status()), "spec.json: $.title: expected a string");
 }
 
+// Found by fuzz_sweep_spec: json::contains() threw (abort) on a token that
+// is no array index.
+TEST(SweepFiles, SpecPathWithAnEmptyArrayTokenIsRefused) {
+  json spec = Spec();
+  spec["axes"] = json::parse(R"([{"name": "h", "path": "/aging//0x", "values": ["4K"]}])");
+  auto s = ExpandSpec(spec.dump(), "spec.json", 1.0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(Message(s.status()).find("no such place in the base scenario"), std::string::npos)
+      << Message(s.status());
+}
+
 TEST(SweepFiles, SpecSyntaxErrorHasLineAndColumn) {
   auto s = ExpandSpec("{\n \"name\": \"t\",\n \"axes\": [,]\n}", "spec.json", 1.0);
   ASSERT_FALSE(s.ok());
