@@ -16,7 +16,8 @@ C=fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$C"
-mkdir -p $C/fuzz_swap_header $C/fuzz_image_reader $C/fuzz_trace $C/fuzz_scenario $C/fuzz_alloc_ops
+mkdir -p $C/fuzz_swap_header $C/fuzz_image_reader $C/fuzz_trace $C/fuzz_scenario $C/fuzz_alloc_ops \
+  $C/fuzz_sweep_spec $C/fuzz_sweep_json $C/fuzz_point_input $C/fuzz_point_result
 
 # An image made compact (the fuzzer takes at most 512 pages): page 0, the
 # map pages at dblocks 1.., then the first KEEP stream pages in chain order,
@@ -101,4 +102,22 @@ for seed in range(8):
         b += bytes([r.choice([2, 3, 2, 3, 4, 5, 7, 8, 8, 9, 10, 11, 12, 14, 15, 1, 0]), r.randrange(256), r.randrange(256), r.randrange(256), r.randrange(256), r.randrange(256)])
     open('%s/churn-%d' % (d, seed), 'wb').write(b)
 PY
+# Sweeps: the shipped specs and the test's small one (its base inline, so
+# the target reads no file), and the files of a sweep directory made from
+# it: sweep.json, one point's input and its result (one point run).
+for s in scenarios/sweeps/*.json; do cp "$s" "$C/fuzz_sweep_spec/shipped-$(basename "$s" .json)"; done
+python3 - tests/sweep/data/holes.json >"$C/fuzz_sweep_spec/small-inline" <<'PY'
+import json, sys
+print(json.dumps({"name": "s", "title": "t", "base": json.load(open(sys.argv[1])), "scale": 0.05,
+  "axes": [{"name": "hole", "path": "/aging/0/hole", "values": ["16K", "64K"]},
+           {"name": "seed", "seed": True, "values": [1, 2]}],
+  "derived": [{"name": "gain", "ratio": ["rfc/bios", "base/bios"]}],
+  "heatmaps": [{"name": "g", "x": "seed", "y": "hole", "value": "gain"}]}, indent=1))
+PY
+"$SWAPLAB" sweep "$C/fuzz_sweep_spec/small-inline" --out "$tmp/sweep" --prepare 2>/dev/null
+id=$(head -1 "$tmp/sweep/jobs.txt")
+"$SWAPLAB" sweep point "$tmp/sweep" "$id" 2>/dev/null
+cp "$tmp/sweep/sweep.json" "$C/fuzz_sweep_json/small"
+cp "$tmp/sweep/in/$id.json" "$C/fuzz_point_input/small"
+cp "$tmp/sweep/points/$id.json" "$C/fuzz_point_result/small"
 echo "corpus: $(find $C -type f | wc -l) files, $(du -sh $C | cut -f1)"

@@ -70,6 +70,14 @@ std::string XmlEscape(std::string_view s) {
           break;
         }
         const size_t n = Utf8Length(s, i);
+        // C1 controls (U+0080..U+009F; U+009B is a terminal's CSI) and DEL
+        // are no text either.
+        const bool c1 = n == 2 && b == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0;
+        if (c1 || b == 0x7f) {
+          out += "\xef\xbf\xbd";
+          i += n == 0 ? 1 : n;
+          continue;
+        }
         if (n == 0) {
           out += "\xef\xbf\xbd";
           break;

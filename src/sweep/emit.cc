@@ -20,19 +20,48 @@ std::string Quoted(const std::string& s) {
   return q + "'";
 }
 
+// A path that goes into a script: a control character (a newline ends a
+// line of commands.txt, a comment or an #SBATCH line) cannot be quoted for
+// every reader of the script, so it is refused.
+Status ScriptSafe(const std::string& what, const std::string& s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f)
+      return Status(-EINVAL, what + " " + Printable(s) +
+                                 ": a control character cannot go into a generated script; "
+                                 "rename it");
+  }
+  return Status::Ok();
+}
+
+// `s` as one argument of an #SBATCH line: as it is when it has no
+// character sbatch splits or ends at, else in double quotes with \ and "
+// escaped.
+std::string SbatchArg(const std::string& s) {
+  if (s.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@,%=") ==
+      std::string::npos)
+    return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return q + "\"";
+}
+
 }  // namespace
 
 Result<std::string> Emit(const std::string& dir, const std::string& engine,
                          const std::string& swaplab) {
   auto sweep = ReadSweep(dir);
   if (!sweep.ok()) return sweep.status();
+  if (Status st = ScriptSafe("DIR", dir); !st.ok()) return st;
+  if (Status st = ScriptSafe("swaplab's path", swaplab); !st.ok()) return st;
   const size_t n = sweep->at("points").size();
   if (engine == "parallel") {
     // One command a line, in jobs.txt order: parallel's job k is line k.
     std::string cmds;
     for (const auto& p : sweep->at("points"))
       cmds += fmt::format("{} sweep point {} {}\n", Quoted(swaplab), Quoted(dir),
-                          p.at("id").get<std::string>());
+                          Quoted(p.at("id").get<std::string>()));
     const std::string path = dir + "/commands.txt";
     if (Status st = WriteAtomic(path, cmds); !st.ok()) return st;
     return path;
@@ -54,7 +83,7 @@ Result<std::string> Emit(const std::string& dir, const std::string& engine,
       "#SBATCH --array=0-{last}\n"
       "#SBATCH --cpus-per-task=1\n"
       "#SBATCH --ntasks=1\n"
-      "#SBATCH --output={slurm_out}/%A_%a.out\n"
+      "#SBATCH --output={slurm_out}\n"
       "set -euo pipefail\n"
       "SWAPLAB=${{SWAPLAB:-{swaplab}}}\n"
       "DIR={dir}\n"
@@ -66,8 +95,8 @@ Result<std::string> Emit(const std::string& dir, const std::string& engine,
       "exec \"$SWAPLAB\" sweep point \"$DIR\" \"$id\"\n",
       fmt::arg("name", Printable(name)), fmt::arg("n", n), fmt::arg("job", job),
       fmt::arg("last", n == 0 ? 0 : n - 1), fmt::arg("script", Quoted(dir + "/sweep.sbatch")),
-      fmt::arg("slurm_out", dir + "/slurm"), fmt::arg("swaplab", Quoted(swaplab)),
-      fmt::arg("dir", Quoted(dir)));
+      fmt::arg("slurm_out", SbatchArg(dir + "/slurm/%A_%a.out")),
+      fmt::arg("swaplab", Quoted(swaplab)), fmt::arg("dir", Quoted(dir)));
   // Slurm does not create the directory of --output.
   if (::mkdir((dir + "/slurm").c_str(), 0755) != 0 && errno != EEXIST)
     return Status(-errno, "cannot create " + Printable(dir) + "/slurm: " + std::strerror(errno));

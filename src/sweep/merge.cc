@@ -3,11 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "swaplab/alloc/printable.h"
 #include "swaplab/report/svg.h"
@@ -27,12 +25,19 @@ std::string Shown(const std::string& s) { return "'" + Printable(s, kMaxTokenInM
 std::string Cell(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // A CSV field; control characters (terminal escapes) from the spec as
-// \xNN, UTF-8 kept.
+// \xNN, C1 controls (U+0080..U+009F, UTF-8 C2 80..C2 9F: U+009B is a
+// terminal's CSI) as \u00NN, other UTF-8 kept.
 std::string CsvField(const std::string& s) {
   std::string e;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    e += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, c);
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
+    if (u == 0xc2 && next >= 0x80 && next < 0xa0) {
+      e += fmt::format("\\u{:04x}", next);
+      ++i;
+    } else {
+      e += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, s[i]);
+    }
   }
   if (e.find_first_of(",\"") == std::string::npos) return e;
   std::string q = "\"";
@@ -163,9 +168,9 @@ Status CheckHeatmap(const json& h, const std::set<std::string>& axes, const std:
                     where + "." + k + ": " + Shown(h[k].get<std::string>()) + " is not an axis");
   }
   const std::string n = h["name"].get<std::string>();
-  if (n.empty() ||
-      n.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
-    return Status(-EINVAL, where + ".name: " + Shown(n) + ": a file name of a-z 0-9 - _");
+  if (!ValidHeatmapName(n))
+    return Status(-EINVAL, where + ".name: " + Shown(n) + ": a file name of 1 to " +
+                               std::to_string(kMaxHeatmapName) + " of a-z 0-9 - _");
   return Status::Ok();
 }
 
@@ -199,21 +204,21 @@ Result<Table> Merge(const std::string& dir) {
   t.points = sweep->at("points").size();
   for (const json& p : sweep->at("points")) {
     const std::string id = p.at("id").get<std::string>();
-    const std::string path = dir + "/points/" + id + ".json";
-    std::ifstream in(path, std::ios::binary);
-    if (!in) continue;  // not run yet
-    std::stringstream ss;
-    ss << in.rdbuf();
-    json r = json::parse(ss.str(), nullptr, false);
-    if (r.is_discarded() || !r.is_object() || !r.contains("metrics") || !r["metrics"].is_object())
-      return Status(-EINVAL, Printable(path) + ": not a point result written by swaplab");
+    auto read = ReadPointResult(dir, id);
+    if (!read.ok() && read.status().code() == -ENOENT) continue;  // not run yet
+    if (!read.ok()) return read.status();
+    json& r = read.value();
     Table::Row row;
     row.id = id;
     row.axes = p.at("axes");
-    row.cpu_seconds = r.value("cpu_seconds", 0.0);
+    row.cpu_seconds = r.value("cpu_seconds", 0.0);  // numbers (CheckPointResult)
     row.wall_seconds = r.value("wall_seconds", 0.0);
     t.cpu_seconds += row.cpu_seconds;
     for (const auto& [k, v] : r["metrics"].items()) names.insert(k);
+    if (names.size() > kMaxMetrics)
+      return Status(-EINVAL,
+                    Printable(dir) + "/points/" + id +
+                        fmt::format(".json: the points name more than {} metrics", kMaxMetrics));
     metrics.push_back(std::move(r["metrics"]));
     t.rows.push_back(std::move(row));
   }
@@ -287,6 +292,9 @@ Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sw
                                  " is neither a derived metric nor a metric of the points");
     const auto xs = AxisValues(sweep, xa), ys = AxisValues(sweep, ya);
     const auto fs = fa.empty() ? std::vector<json>{json()} : AxisValues(sweep, fa);
+    if (xs.size() * ys.size() * fs.size() > kMaxHeatmapCells)
+      return Status(-EINVAL, fmt::format("heatmap {}: {} cells, at most {}", Shown(name),
+                                         xs.size() * ys.size() * fs.size(), kMaxHeatmapCells));
     // (facet, x, y) → the values over every other axis (seeds, ...).
     std::map<std::array<std::string, 3>, std::vector<double>> cells;
     for (const auto& r : t.rows) {

@@ -8,11 +8,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "swaplab/alloc/printable.h"
 #include "swaplab/report/report.h"
+#include "swaplab/workload/json_file.h"
 #include "swaplab/workload/scenario_batch.h"
 #include "swaplab/workload/shipped.h"
 #include "sweep/sweep_internal.h"
@@ -31,22 +30,6 @@ bool Exists(const std::string& path) {
 Status MakeDir(const std::string& path) {
   if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return Status::Ok();
   return Status(-errno, "cannot create " + Printable(path) + ": " + std::strerror(errno));
-}
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(-ENOENT, "cannot read " + Printable(path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A point id is 16 lower-case hex digits (it becomes a file name).
-bool ValidId(const std::string& id) {
-  if (id.size() != 16) return false;
-  for (char c : id)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
 }
 
 double CpuSeconds() {
@@ -96,14 +79,14 @@ Status Prepare(const Sweep& s, const std::string& dir) {
               {"axes", axes},   {"spec", s.spec},   {"points", points}};
   if (!s.command.empty()) doc["command"] = s.command;
   const std::string text = doc.dump(1) + "\n";
+  // The marker first: a directory of someone else's files is never written.
+  if (Status st = ClaimDir(dir); !st.ok()) return st;
   const std::string sweep_json = dir + "/sweep.json";
   if (Exists(sweep_json)) {
-    auto old = ReadFile(sweep_json);
-    if (!old.ok()) return old.status();
     // The same points (ids and order: parallel's joblog and a Slurm
     // array index jobs.txt) may get a new title, derived metrics or maps.
-    const json o = json::parse(*old, nullptr, false);
-    if (o.is_discarded() || !o.is_object() || !o.contains("points") || o["points"] != points) {
+    auto o = workload::ReadJsonFile(sweep_json, workload::kMaxSweepJson);
+    if (!o.ok() || !o->is_object() || !o->contains("points") || (*o)["points"] != points) {
       return Status(-EEXIST, Printable(dir) +
                                  " holds another sweep (other points: a different base, axes or "
                                  "--scale); use a new --out DIR");
@@ -121,16 +104,16 @@ Status Prepare(const Sweep& s, const std::string& dir) {
 }
 
 Result<json> ReadSweep(const std::string& dir) {
-  auto text = ReadFile(dir + "/sweep.json");
-  if (!text.ok()) {
+  if (Status st = CheckOwned(dir); !st.ok()) return st;
+  const std::string path = dir + "/sweep.json";
+  auto j = workload::ReadJsonFile(path, workload::kMaxSweepJson);
+  if (!j.ok() && j.status().code() == -ENOENT) {
     return Status(-ENOENT, Printable(dir) +
                                ": not a sweep directory (no sweep.json; `swaplab sweep SPEC --out "
                                "DIR` makes one)");
   }
-  json j = json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("points") || !j["points"].is_array() ||
-      !j.contains("axes") || !j.contains("spec"))
-    return Status(-EINVAL, Printable(dir) + "/sweep.json: not a sweep written by swaplab");
+  if (!j.ok()) return j.status();
+  if (Status st = CheckSweepDoc(*j, path); !st.ok()) return st;
   return j;
 }
 
@@ -138,13 +121,17 @@ Status RunPoint(const std::string& dir, const std::string& id, bool* ran) {
   *ran = false;
   if (!ValidId(id))
     return Status(-EINVAL, "point id " + Printable(id) + ": expected 16 hex digits");
+  if (Status st = CheckOwned(dir); !st.ok()) return st;
   const std::string out = dir + "/points/" + id + ".json";
-  if (Exists(out)) return Status::Ok();
-  auto text = ReadFile(dir + "/in/" + id + ".json");
-  if (!text.ok()) return Status(-ENOENT, Printable(dir) + ": no point " + id);
-  const json input = json::parse(*text, nullptr, false);
-  if (input.is_discarded() || !input.is_object() || input.value("id", "") != id)
-    return Status(-EINVAL, Printable(dir) + "/in/" + id + ".json: not a point written by swaplab");
+  // Done is a complete result; a truncated or foreign one is run again.
+  if (ReadPointResult(dir, id).ok()) return Status::Ok();
+  const std::string in = dir + "/in/" + id + ".json";
+  auto read = workload::ReadJsonFile(in);
+  if (!read.ok() && read.status().code() == -ENOENT)
+    return Status(-ENOENT, Printable(dir) + ": no point " + id);
+  if (!read.ok()) return read.status();
+  const json& input = *read;
+  if (Status st = CheckPointInput(input, in, id); !st.ok()) return st;
   const auto t0 = std::chrono::steady_clock::now();
   auto sc = PointScenario(input, "point " + id);
   if (!sc.ok()) return sc.status();

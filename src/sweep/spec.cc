@@ -3,11 +3,10 @@
 #include <sys/stat.h>
 
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "swaplab/alloc/printable.h"
+#include "swaplab/workload/json_file.h"
 #include "swaplab/workload/shipped.h"
 #include "sweep/sweep_internal.h"
 
@@ -56,17 +55,14 @@ Result<json> ResolveBase(const json& base, const std::string& file) {
     const auto slash = file.rfind('/');
     if (slash != std::string::npos) path = file.substr(0, slash + 1) + path;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto j = workload::ReadJsonFile(path);
+  if (!j.ok() && j.status().code() == -ENOENT) {
     return Bad(file, "$.base: " + Shown(b) +
                          " is neither a shipped scenario (swaplab reproduce --list) nor a "
                          "readable file");
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return Bad(file, "$.base: " + Shown(path) + ": not a JSON object");
+  if (!j.ok()) return Bad(file, "$.base: " + j.status().message());
+  if (!j->is_object()) return Bad(file, "$.base: " + Shown(path) + ": not a JSON object");
   return j;
 }
 
@@ -137,9 +133,16 @@ Result<Axis> ParseAxis(const json& a, size_t i, const json& base, const std::str
     }
     // The field may be absent (a default) but its parent must exist; the
     // scenario parser checks the key itself.
-    if (p.empty() || !base.contains(p.parent_pointer()) ||
-        !(base.at(p.parent_pointer()).is_object() ||
-          (base.at(p.parent_pointer()).is_array() && base.contains(p)))) {
+    // contains() throws on a token that is no array index ("/aging//x").
+    bool there = false;
+    try {
+      there = !p.empty() && base.contains(p.parent_pointer()) &&
+              (base.at(p.parent_pointer()).is_object() ||
+               (base.at(p.parent_pointer()).is_array() && base.contains(p)));
+    } catch (const json::exception&) {
+      there = false;
+    }
+    if (!there) {
       return Bad(file,
                  where + ".path: " + Shown(axis.path) + ": no such place in the base scenario");
     }
@@ -240,8 +243,10 @@ Result<workload::Scenario> PointScenario(const json& input, const std::string& w
 }
 
 Result<Sweep> ExpandSpec(const std::string& text, const std::string& file, double scale) {
-  json spec = json::parse(text, nullptr, false);
-  if (spec.is_discarded() || !spec.is_object()) return Bad(file, "not a JSON object");
+  auto parsed = workload::ParseJson(text, file);
+  if (!parsed.ok()) return parsed.status();
+  json spec = std::move(parsed).value();
+  if (!spec.is_object()) return Bad(file, "$: expected an object");
   static constexpr std::initializer_list<const char*> kKeys = {
       "name", "title", "base", "scale", "structural", "combine", "axes", "derived", "heatmaps"};
   if (std::string k = UnknownKey(spec, kKeys); !k.empty())
@@ -250,6 +255,8 @@ Result<Sweep> ExpandSpec(const std::string& text, const std::string& file, doubl
   if (!spec.contains("name") || !spec["name"].is_string())
     return Bad(file, "$.name: expected a string");
   s.name = spec["name"].get<std::string>();
+  if (spec.contains("title") && !spec["title"].is_string())
+    return Bad(file, "$.title: expected a string");
   if (!spec.contains("base")) return Bad(file, "$.base: required");
   auto base = ResolveBase(spec["base"], file);
   if (!base.ok()) return base.status();
@@ -370,11 +377,9 @@ Result<Sweep> ExpandSpec(const std::string& text, const std::string& file, doubl
 }
 
 Result<Sweep> LoadSpec(const std::string& path, double scale) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(-ENOENT, Printable(path) + ": cannot read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ExpandSpec(ss.str(), path, scale);
+  auto text = workload::ReadTextFile(path, workload::kMaxJsonFile);
+  if (!text.ok()) return text.status();
+  return ExpandSpec(*text, path, scale);
 }
 
 }  // namespace swaplab::sweep

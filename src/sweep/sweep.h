@@ -117,6 +117,27 @@ std::string SweepHtml(const nlohmann::json& sweep, const Table& t,
 Result<std::string> Emit(const std::string& dir, const std::string& engine,
                          const std::string& swaplab);
 
+// Ownership (owner.cc). DIR/.swaplab-sweep marks a directory as a sweep's:
+// written first, before any other file, and the file a run locks.
+inline constexpr const char* kMarker = ".swaplab-sweep";
+// Creates DIR (or takes an empty one) with its marker; a directory that
+// holds files but no marker is refused, -EEXIST, nothing written.
+Status ClaimDir(const std::string& dir);
+// -EINVAL unless DIR has its marker (merge, emit and point write into DIR).
+Status CheckOwned(const std::string& dir);
+// ClaimDir, then an exclusive flock on the marker, held by the returned
+// descriptor until it is closed (or the process ends); -EBUSY when another
+// sweep holds it.
+Result<int> LockSweep(const std::string& dir);
+// Whether DIR/points/ID.json is a complete, parseable result of point ID.
+bool PointDone(const std::string& dir, const std::string& id);
+// Checks DIR/joblog before parallel --resume-failed trusts it: when a line
+// it counts as done is another job's, or names a point without a complete
+// result, the joblog is moved to DIR/joblog.stale (so every point without
+// a result runs again; `sweep point` skips the others) and the returned
+// message says why; "" when it was kept.
+Result<std::string> RetireStaleJoblog(const std::string& dir, const std::vector<std::string>& ids);
+
 // Writes `content` to `path` through PATH.tmp.PID and rename(2).
 Status WriteAtomic(const std::string& path, const std::string& content);
 

@@ -218,7 +218,7 @@ TEST(SweepRun, PointRunsOnceAndMergeReadsIt) {
   auto par = Emit(dir, "parallel", "/bin/swaplab");
   ASSERT_TRUE(par.ok());
   EXPECT_EQ(Slurp(*par).substr(0, Slurp(*par).find('\n')),
-            "'/bin/swaplab' sweep point '" + dir + "' " + s->points[0].id);
+            "'/bin/swaplab' sweep point '" + dir + "' '" + s->points[0].id + "'");
   std::system(("rm -rf " + dir).c_str());
 }
 

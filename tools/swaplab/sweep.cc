@@ -93,17 +93,22 @@ int Sweep(const SweepOptions& o) {
   if (!s.ok()) return Fail(s.status(), "");
   s.value().command = "swaplab sweep " + Printable(o.spec) + " --out " + Printable(o.out) +
                       (o.scale != 1.0 ? fmt::format(" --scale {:g}", o.scale) : "");
+  // The lock for the whole run (the descriptor closes when swaplab exits).
+  auto lock = sweep::LockSweep(o.out);
+  if (!lock.ok()) return Fail(lock.status(), "");
   if (Status st = sweep::Prepare(*s, o.out); !st.ok()) return Fail(st, "");
   const std::string dir = Absolute(o.out);
   fmt::print(stderr, "swaplab sweep: {} points in {}\n", s->points.size(), Printable(dir));
   if (o.prepare) return 0;
+  std::vector<std::string> ids;
+  for (const auto& p : s->points) ids.push_back(p.id);
+  auto retired = sweep::RetireStaleJoblog(dir, ids);
+  if (!retired.ok()) return Fail(retired.status(), "");
+  if (!retired->empty()) fmt::print(stderr, "swaplab sweep: {}\n", *retired);
   const int rc = RunParallel(dir, o);
   if (rc == 1 && !HaveGnuParallel()) return 1;
   size_t done = 0;
-  for (const auto& p : s->points) {
-    struct stat st;
-    done += ::stat((dir + "/points/" + p.id + ".json").c_str(), &st) == 0;
-  }
+  for (const auto& p : s->points) done += sweep::PointDone(dir, p.id);
   fmt::print(stderr, "swaplab sweep: {} of {} points done{}\n", done, s->points.size(),
              done == s->points.size()
                  ? fmt::format("; swaplab sweep merge {}", Printable(dir))
@@ -182,7 +187,9 @@ SweepCommands AddSweep(CLI::App& app, SweepOptions& o) {
   return c;
 }
 
-int RunSweep(const SweepCommands& c, const SweepOptions& o) {
+namespace {
+
+int RunSweepChecked(const SweepCommands& c, const SweepOptions& o) {
   if (c.point->parsed()) {
     bool ran = false;
     if (Status st = sweep::RunPoint(o.dir, o.id, &ran); !st.ok()) return Fail(st, " point");
@@ -197,6 +204,21 @@ int RunSweep(const SweepCommands& c, const SweepOptions& o) {
     return 0;
   }
   return Sweep(o);
+}
+
+}  // namespace
+
+int RunSweep(const SweepCommands& c, const SweepOptions& o) {
+  // Every file of DIR is checked whole before it is used
+  // (src/sweep/files.cc); a JSON error that still got through is bad
+  // input, never an abort.
+  try {
+    return RunSweepChecked(c, o);
+  } catch (const nlohmann::json::exception& e) {
+    fmt::print(stderr, "swaplab sweep: {}: unexpected content: {}\n",
+               Printable(o.dir.empty() ? o.out : o.dir), Printable(e.what()));
+    return 2;
+  }
 }
 
 }  // namespace swaplab::tools

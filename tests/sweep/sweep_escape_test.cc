@@ -1,0 +1,59 @@
+// Strings from a sweep's spec and points (axis values, metric names, the
+// title) reach the CSV, the SVG maps and the HTML page without C0 or C1
+// control characters (U+009B is a terminal's CSI).
+#include <gtest/gtest.h>
+
+#include "sweep/sweep.h"
+
+namespace swaplab::sweep {
+namespace {
+
+using nlohmann::json;
+
+const std::string kCsi = "\xc2\x9b";  // U+009B
+const std::string kEsc = "\x1b";
+
+bool Clean(const std::string& s) {
+  return s.find(kCsi) == std::string::npos && s.find(kEsc) == std::string::npos &&
+         s.find("\xc2\x85") == std::string::npos;
+}
+
+Table HostileTable() {
+  Table t;
+  t.axes = {"hole" + kCsi + "2J"};
+  t.metrics = {"base/bios" + kEsc + "[2J", "m\xc2\x85"};
+  Table::Row r;
+  r.id = "0123456789abcdef";
+  r.axes = {{t.axes[0], "16K" + kCsi + "31m"}};
+  r.values = {1, 2};
+  t.rows.push_back(r);
+  t.points = 1;
+  return t;
+}
+
+TEST(SweepEscape, CsvHasNoC0OrC1Controls) {
+  const std::string csv = TableCsv(HostileTable());
+  EXPECT_TRUE(Clean(csv)) << csv;
+  EXPECT_NE(csv.find("\\u009b"), std::string::npos) << csv;
+}
+
+TEST(SweepEscape, SvgAndHtmlHaveNoC0OrC1Controls) {
+  const Table t = HostileTable();
+  const json sweep = {
+      {"name", "n" + kCsi},
+      {"scale", 1},
+      {"points", {{{"id", t.rows[0].id}, {"axes", t.rows[0].axes}}}},
+      {"spec",
+       {{"title", "t" + kCsi + kEsc},
+        {"axes", json::array()},
+        {"heatmaps",
+         {{{"name", "m"}, {"x", t.axes[0]}, {"y", t.axes[0]}, {"value", t.metrics[0]}}}}}}};
+  auto maps = Heatmaps(sweep, t);
+  ASSERT_TRUE(maps.ok()) << maps.status().message();
+  ASSERT_EQ(maps->size(), 1u);
+  EXPECT_TRUE(Clean((*maps)[0].second));
+  EXPECT_TRUE(Clean(SweepHtml(sweep, t, *maps)));
+}
+
+}  // namespace
+}  // namespace swaplab::sweep
