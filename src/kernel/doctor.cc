@@ -3,6 +3,7 @@
 #include "swaplab/kernel/doctor.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -16,8 +17,6 @@
 #include <map>
 #include <sstream>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "swaplab/alloc/printable.h"
 #include "swaplab/area/swap_area.h"
@@ -160,7 +159,8 @@ std::string DecodeOctal(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '\\' && i + 3 < s.size()) {
       const std::string_view d = s.substr(i + 1, 3);
-      if (d.size() == 3 && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '7'; })) {
+      if (d.size() == 3 &&
+          std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '7'; })) {
         out += static_cast<char>(((d[0] - '0') << 6) | ((d[1] - '0') << 3) | (d[2] - '0'));
         i += 3;
         continue;
@@ -238,9 +238,9 @@ std::string ResolveResume(const Root& r, const std::string& v) {
       ParseNumber<uint32_t>(v.substr(colon + 1)))
     return v;
   static const std::pair<const char*, const char*> kBy[] = {{"UUID=", "by-uuid"},
-                                                             {"PARTUUID=", "by-partuuid"},
-                                                             {"LABEL=", "by-label"},
-                                                             {"PARTLABEL=", "by-partlabel"}};
+                                                            {"PARTUUID=", "by-partuuid"},
+                                                            {"LABEL=", "by-label"},
+                                                            {"PARTLABEL=", "by-partlabel"}};
   for (const auto& [prefix, dir] : kBy) {
     const std::string p = prefix;
     if (v.compare(0, p.size(), p) == 0) {
@@ -347,10 +347,10 @@ class Doctor {
               ", without 'disk': " + cause,
           todo);
     } else {
-      const std::string mode = f.disk.find('[') != std::string::npos
-                                   ? f.disk.substr(f.disk.find('[') + 1,
-                                                   f.disk.find(']') - f.disk.find('[') - 1)
-                                   : f.disk;
+      const std::string mode =
+          f.disk.find('[') != std::string::npos
+              ? f.disk.substr(f.disk.find('[') + 1, f.disk.find(']') - f.disk.find('[') - 1)
+              : f.disk;
       Add(Severity::kOk, "hibernation",
           kernel + " can hibernate: /sys/power/state lists disk; mode " + P(mode));
       if (mode == "test_resume")
@@ -371,11 +371,11 @@ class Doctor {
     if (f.can_hibernate)
       Add(Severity::kInfo, "image",
           fmt::format("{}; image_size {} (memory is shrunk toward it), reserved_size {}",
-                      f.nocompress ? std::string("uncompressed (hibernate=nocompress)")
-                                   : "compressed with " +
-                                         (f.compressor.empty() ? std::string("lzo")
-                                                               : P(f.compressor)) +
-                                         (threads.empty() ? "" : ", " + P(threads) + " threads"),
+                      f.nocompress
+                          ? std::string("uncompressed (hibernate=nocompress)")
+                          : "compressed with " +
+                                (f.compressor.empty() ? std::string("lzo") : P(f.compressor)) +
+                                (threads.empty() ? "" : ", " + P(threads) + " threads"),
                       Mib(f.image_size / 1024), Mib(f.reserved_size / 1024)));
   }
 
@@ -449,8 +449,7 @@ class Doctor {
                       "addresses, not the device's",
                       s.dev.empty() ? "unknown" : s.dev, s.priority, Mib(s.size_kib)),
           "");
-      Add(Severity::kWarning, check,
-          "doctor cannot compute a btrfs swap file's resume_offset",
+      Add(Severity::kWarning, check, "doctor cannot compute a btrfs swap file's resume_offset",
           "btrfs inspect-internal map-swapfile -r " + P(s.path) + " prints it");
       return;
     }
@@ -601,7 +600,8 @@ class Doctor {
     }
     Add(Severity::kOk, "resume at boot",
         "resume=" + P(f.cmdline_resume) +
-            (f.cmdline_resume_offset.empty() ? "" : " resume_offset=" + P(f.cmdline_resume_offset)) +
+            (f.cmdline_resume_offset.empty() ? ""
+                                             : " resume_offset=" + P(f.cmdline_resume_offset)) +
             " names " + P(t.path));
   }
 
@@ -620,8 +620,8 @@ class Doctor {
     f.active_anon_kib = kib("Active(anon)");
     if (!o_.image_bytes && (total == 0 || free_kib > total)) {
       Add(Severity::kWarning, "image fit",
-          "cannot estimate the image: /proc/meminfo " + (text ? "has no usable MemTotal / MemFree"
-                                                              : "cannot be read: " + why),
+          "cannot estimate the image: /proc/meminfo " +
+              (text ? "has no usable MemTotal / MemFree" : "cannot be read: " + why),
           "give --image-size");
       return;
     }
@@ -637,9 +637,8 @@ class Doctor {
       f.image_from_option = true;
       f.image_pages = (o_.image_bytes + kPage - 1) / kPage;
     } else {
-      f.image_pages = f.saveable_pages <= goal || goal == 0
-                          ? f.saveable_pages
-                          : std::max(goal, f.min_image_pages);
+      f.image_pages = f.saveable_pages <= goal || goal == 0 ? f.saveable_pages
+                                                            : std::max(goal, f.min_image_pages);
     }
     // Spec §3.1: T = 1 + metadata (one 8-byte PFN entry per page) + data.
     f.image_total_pages = 1 + (f.image_pages + 511) / 512 + f.image_pages;
@@ -647,9 +646,10 @@ class Doctor {
     const std::string est =
         f.image_from_option
             ? fmt::format("an image of {} pages (--image-size)", f.image_pages)
-            : fmt::format("an image of about {} pages ({} in use now, at least {} after the "
-                          "kernel frees what it can)",
-                          f.image_pages, f.saveable_pages, f.min_image_pages);
+            : fmt::format(
+                  "an image of about {} pages ({} in use now, at least {} after the "
+                  "kernel frees what it can)",
+                  f.image_pages, f.saveable_pages, f.min_image_pages);
     const uint64_t need = f.image_total_pages + kPagesForIo;
     if (free_slots > need) {
       Add(Severity::kOk, "image fit",
@@ -698,7 +698,8 @@ std::vector<DoctorSwap> ParseProcSwaps(const std::string& text, std::vector<std:
     std::stringstream l(line);
     std::string path, type, size, used, prio, extra;
     DoctorSwap s;
-    const bool fields = static_cast<bool>(l >> path >> type >> size >> used >> prio) && !(l >> extra);
+    const bool fields =
+        static_cast<bool>(l >> path >> type >> size >> used >> prio) && !(l >> extra);
     auto sz = ParseNumber<uint64_t>(size), us = ParseNumber<uint64_t>(used);
     auto pr = ParseNumber<int64_t>(prio);
     if (!fields || !sz || !us || !pr || *us > *sz) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "swaplab/alloc/printable.h"
+#include "swaplab/workload/json_file.h"
 #include "workload/steps.h"
 
 namespace swaplab::workload {
@@ -344,11 +345,11 @@ bool SetHostCpu(Scenario& sc, const std::optional<HostCpuCost>& c) {
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status(-ENOENT, path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseScenario(ss.str(), path);
+  // A regular file of at most 16 MiB (json_file.h): a FIFO or /dev/zero is
+  // refused before it can block or fill memory.
+  auto text = ReadTextFile(path, kMaxJsonFile);
+  if (!text.ok()) return text.status();
+  return ParseScenario(*text, path);
 }
 
 }  // namespace swaplab::workload

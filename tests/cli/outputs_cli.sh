@@ -83,6 +83,8 @@ run 2 "regular file" "$S" map "$W/fifo" -o "$W/f.svg"
 run 2 "regular file" "$S" replay /dev/zero
 run 2 "regular file" "$S" replay "$W/fifo"
 run 2 "regular file" "$S" map /dev/zero -o "$W/z.svg"
+run 2 "regular file" "$S" run /dev/zero
+run 2 "regular file" "$S" run "$W/fifo"
 echo "FIFO and /dev/zero refused (slowest case so far ${SLOWEST_MS} ms)"
 
 # -- area format: the format's limit, the free space, signals -------------

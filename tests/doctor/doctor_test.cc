@@ -2,7 +2,10 @@
 // proc/, sys/ and dev/ files doctor reads (DoctorOptions::root), one
 // misconfiguration at a time, and hostile contents. The swap-file cases use
 // a real file here, its extents read with FIEMAP by the test itself.
+#include "swaplab/kernel/doctor.h"
+
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
@@ -10,15 +13,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
 
-#include "swaplab/kernel/doctor.h"
 #include "swaplab/workload/temp_files.h"
 
 namespace swaplab::kernel {
@@ -50,8 +50,9 @@ class Tree : public ::testing::Test {
     Link("dev/disk/by-uuid/0b1c-5wap", "../../sda2");
     Link("dev/disk/by-uuid/other", "../../sdb1");
     Put("proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro resume=UUID=0b1c-5wap quiet\n");
-    Put("proc/swaps", std::string(kSwapsHeader) +
-                          "/dev/sda2                               partition\t8388604\t\t0\t\t-2\n");
+    Put("proc/swaps",
+        std::string(kSwapsHeader) +
+            "/dev/sda2                               partition\t8388604\t\t0\t\t-2\n");
     Meminfo(4000000, 3000000, 200000);
   }
 
@@ -93,7 +94,8 @@ std::string Find(const DoctorReport& r, Severity severity, const std::string& ch
 
 std::string All(const DoctorReport& r) {
   std::string out;
-  for (const auto& f : r.findings) out += std::string(Name(f.severity)) + " " + f.check + ": " + f.seen + " -> " + f.todo + "\n";
+  for (const auto& f : r.findings)
+    out += std::string(Name(f.severity)) + " " + f.check + ": " + f.seen + " -> " + f.todo + "\n";
   return out;
 }
 
@@ -169,8 +171,7 @@ TEST_F(Tree, ZramAboveTheResumeAreaIsFineWhenResumeNamesTheDisk) {
 TEST_F(Tree, ResumeOnTheCommandLineNamingAnotherDeviceIsAnError) {
   Put("proc/cmdline", "root=/dev/sda1 resume=UUID=other\n");
   const DoctorReport r = Run();
-  EXPECT_NE(Find(r, Severity::kError, "resume at boot").find("8:17"), std::string::npos)
-      << All(r);
+  EXPECT_NE(Find(r, Severity::kError, "resume at boot").find("8:17"), std::string::npos) << All(r);
 }
 
 TEST_F(Tree, NoResumeOnTheCommandLineIsAWarningAndNoresumeAnError) {
@@ -193,8 +194,7 @@ TEST_F(Tree, AnAreaTooSmallForTheImage) {
   EXPECT_EQ(r.facts.image_pages, r.facts.min_image_pages);  // above image_size's 403200
   Put("proc/cmdline", "root=/dev/sda1 resume=/dev/sda2 hibernate=nocompress\n");
   r = Run();
-  EXPECT_NE(Find(r, Severity::kError, "image fit").find("Not enough free swap"),
-            std::string::npos)
+  EXPECT_NE(Find(r, Severity::kError, "image fit").find("Not enough free swap"), std::string::npos)
       << All(r);
   // systemd's rule: Active(anon) against 98 % of the free space.
   Meminfo(4000000, 3000000, 405000);
@@ -315,8 +315,9 @@ TEST_F(SwapFileTree, AWrongOffsetGetsTheRightOne) {
   Put("sys/power/resume_offset", std::to_string(block_) + "\n");
   Put("proc/cmdline", "resume=" + dev_ + " resume_offset=" + std::to_string(block_ + 1) + "\n");
   r = Run();
-  EXPECT_NE(Find(r, Severity::kError, "resume at boot").find("resume_offset=" + std::to_string(block_)),
-            std::string::npos)
+  EXPECT_NE(
+      Find(r, Severity::kError, "resume at boot").find("resume_offset=" + std::to_string(block_)),
+      std::string::npos)
       << All(r);
   Put("proc/cmdline", "resume=" + dev_ + "\n");  // no offset: 0
   EXPECT_NE(Find(Run(), Severity::kError, "resume at boot"), "");
@@ -330,8 +331,7 @@ TEST_F(SwapFileTree, AHoleIsAnError) {
   ::fsync(fd);
   ::close(fd);
   const DoctorReport r = Run();
-  EXPECT_NE(Find(r, Severity::kError, "swap /swapfile").find("holes"), std::string::npos)
-      << All(r);
+  EXPECT_NE(Find(r, Severity::kError, "swap /swapfile").find("holes"), std::string::npos) << All(r);
 }
 
 TEST_F(SwapFileTree, ADeletedFileIsAWarning) {
@@ -346,9 +346,8 @@ TEST_F(SwapFileTree, ADeletedFileIsAWarning) {
 
 TEST(ParseProcSwaps, OctalEscapesAndBadLines) {
   std::vector<std::string> bad;
-  const auto s = ParseProcSwaps(std::string(kSwapsHeader) +
-                                    "/var/swap\\040file\\134x file 1024 4 -3\nnot a line\n",
-                                &bad);
+  const auto s = ParseProcSwaps(
+      std::string(kSwapsHeader) + "/var/swap\\040file\\134x file 1024 4 -3\nnot a line\n", &bad);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].path, "/var/swap file\\x");
   EXPECT_EQ(s[0].priority, -3);

@@ -3,10 +3,9 @@
 // guest's hung-task report is made again once on its drives as they were
 // before it, a second hang comes back stopped, a good boot is not repeated.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>

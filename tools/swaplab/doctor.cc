@@ -2,12 +2,11 @@
 // line, what to do on the next) or one JSON document.
 #include "doctor.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
-
-#include <fmt/format.h>
 
 #include "size_arg.h"
 #include "swaplab/alloc/printable.h"
@@ -65,22 +64,24 @@ nlohmann::ordered_json Json(const kernel::DoctorReport& r) {
     }
     swaps.push_back(w);
   }
-  j["system"] = {{"release", Printable(f.release)},
-                 {"state", Printable(f.state)},
-                 {"disk", Printable(f.disk)},
-                 {"can_hibernate", f.can_hibernate},
-                 {"lockdown", Printable(f.lockdown)},
-                 {"compressor", Printable(f.compressor)},
-                 {"nocompress", f.nocompress},
-                 {"image_size", f.image_size},
-                 {"reserved_size", f.reserved_size},
-                 {"resume", f.resume_dev},
-                 {"resume_offset", f.resume_offset ? ordered_json(*f.resume_offset) : ordered_json()},
-                 {"cmdline_resume", Printable(f.cmdline_resume)},
-                 {"cmdline_resume_device", f.cmdline_resume_dev},
-                 {"cmdline_resume_offset", Printable(f.cmdline_resume_offset)}};
+  j["system"] = {
+      {"release", Printable(f.release)},
+      {"state", Printable(f.state)},
+      {"disk", Printable(f.disk)},
+      {"can_hibernate", f.can_hibernate},
+      {"lockdown", Printable(f.lockdown)},
+      {"compressor", Printable(f.compressor)},
+      {"nocompress", f.nocompress},
+      {"image_size", f.image_size},
+      {"reserved_size", f.reserved_size},
+      {"resume", f.resume_dev},
+      {"resume_offset", f.resume_offset ? ordered_json(*f.resume_offset) : ordered_json()},
+      {"cmdline_resume", Printable(f.cmdline_resume)},
+      {"cmdline_resume_device", f.cmdline_resume_dev},
+      {"cmdline_resume_offset", Printable(f.cmdline_resume_offset)}};
   j["swaps"] = swaps;
-  j["target"] = f.target >= 0 ? ordered_json(Printable(f.swaps[f.target].path, 4096)) : ordered_json();
+  j["target"] =
+      f.target >= 0 ? ordered_json(Printable(f.swaps[f.target].path, 4096)) : ordered_json();
   j["image"] = {{"pages", f.image_pages},
                 {"total_pages", f.image_total_pages},
                 {"from_option", f.image_from_option},
@@ -93,10 +94,10 @@ nlohmann::ordered_json Json(const kernel::DoctorReport& r) {
 std::string Text(const kernel::DoctorReport& r) {
   size_t counts[4] = {};
   for (const auto& x : r.findings) ++counts[static_cast<int>(x.severity)];
-  std::string out = fmt::format(
-      "swaplab doctor: {}{}: {} error{}, {} warning{}\n",
-      r.facts.release.empty() ? "this system" : "Linux " + Printable(r.facts.release),
-      "", counts[3], counts[3] == 1 ? "" : "s", counts[2], counts[2] == 1 ? "" : "s");
+  std::string out =
+      fmt::format("swaplab doctor: {}{}: {} error{}, {} warning{}\n",
+                  r.facts.release.empty() ? "this system" : "Linux " + Printable(r.facts.release),
+                  "", counts[3], counts[3] == 1 ? "" : "s", counts[2], counts[2] == 1 ? "" : "s");
   for (const auto& x : r.findings) {
     out += fmt::format("{:<8} {}: {}\n", kernel::Name(x.severity), x.check, x.seen);
     if (!x.todo.empty()) out += fmt::format("{:<8} -> {}\n", "", x.todo);

@@ -59,9 +59,9 @@ struct DoctorFacts {
   std::string lockdown;    // the selected level of /sys/kernel/security/lockdown
   std::string compressor;  // hibernate.compressor; empty: not shown by this kernel
   bool nocompress = false;
-  uint64_t image_size = 0, reserved_size = 0;  // bytes (/sys/power)
-  std::string resume_dev;                      // /sys/power/resume, "MAJ:MIN"
-  std::optional<uint64_t> resume_offset;       // /sys/power/resume_offset
+  uint64_t image_size = 0, reserved_size = 0;         // bytes (/sys/power)
+  std::string resume_dev;                             // /sys/power/resume, "MAJ:MIN"
+  std::optional<uint64_t> resume_offset;              // /sys/power/resume_offset
   std::string cmdline_resume, cmdline_resume_offset;  // as written on /proc/cmdline
   std::string cmdline_resume_dev;                     // resume= resolved to "MAJ:MIN"
   std::vector<DoctorSwap> swaps;
