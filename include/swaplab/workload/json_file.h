@@ -4,6 +4,7 @@
 // schema errors name the JSON path ("FILE: $.points[3].scale: ...").
 // Nothing here throws: every error is a Status.
 #pragma once
+#pragma GCC visibility push(default)
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
@@ -57,3 +58,4 @@ class JsonAt {
 };
 
 }  // namespace swaplab::workload
+#pragma GCC visibility pop
