@@ -219,6 +219,13 @@ class Runner {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     pending_pfns_.clear();
+    // The end of a write-out rotated each folio into a per-CPU batch, which
+    // holds a reference to it (folio_rotate_reclaimable): drained, so that a
+    // `free` that takes a folio out of the swap cache frees it at once.
+    // Otherwise, on whichever CPU completed the I/O and has not drained
+    // since, the folio lives on on the LRU out of the swap cache, and the
+    // next drop-cache's reclaim gives it a slot (docs/fidelity.md).
+    if (Status st = s_.worker->DrainLru(); !st.ok()) Note(line, 0, st.ToString());
   }
 
   const RunOptions& o_;

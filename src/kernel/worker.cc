@@ -2,6 +2,7 @@
 #include "swaplab/kernel/worker.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -24,10 +25,11 @@ namespace {
 
 using alloc::kPageSize;
 
-enum Op : int32_t { kSwapOut = 1, kFree, kReadIn, kMincore, kLock, kQuit };
+enum Op : int32_t { kSwapOut = 1, kFree, kReadIn, kMincore, kLock, kDrainLru, kQuit };
 constexpr uint64_t kMaxMincorePages = 512;
 // The commands the worker runs pinned to the command's CPU.
-bool Pins(int32_t op) { return op != kQuit && op != kMincore && op != kLock; }
+// (kDrainLru pins to every CPU in turn.)
+bool Pins(int32_t op) { return op != kQuit && op != kMincore && op != kLock && op != kDrainLru; }
 
 struct Cmd {
   int32_t op = 0, cpu = 0;
@@ -145,6 +147,19 @@ int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
     WriteFull(out, &rep, sizeof rep);
     _exit(1);
   }
+  // kDrainLru: the CPUs the worker may run on (its mask before any pin),
+  // and a page it never touches in a mapping that is not locked, for
+  // MADV_COLD (which drains the calling CPU's folio batches first and then
+  // finds nothing to deactivate).
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  void* drain_page =
+      mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0 || drain_page == MAP_FAILED) {
+    rep.err = errno ? errno : EIO;
+    WriteFull(out, &rep, sizeof rep);
+    _exit(1);
+  }
   int run_fd = -1, home_fd = -1;
   char me[24];
   const int me_len = std::snprintf(me, sizeof me, "%d", static_cast<int>(getpid()));
@@ -236,6 +251,13 @@ int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
         case kLock:
           if (Mlock(p, len) != 0) rep.err = errno;
           break;
+        case kDrainLru:
+          for (int cpu = 0; cpu < CPU_SETSIZE && rep.err == 0; ++cpu) {
+            if (!CPU_ISSET(cpu, &cpus)) continue;
+            if ((rep.err = PinThread(cpu)) == 0 && madvise(drain_page, kPageSize, MADV_COLD) != 0)
+              rep.err = errno;
+          }
+          break;
         case kQuit:
           _exit(0);
         default:
@@ -310,8 +332,8 @@ Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector
 
 namespace {
 const char* OpName(int op) {
-  static const char* const kNames[] = {"",        "swap-out", "free", "read-in",
-                                       "mincore", "lock",     "quit"};
+  static const char* const kNames[] = {"",        "swap-out", "free",      "read-in",
+                                       "mincore", "lock",     "drain-lru", "quit"};
   return op > 0 && op <= kQuit ? kNames[op] : "?";
 }
 }  // namespace
@@ -374,6 +396,7 @@ Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) {
   return Command(kReadIn, cpu, addr, len);
 }
 Status Worker::Lock(uint64_t addr, uint64_t len) { return Command(kLock, 0, addr, len); }
+Status Worker::DrainLru() { return Command(kDrainLru, 0, 0, 0); }
 
 Result<std::vector<uint8_t>> Worker::Mincore(uint64_t addr, uint64_t len) {
   std::vector<uint8_t> v;

@@ -5,7 +5,9 @@
 // rates within 1 percentage point. Skipped (with the reason) when not root or
 // when swap is unavailable. Also: the safety rules (crashed-run leftovers
 // refused and cleaned up, settings restored, bad traces change nothing).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
@@ -19,11 +21,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 
 #include "swaplab/kernel/host.h"
 #include "swaplab/kernel/kernel_area.h"
 #include "swaplab/kernel/kernel_run.h"
+#include "swaplab/kernel/worker.h"
 
 namespace swaplab::kernel {
 namespace {
@@ -374,6 +378,64 @@ TEST(KernelRun, CrashedRunRefusedUntilCleanup) {
   bool swapped_off = false;
   for (const auto& l : log) swapped_off |= l.rfind("swapoff /dev/loop", 0) == 0;
   EXPECT_TRUE(swapped_off) << "cleanup did not swap the loop device off";
+}
+
+// Worker::DrainLru empties every CPU's folio batches: pages this process
+// faults in on each CPU wait in that CPU's lru_add batch (not yet on the
+// LRU: kpageflags LRU bit clear) until the worker's drain, pinned to each
+// CPU in turn, moves them there. A drain of one CPU only, or none, fails.
+// (Without it, a swap-cache folio a batch kept alive outlived a `free` and
+// took a slot at the next drop-cache: docs/fidelity.md.)
+TEST(KernelRun, DrainLruEmptiesTheBatchesOfEveryCpu) {
+  if (!IsRoot()) GTEST_SKIP() << "not root: /proc/kpageflags and PFNs in pagemap need root";
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 2) GTEST_SKIP() << "one CPU: nothing to show across CPUs";
+  auto w = Worker::Start(1 << 20, "", "");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  cpu_set_t was;
+  ASSERT_EQ(sched_getaffinity(0, sizeof was, &was), 0);
+  const int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(pagemap, 0);
+  constexpr int kLru = 5;  // KPF_LRU (Documentation/admin-guide/mm/pagemap.rst)
+  auto pfn_of = [&](const char* p) -> uint64_t {
+    uint64_t e = 0;
+    const off_t at = static_cast<off_t>(reinterpret_cast<uintptr_t>(p) / 4096 * 8);
+    if (pread(pagemap, &e, 8, at) != 8 || !((e >> 63) & 1)) return 0;
+    return e & ((uint64_t{1} << 55) - 1);
+  };
+  std::vector<std::pair<int, uint64_t>> batched;  // (CPU, PFN) not on the LRU yet
+  std::vector<void*> maps;
+  for (int cpu = 0; cpu < cpus && cpu < 8; ++cpu) {
+    if (PinThread(cpu) != 0) continue;
+    for (int i = 0; i < 4; ++i) {
+      void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      ASSERT_NE(m, MAP_FAILED);
+      maps.push_back(m);
+      static_cast<char*>(m)[0] = 1;
+      const uint64_t pfn = pfn_of(static_cast<char*>(m));
+      auto f = pfn ? Worker::PageFlags(pfn) : Result<uint64_t>(Status(-EIO, "no PFN"));
+      ASSERT_TRUE(f.ok()) << f.status().ToString();
+      if (!((*f >> kLru) & 1)) batched.emplace_back(cpu, pfn);
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof was, &was), 0);
+  std::set<int> cpus_batched;
+  for (const auto& b : batched) cpus_batched.insert(b.first);
+  if (cpus_batched.size() < 2) {
+    for (void* m : maps) munmap(m, 4096);
+    close(pagemap);
+    GTEST_SKIP() << "fresh pages went straight to the LRU on " << cpus - cpus_batched.size()
+                 << " CPUs (no per-CPU batch to drain)";
+  }
+  ASSERT_TRUE((*w)->DrainLru().ok());
+  for (const auto& [cpu, pfn] : batched) {
+    auto f = Worker::PageFlags(pfn);
+    ASSERT_TRUE(f.ok());
+    EXPECT_TRUE((*f >> kLru) & 1) << "a page faulted in on CPU " << cpu
+                                  << " is still in that CPU's batch after the drain";
+  }
+  for (void* m : maps) munmap(m, 4096);
+  close(pagemap);
 }
 
 // Not root: a clear error, nothing created.

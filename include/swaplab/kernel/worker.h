@@ -84,6 +84,14 @@ class Worker {
 
   // mlock(2): pages read back in stay out of cgroup reclaim (drop-cache).
   Status Lock(uint64_t addr, uint64_t len);
+  // Empties the per-CPU folio batches of every CPU the worker may run on
+  // (lru_add_drain on each: MADV_COLD of an untouched page, pinned to the
+  // CPU in turn). A batch holds a reference to each folio in it: a clean
+  // swap-cache folio rotated there when its write-out ended, then taken out
+  // of the swap cache by a `free` (__try_to_reclaim_swap), would outlive
+  // the free on the LRU, and the next reclaim (drop-cache) would give it a
+  // slot of its CPU's cache (docs/fidelity.md, 6.12 in a busy guest).
+  Status DrainLru();
   // mincore(2) in the worker: for a swapped-out page, whether its folio is
   // still in the swap cache (mincore_swap); 1 byte per page.
   Result<std::vector<uint8_t>> Mincore(uint64_t addr, uint64_t len);

@@ -55,7 +55,7 @@ say "start at uptime $up s, kernel $(uname -r)"
 
 mode=hibernate pages=2048 seed=1 image_size= layout=fresh swap_pages=0 image_pages=0 rotational=
 device=loop-ssd policy=linux-6.14 reruns=4 annotate=
-churn='' mix=1:1 zram=0 memcg=0 mthp=none resume_offset=0
+churn='' mix=1:1 zram=0 memcg=0 mthp=none resume_offset=0 dump_trace=0
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     swaplab.mode=*) mode="${arg#*=}" ;;
@@ -70,6 +70,7 @@ for arg in $(cat /proc/cmdline); do
     swaplab.policy=*) policy="${arg#*=}" ;;
     swaplab.reruns=*) reruns="${arg#*=}" ;;
     swaplab.annotate=1) annotate=--annotate-inuse ;;
+    swaplab.dump_trace=1) dump_trace=1 ;;
     swaplab.churn=*) churn="${arg#*=}" ;;
     swaplab.mix=*) mix="${arg#*=}" ;;
     swaplab.zram=*) zram="${arg#*=}" ;;
@@ -144,6 +145,10 @@ if [ "$mode" = run ]; then
   mount -t cgroup2 cgroup2 /sys/fs/cgroup && echo +memory >/sys/fs/cgroup/cgroup.subtree_control
   read -r up _ </proc/uptime
   say "kernel run $device $policy at uptime $up s"
+  if [ "$dump_trace" = 1 ]; then
+    mkdir -p /sys/kernel/tracing && mount -t tracefs tracefs /sys/kernel/tracing
+    echo 65536 >/sys/kernel/tracing/buffer_size_kb
+  fi
   /bin/swaplab kernel run /var/tmp/in.trace --device "$device" --policy "$policy" \
     --reruns "$reruns" $annotate --out /var/tmp/out.trace --progress never --json \
     >/var/tmp/result.json 2>/var/tmp/stderr.txt
@@ -151,6 +156,13 @@ if [ "$mode" = run ]; then
   read -r up _ </proc/uptime
   say "kernel run exited with $(cat /var/tmp/rc) at uptime $up s"
   head -c 2000 /var/tmp/stderr.txt
+  if [ "$dump_trace" = 1 ]; then
+    say "ftrace begin"
+    head -n 4 /sys/kernel/tracing/trace
+    awk '/^ *=>|<stack trace>/ { b = b "\n" $0; next }
+      { if (b != "") { if (b !~ /do_madvise/) { for (k = n - 20; k < n; k++) if (k >= 0) print "prev " r[k % 20]; print b } else { r[n % 20] = b0; n++ } } b = $0; b0 = $0 }' /sys/kernel/tracing/trace
+    say "ftrace end"
+  fi
   sync
   umount /var/tmp
   off
