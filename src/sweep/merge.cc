@@ -24,20 +24,28 @@ std::string Shown(const std::string& s) { return "'" + Printable(s, kMaxTokenInM
 // An axis value as a table cell and a heatmap label.
 std::string Cell(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-// A CSV field; control characters (terminal escapes) from the spec as
+// A CSV field: control characters (terminal escapes) from the spec as
 // \xNN, C1 controls (U+0080..U+009F, UTF-8 C2 80..C2 9F: U+009B is a
-// terminal's CSI) as \u00NN, other UTF-8 kept.
+// terminal's CSI) as \u00NN, a byte that is not part of a valid UTF-8
+// sequence (a lone 0x9b is an 8-bit terminal's CSI) as \xNN, other UTF-8
+// kept.
 std::string CsvField(const std::string& s) {
   std::string e;
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (size_t i = 0; i < s.size();) {
     const auto u = static_cast<unsigned char>(s[i]);
-    const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
-    if (u == 0xc2 && next >= 0x80 && next < 0xa0) {
-      e += fmt::format("\\u{:04x}", next);
-      ++i;
-    } else {
-      e += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, s[i]);
+    const size_t n = Utf8Length(s, i);
+    if (n == 0 || u < 0x20 || u == 0x7f) {
+      e += fmt::format("\\x{:02x}", u);
+      i += 1;
+      continue;
     }
+    const auto second = n == 2 ? static_cast<unsigned char>(s[i + 1]) : 0;
+    if (u == 0xc2 && second < 0xa0) {
+      e += fmt::format("\\u{:04x}", second);
+    } else {
+      e.append(s, i, n);
+    }
+    i += n;
   }
   if (e.find_first_of(",\"") == std::string::npos) return e;
   std::string q = "\"";

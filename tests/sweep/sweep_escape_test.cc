@@ -3,6 +3,7 @@
 // control characters (U+009B is a terminal's CSI).
 #include <gtest/gtest.h>
 
+#include "swaplab/alloc/printable.h"
 #include "sweep/sweep.h"
 
 namespace swaplab::sweep {
@@ -35,6 +36,27 @@ TEST(SweepEscape, CsvHasNoC0OrC1Controls) {
   const std::string csv = TableCsv(HostileTable());
   EXPECT_TRUE(Clean(csv)) << csv;
   EXPECT_NE(csv.find("\\u009b"), std::string::npos) << csv;
+}
+
+// Bytes that are not valid UTF-8 (a lone 0x9b is an 8-bit terminal's CSI;
+// a cut sequence, 0xff) as \xNN; valid UTF-8 kept: the CSV is valid UTF-8.
+TEST(SweepEscape, CsvEscapesBytesThatAreNotUtf8) {
+  Table t;
+  t.axes = {"a"};
+  t.metrics = {"m"};
+  Table::Row r;
+  r.id = "0123456789abcdef";
+  r.axes = {{"a", std::string("x\x9by\xffz\xe2\x82") + "\xc3\xa9\xe2\x82\xac"}};
+  r.values = {1};
+  t.rows.push_back(r);
+  t.points = 1;
+  const std::string csv = TableCsv(t);
+  EXPECT_NE(csv.find("x\\x9by\\xffz\\xe2\\x82\xc3\xa9\xe2\x82\xac"), std::string::npos) << csv;
+  for (size_t i = 0; i < csv.size();) {
+    const size_t n = Utf8Length(csv, i);
+    ASSERT_NE(n, 0u) << "byte " << i << " of the CSV is not UTF-8: " << csv;
+    i += n;
+  }
 }
 
 TEST(SweepEscape, SvgAndHtmlHaveNoC0OrC1Controls) {

@@ -6,6 +6,7 @@
 #pragma GCC visibility push(default)
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,39 @@ inline std::string Printable(std::string_view s, size_t max_bytes = 256) {
   }
   if (s.size() > n) out += "… (" + std::to_string(s.size() - n) + " more bytes)";
   return out;
+}
+
+// Length of the valid UTF-8 sequence at s[i]: 1-4, or 0 when the bytes
+// there are not one (a lone continuation or lead byte, an overlong form, a
+// surrogate, beyond U+10FFFF, or U+FFFE/U+FFFF, which are no XML
+// characters). The SVG, HTML and CSV writers keep only such sequences.
+inline size_t Utf8Length(std::string_view s, size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  size_t n;
+  uint32_t cp;
+  if (b < 0x80) return 1;
+  if ((b & 0xe0) == 0xc0) {
+    n = 2;
+    cp = b & 0x1f;
+  } else if ((b & 0xf0) == 0xe0) {
+    n = 3;
+    cp = b & 0x0f;
+  } else if ((b & 0xf8) == 0xf0) {
+    n = 4;
+    cp = b & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3f);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  if (cp == 0xfffe || cp == 0xffff) return 0;  // not XML characters
+  return n;
 }
 
 }  // namespace swaplab
