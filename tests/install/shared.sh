@@ -4,7 +4,12 @@
 # libraries export what include/swaplab/ declares and nothing that only
 # src/ declares; the installed tool runs through its RUNPATH; the example
 # consumer builds with find_package and with pkg-config and runs.
-# usage: shared.sh SOURCE_DIR
+# usage: shared.sh SOURCE_DIR [BUILD_DIR]
+# BUILD_DIR (default a temporary directory) is the shared tree, reused
+# when it exists. CMake gives it under the release build: a tree at a fixed path
+# under the sources lets ccache hash its generated include paths relative
+# to them, so a new clone compiles it from the cache (CI, "CI stage times"
+# in docs/performance.md); a random temporary path missed every time.
 set -euo pipefail
 src=$1
 . "$(dirname "$0")/common.sh"
@@ -14,11 +19,12 @@ command -v ninja >/dev/null && gen=(-G Ninja)
 # Unoptimised and without debug information (no CMAKE_BUILD_TYPE): what is
 # checked here is what the libraries export and that consumers link, and a
 # cold -O2 build of every library would not fit CI's time on two cores.
-cmake -S "$src" -B "$tmp/build" "${gen[@]}" -DBUILD_SHARED_LIBS=ON -DSWAPLAB_BUILD_BENCH=OFF \
+build=${2:-$tmp/build}
+cmake -S "$src" -B "$build" "${gen[@]}" -DBUILD_SHARED_LIBS=ON -DSWAPLAB_BUILD_BENCH=OFF \
   -DCMAKE_BUILD_TYPE= >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; fail "configure shared"; }
-cmake --build "$tmp/build" -j2 >"$tmp/build.log" 2>&1 || { tail -50 "$tmp/build.log"; fail "build shared"; }
+cmake --build "$build" -j2 >"$tmp/build.log" 2>&1 || { tail -50 "$tmp/build.log"; fail "build shared"; }
 prefix=$tmp/prefix
-cmake --install "$tmp/build" --prefix "$prefix" >/dev/null
+cmake --install "$build" --prefix "$prefix" >/dev/null
 "$prefix/bin/swaplab" --version || fail "the installed shared swaplab does not run"
 "$prefix/bin/swaplab" reproduce --list >/dev/null || fail "swaplab reproduce --list (shared)"
 
