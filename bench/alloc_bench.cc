@@ -16,6 +16,7 @@
 // Run: bench/run_alloc_bench.sh OUT.json (repetitions, medians).
 #include <benchmark/benchmark.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -504,6 +505,30 @@ std::string WriteReplayTrace(uint64_t records) {
   return path;
 }
 
+// A binary copy of `trace` (docs/formats.md §5.1) beside it in /tmp, or ""
+// when it cannot be made. The caller removes it.
+std::string WriteBinaryCopy(const std::string& trace) {
+  auto reader = swaplab::workload::TraceReader::Open(trace);
+  if (!reader.ok()) return {};
+  char path[] = "/tmp/swaplab-replay-bench-bin-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return {};
+  std::string out = swaplab::workload::BinaryTraceHeader();
+  swaplab::workload::TraceRecord rec;
+  for (;;) {
+    auto more = (*reader)->Next(&rec);
+    if (!more.ok() || !*more) break;
+    swaplab::workload::AppendBinaryRecord(rec, &out);
+  }
+  const bool ok = write(fd, out.data(), out.size()) == static_cast<ssize_t>(out.size());
+  close(fd);
+  if (!ok) {
+    std::remove(path);
+    return {};
+  }
+  return path;
+}
+
 void BM_ReplayPerRecord(benchmark::State& state, const std::string& trace) {
   swaplab::workload::ReplayOptions o;
   o.trace = trace;
@@ -606,28 +631,34 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_Order0PairPreset/" + name).c_str(), BM_Order0PairPreset,
                                  name);
   }
+  // Each trace text and binary: BM_Replay*/<name> and BM_Replay*/<name>.bin
+  // (the runner's records are the same, so it runs on the text only).
+  std::vector<std::string> binaries;
+  auto register_trace = [&binaries](const std::string& name, const std::string& path) {
+    benchmark::RegisterBenchmark(("BM_ReplayPerRecord/" + name).c_str(), BM_ReplayPerRecord, path)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_ReplayReader/" + name).c_str(), BM_ReplayReader, path)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_ReplayRunner/" + name).c_str(), BM_ReplayRunner, path)
+        ->Unit(benchmark::kMillisecond);
+    const std::string bin = WriteBinaryCopy(path);
+    if (bin.empty()) return;
+    binaries.push_back(bin);
+    benchmark::RegisterBenchmark(("BM_ReplayPerRecord/" + name + ".bin").c_str(),
+                                 BM_ReplayPerRecord, bin)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_ReplayReader/" + name + ".bin").c_str(), BM_ReplayReader, bin)
+        ->Unit(benchmark::kMillisecond);
+  };
   static const std::string generated = WriteReplayTrace(kReplayRecords);
-  if (!generated.empty()) {
-    benchmark::RegisterBenchmark("BM_ReplayPerRecord/generated", BM_ReplayPerRecord, generated)
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("BM_ReplayReader/generated", BM_ReplayReader, generated)
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("BM_ReplayRunner/generated", BM_ReplayRunner, generated)
-        ->Unit(benchmark::kMillisecond);
-  }
+  if (!generated.empty()) register_trace("generated", generated);
   if (const char* list = std::getenv("SWAPLAB_REPLAY_TRACES")) {
     std::string_view rest(list);
     while (!rest.empty()) {
       const std::string path(rest.substr(0, rest.find(':')));
       rest.remove_prefix(std::min(rest.size(), path.size() + 1));
       if (path.empty()) continue;
-      const std::string base = path.substr(path.rfind('/') + 1);
-      benchmark::RegisterBenchmark(("BM_ReplayPerRecord/" + base).c_str(), BM_ReplayPerRecord, path)
-          ->Unit(benchmark::kMillisecond);
-      benchmark::RegisterBenchmark(("BM_ReplayReader/" + base).c_str(), BM_ReplayReader, path)
-          ->Unit(benchmark::kMillisecond);
-      benchmark::RegisterBenchmark(("BM_ReplayRunner/" + base).c_str(), BM_ReplayRunner, path)
-          ->Unit(benchmark::kMillisecond);
+      register_trace(path.substr(path.rfind('/') + 1), path);
     }
   }
   // Echo the configuration at the top of the report (conventions: options).
@@ -638,5 +669,6 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   if (!generated.empty()) std::remove(generated.c_str());
+  for (const auto& bin : binaries) std::remove(bin.c_str());
   return 0;
 }

@@ -7,7 +7,10 @@
 # per pair and their ratio (the goal: at most 2), and the replay's
 # two halves in the same run: the trace reader alone (BM_ReplayReader) and
 # the runner with the allocator on records already in memory
-# (BM_ReplayRunner), each per record and as a multiple of the pair.
+# (BM_ReplayRunner), each per record and as a multiple of the pair; then
+# the same trace in the binary encoding (`trace convert`, docs/formats.md
+# §5.1): the whole replay and its reader, and the whole replay of each
+# encoding as a multiple of the runner (÷runner: text, bin÷runner: binary).
 #
 # usage: bench/replay_vs_pair.sh [REPETITIONS (default 5)] [OUT.json]
 # The machine is shared: run it while no build or other benchmark runs.
@@ -37,17 +40,27 @@ for b in rep["benchmarks"]:
 pair = [v[0] for k, v in med.items() if k.startswith("BM_Order0PairHeld")][0]
 print(f"BM_Order0PairHeld (median CPU time): {pair:.1f} ns per pair")
 print(f"{'trace':<20} {'records':>8} {'ns/record':>10} {'ratio':>6} "
-      f"{'reader ns':>10} {'ratio':>6} {'runner ns':>10} {'ratio':>6}")
+      f"{'reader ns':>10} {'ratio':>6} {'runner ns':>10} {'ratio':>6} "
+      f"{'binary ns':>10} {'ratio':>6} {'bin reader':>10} {'÷runner':>8} {'bin÷runner':>10}")
+def per(name):
+    v = med.get(name)
+    return v[0] / v[1] if v and v[1] else None
 for k, (ns, records) in sorted(med.items()):
-    if not k.startswith("BM_ReplayPerRecord/"):
+    if not k.startswith("BM_ReplayPerRecord/") or k.endswith(".bin"):
         continue
     name = k.split('/', 1)[1]
-    per = ns / records
-    row = f"{name:<20} {int(records):>8} {per:>10.1f} {per / pair:>6.2f}"
-    for half in ("BM_ReplayReader/", "BM_ReplayRunner/"):
-        h = med.get(half + name)
-        if h:
-            row += f" {h[0] / h[1]:>10.1f} {h[0] / h[1] / pair:>6.2f}"
+    whole = ns / records
+    row = f"{name:<20} {int(records):>8} {whole:>10.1f} {whole / pair:>6.2f}"
+    for half in ("BM_ReplayReader/" + name, "BM_ReplayRunner/" + name,
+                 "BM_ReplayPerRecord/" + name + ".bin"):
+        h = per(half)
+        row += f" {h:>10.1f} {h / pair:>6.2f}" if h else f" {'-':>10} {'-':>6}"
+    bin_reader, runner, binary = (per("BM_ReplayReader/" + name + ".bin"),
+                                  per("BM_ReplayRunner/" + name),
+                                  per("BM_ReplayPerRecord/" + name + ".bin"))
+    row += f" {bin_reader:>10.1f}" if bin_reader else f" {'-':>10}"
+    row += f" {whole / runner:>8.2f}" if runner else f" {'-':>8}"
+    row += f" {binary / runner:>10.2f}" if runner and binary else f" {'-':>10}"
     print(row)
 print(f"(JSON report: {sys.argv[1]})")
 EOF

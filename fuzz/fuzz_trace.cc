@@ -3,8 +3,10 @@
 // TraceRunner, with CheckInvariants() after each record (as `swaplab replay
 // --check` does). The replay stops at the first error, as replay does. Every
 // record read formats to a line that parses back to itself (checked at the
-// end, all lines through one reader). A second reader with its one-pass
-// path off must give the same record or message for every line.
+// end, all lines through one reader), and from its binary encoding
+// (docs/formats.md §5.1). A second reader with its one-pass path off must
+// give the same record or message for every line. An input that starts
+// with the binary magic is read as a binary trace (the corpus has some).
 // Swapons above kMaxFuzzPages are skipped (the parser's own limit, 2^32, is
 // too large to run thousands of times a second).
 #include <cstddef>
@@ -91,5 +93,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto end = again.Next(&back);
   if (!end.ok() || *end) __builtin_trap();  // nothing more
+  // The same records in the binary encoding read back as the same lines.
+  workload::TraceReader text_again(std::make_unique<std::istringstream>(formatted), "again");
+  std::string binary = workload::BinaryTraceHeader();
+  for (auto more = text_again.Next(&back); more.ok() && *more; more = text_again.Next(&back))
+    workload::AppendBinaryRecord(back, &binary);
+  workload::TraceReader bin(std::make_unique<std::istringstream>(binary), "bin");
+  for (size_t i = 0; i + 1 < starts.size(); ++i) {
+    const std::string_view line(formatted.data() + starts[i], starts[i + 1] - 1 - starts[i]);
+    auto b = bin.Next(&back);
+    if (!b.ok() || !*b || workload::FormatRecord(back) != line || back.line != i + 2) {
+      fprintf(stderr, "record '%.*s' does not read back from its binary encoding\n",
+              static_cast<int>(line.size()), line.data());
+      __builtin_trap();
+    }
+  }
+  auto bin_end = bin.Next(&back);
+  if (!bin_end.ok() || *bin_end) __builtin_trap();
   return 0;
 }

@@ -219,10 +219,16 @@ Status FormatArea(const std::string& path, const FormatOptions& o) {
   } else {
     struct stat st {};
     if (::fstat(t.fd, &st) < 0) return Errno(errno, path + ": stat");
-    if (!t.blkdev && o.size_bytes && *o.size_bytes > static_cast<uint64_t>(st.st_size)) {
-      if (Status s = WriteZeros(t.fd, static_cast<uint64_t>(st.st_size), *o.size_bytes, path);
-          !s.ok())
-        return s;
+    const auto old_size = static_cast<uint64_t>(st.st_size);
+    if (!t.blkdev && o.size_bytes && *o.size_bytes > old_size) {
+      if (o.growing) o.growing(old_size);
+      Status s = WriteZeros(t.fd, old_size, *o.size_bytes, path);
+      // the file back to what it was: its data is untouched until the header page
+      if (!s.ok() && ::ftruncate(t.fd, static_cast<off_t>(old_size)) < 0)
+        s = Status(s.code(), fmt::format("{}; truncating it back to {} bytes failed too: {}",
+                                         s.message(), old_size, std::strerror(errno)));
+      if (o.growing) o.growing(std::nullopt);
+      if (!s.ok()) return s;
     }
     std::array<std::byte, kPageSize> old{};
     if (Status s = internal::PreadAll(t.fd, old.data(), old.size(), 0, path); !s.ok()) return s;

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "area/area_internal.h"
 #include "swaplab/area/area_lock.h"
@@ -43,38 +44,6 @@ std::string DirOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// `content` into a new file beside `path`, then renamed over it.
-Status ReplaceAtomically(const std::string& path, std::string_view content) {
-  std::random_device rd;
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    tmp = fmt::format("{}/.swaplab-tmp.{:08x}{:08x}", DirOf(path), rd(), rd());
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0 && errno != EEXIST) return Errno(errno, tmp + ": create");
-  }
-  if (fd < 0) return Errno(EEXIST, tmp + ": create");
-  auto fail = [&](Status s) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  };
-  if (Status s = internal::PwriteAll(fd, content.data(), content.size(), 0, path); !s.ok())
-    return fail(s);
-  if (::fsync(fd) < 0) return fail(Errno(errno, path + ": fsync"));
-  if (::close(fd) < 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    return Errno(e, path + ": close");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) < 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    return Errno(e, path + ": rename");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status CheckOutputFile(const std::string& path, const OutputOptions& o) {
@@ -100,9 +69,51 @@ Status CheckOutputFile(const std::string& path, const OutputOptions& o) {
   return Status::Ok();
 }
 
-Status WriteOutputFile(const std::string& path, std::string_view content, const OutputOptions& o) {
+Result<std::unique_ptr<OutputFileWriter>> OutputFileWriter::Open(const std::string& path,
+                                                                 const OutputOptions& o) {
   if (Status s = CheckOutputFile(path, o); !s.ok()) return s;
-  return ReplaceAtomically(path, content);
+  std::unique_ptr<OutputFileWriter> w(new OutputFileWriter(path));
+  std::random_device rd;
+  for (int attempt = 0; attempt < 100 && w->fd_ < 0; ++attempt) {
+    w->temp_ = fmt::format("{}/.swaplab-tmp.{:08x}{:08x}", DirOf(path), rd(), rd());
+    w->fd_ = ::open(w->temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (w->fd_ < 0 && errno != EEXIST) return Errno(errno, w->temp_ + ": create");
+  }
+  if (w->fd_ < 0) return Errno(EEXIST, w->temp_ + ": create");
+  return w;
+}
+
+OutputFileWriter::~OutputFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
+}
+
+Status OutputFileWriter::Write(std::string_view data) {
+  if (fd_ < 0) return Status(-EBADF, path_ + ": written after it was committed");
+  Status s = internal::PwriteAll(fd_, data.data(), data.size(), written_, path_);
+  if (s.ok()) written_ += data.size();
+  return s;
+}
+
+Status OutputFileWriter::Commit() {
+  if (fd_ < 0) return Status(-EBADF, path_ + ": committed twice");
+  const int fd = std::exchange(fd_, -1);
+  if (::fsync(fd) < 0) {
+    const int e = errno;
+    ::close(fd);
+    return Errno(e, path_ + ": fsync");
+  }
+  if (::close(fd) < 0) return Errno(errno, path_ + ": close");
+  if (::rename(temp_.c_str(), path_.c_str()) < 0) return Errno(errno, path_ + ": rename");
+  committed_ = true;
+  return Status::Ok();
+}
+
+Status WriteOutputFile(const std::string& path, std::string_view content, const OutputOptions& o) {
+  auto w = OutputFileWriter::Open(path, o);
+  if (!w.ok()) return w.status();
+  if (Status s = (*w)->Write(content); !s.ok()) return s;
+  return (*w)->Commit();
 }
 
 Status PrepareOutputDir(const std::string& dir) {

@@ -58,6 +58,7 @@ Result<ClusterMap> TraceClusterMap(const TraceMapOptions& o) {
   auto reader = workload::TraceReader::Open(o.trace);
   if (!reader.ok()) return reader.status();
   workload::TraceRunner runner(sys);
+  if (o.memory_limit != 0) runner.set_memory_limit(o.memory_limit);
   uint64_t applied = 0;
   for (workload::TraceRecord rec; o.at_record == 0 || applied < o.at_record; ++applied) {
     auto more = (*reader)->Next(&rec);

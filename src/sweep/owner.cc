@@ -129,6 +129,15 @@ Result<int> LockSweep(const std::string& dir) {
   return fd;
 }
 
+bool SweepRunning(const std::string& dir) {
+  const std::string marker = dir + "/" + kMarker;
+  const int fd = ::open(marker.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // a shared lock taken is dropped with it
+  return held;
+}
+
 bool PointDone(const std::string& dir, const std::string& id) {
   return ValidId(id) && ReadPointResult(dir, id).ok();
 }

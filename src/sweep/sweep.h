@@ -129,6 +129,9 @@ Status CheckOwned(const std::string& dir);
 // descriptor until it is closed (or the process ends); -EBUSY when another
 // sweep holds it.
 Result<int> LockSweep(const std::string& dir);
+// Whether a sweep holds DIR's lock now (a shared flock probe of the
+// marker): merge then says that the table is of the points done so far.
+bool SweepRunning(const std::string& dir);
 // Whether DIR/points/ID.json is a complete, parseable result of point ID.
 bool PointDone(const std::string& dir, const std::string& id);
 // Checks DIR/joblog before parallel --resume-failed trusts it: when a line

@@ -24,12 +24,20 @@ constexpr size_t kPathMax = 4096;
 // A slot is written only while `used` is false for everyone else, and read
 // by the handler only when `used` is true: the handler needs no lock.
 char g_paths[kSlots][kPathMax];
+// -1: unlink the path; else truncate it to this length (a file grown).
+int64_t g_lengths[kSlots];
 std::atomic<bool> g_used[kSlots];
 std::atomic<bool> g_claimed[kSlots];  // owned by a TempFile (filled or being filled)
 
 void OnSignal(int sig) {
-  for (int i = 0; i < kSlots; ++i)
-    if (g_used[i].load(std::memory_order_acquire)) ::unlink(g_paths[i]);
+  for (int i = 0; i < kSlots; ++i) {
+    if (!g_used[i].load(std::memory_order_acquire)) continue;
+    // truncate(2) is a system call, safe here like unlink
+    if (g_lengths[i] < 0)
+      ::unlink(g_paths[i]);
+    else
+      (void)::truncate(g_paths[i], static_cast<off_t>(g_lengths[i]));
+  }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
@@ -59,27 +67,41 @@ Result<std::string> CreateTempArea(const std::string& dir, const std::string& wh
   return std::string(buf.data());
 }
 
-TempFile::TempFile(std::string path) : path_(std::move(path)) {
-  if (path_.size() >= kPathMax) return;
+// A slot for `path` (-1 when none is free or the path is too long): the
+// handler unlinks it (length -1) or truncates it to `length`.
+static int Claim(const std::string& path, int64_t length) {
+  if (path.size() >= kPathMax) return -1;
   for (int i = 0; i < kSlots; ++i) {
     bool expected = false;
     // claim the slot first (never visible to the handler until filled)
     if (!g_claimed[i].compare_exchange_strong(expected, true)) continue;
-    std::memcpy(g_paths[i], path_.c_str(), path_.size() + 1);
+    std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
+    g_lengths[i] = length;
     g_used[i].store(true, std::memory_order_release);
-    slot_ = i;
-    return;
+    return i;
   }
+  return -1;
 }
 
+static void Release(int slot) {
+  if (slot < 0) return;
+  g_used[slot].store(false, std::memory_order_release);
+  g_claimed[slot].store(false, std::memory_order_release);
+}
+
+TempFile::TempFile(std::string path) : path_(std::move(path)), slot_(Claim(path_, -1)) {}
+
 void TempFile::keep() {
-  if (slot_ >= 0) {
-    g_used[slot_].store(false, std::memory_order_release);
-    g_claimed[slot_].store(false, std::memory_order_release);
-  }
+  Release(slot_);
   slot_ = -1;
   path_.clear();
 }
+
+GrowingFile::GrowingFile(const std::string& path, uint64_t length)
+    : slot_(length <= static_cast<uint64_t>(INT64_MAX) ? Claim(path, static_cast<int64_t>(length))
+                                                       : -1) {}
+
+GrowingFile::~GrowingFile() { Release(slot_); }
 
 TempFile::~TempFile() {
   if (path_.empty()) return;

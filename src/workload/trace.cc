@@ -2,11 +2,13 @@
 #include "swaplab/workload/trace.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -322,6 +324,115 @@ std::string_view NextWord(std::string_view* s) {
 // Input is read in chunks of this size (at least).
 constexpr size_t kReadChunk = size_t{1} << 18;
 
+// Binary traces: unsigned LEB128 varints of at most 9 bytes (63 bits: every
+// value below 2^63, the text format's limit too).
+constexpr size_t kMaxVarintBytes = 9;
+// The op byte, a mask of up to 12 keys (2 bytes) and 12 values.
+constexpr size_t kMaxBinaryRecordBytes = 1 + 2 + std::size(kKeyNames) * kMaxVarintBytes;
+
+enum class VarintRead { kOk, kTruncated, kTooLong };
+
+inline VarintRead ReadVarint(const unsigned char** p, const unsigned char* end, uint64_t* v) {
+  const unsigned char* q = *p;
+  if (q != end && *q < 0x80) {  // most values fit one byte
+    *v = *q;
+    *p = q + 1;
+    return VarintRead::kOk;
+  }
+  uint64_t u = 0;
+  for (size_t i = 0; i < kMaxVarintBytes; ++i, ++q) {
+    if (q == end) return VarintRead::kTruncated;
+    u |= uint64_t{*q & 0x7fu} << (7 * i);
+    if (*q < 0x80) {
+      *v = u;
+      *p = q + 1;
+      return VarintRead::kOk;
+    }
+  }
+  return VarintRead::kTooLong;
+}
+
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+// The keys FormatRecord writes for r, as a mask (the binary encoding
+// writes the same ones).
+unsigned WrittenKeys(const TraceRecord& r) {
+  auto bit = [](Key k) { return 1u << k; };
+  switch (r.op) {
+    case TraceOp::kSwapon:
+      return bit(kDev) | bit(kPages) | bit(kSsd) | bit(kBlkdev) | bit(kDiscard) |
+             (r.prio ? bit(kPrio) : 0u);
+    case TraceOp::kSwapoff:
+      return bit(kDev);
+    case TraceOp::kAlloc:
+      return bit(kFolio) | bit(kOrder) | bit(kCpu);
+    case TraceOp::kFree:
+    case TraceOp::kCache:
+      return bit(kFolio) | (r.page != 0 || r.n ? bit(kPage) : 0u) | (r.n ? bit(kN) : 0u);
+    case TraceOp::kDropCache:
+      return r.folio ? bit(kFolio) : 0u;
+    case TraceOp::kDup:
+      return bit(kFolio);
+    case TraceOp::kSuspendStorage:
+    case TraceOp::kResumeStorage:
+      return 0;
+    case TraceOp::kExpect:
+      return bit(kFolio) | (r.page != 0 ? bit(kPage) : 0u) | bit(kDev) | bit(kOffset);
+    case TraceOp::kForeign:
+    case TraceOp::kForeignFree:
+      return bit(kDev) | bit(kOffset) | (r.n && *r.n != 1 ? bit(kN) : 0u) |
+             (r.op == TraceOp::kForeign ? bit(kCpu) : 0u);
+    case TraceOp::kScanBase:
+      return bit(kDev) | bit(kCpu) | bit(kOffset);
+    case TraceOp::kCpus:
+      return bit(kN);
+  }
+  return 0;
+}
+
+// Key k's value in r, as written (the reverse of Store).
+uint64_t KeyValue(int k, const TraceRecord& r) {
+  switch (k) {
+    case kDev:
+      return r.dev;
+    case kPages:
+      return r.pages;
+    case kSsd:
+      return r.ssd;
+    case kBlkdev:
+      return r.blkdev;
+    case kDiscard:
+      return r.discard;
+    case kPrio:
+      return static_cast<uint64_t>(r.prio.value_or(0));
+    case kFolio:
+      return r.folio.value_or(0);
+    case kOrder:
+      return static_cast<uint64_t>(r.order);
+    case kCpu:
+      return static_cast<uint64_t>(r.cpu);
+    case kPage:
+      return r.page;
+    case kN:
+      return r.n.value_or(0);
+    case kOffset:
+      return r.offset;
+  }
+  return 0;
+}
+
+size_t SpecIndex(TraceOp op) {
+  for (size_t i = 0; i < std::size(kSpecs); ++i)
+    if (kSpecs[i].op == op) return i;
+  return 0;
+}
+
 }  // namespace
 
 TraceReader::TraceReader(std::unique_ptr<std::istream> in, std::string name)
@@ -434,7 +545,102 @@ bool TraceReader::NextLine(std::string_view* line, bool* too_long) {
   return true;
 }
 
+Status TraceReader::ReadFormat() {
+  while (end_ - pos_ < sizeof(kBinaryTraceMagic) && Fill()) {
+  }
+  const std::string_view head(buf_ ? buf_.get() + pos_ : "", end_ - pos_);
+  if (!IsBinaryTrace(head)) {
+    format_ = Format::kText;
+    return Status::Ok();
+  }
+  format_ = Format::kBinary;
+  pos_ += sizeof(kBinaryTraceMagic);
+  while (end_ - pos_ < kMaxVarintBytes && Fill()) {
+  }
+  const auto* p = reinterpret_cast<const unsigned char*>(buf_.get() + pos_);
+  const auto* const end = reinterpret_cast<const unsigned char*>(buf_.get() + end_);
+  uint64_t version = 0;
+  const VarintRead got = ReadVarint(&p, end, &version);
+  line_ = 1;
+  if (got != VarintRead::kOk)
+    return Status(-EINVAL, name_ + ":1: a binary trace's header ends before its version");
+  if (version != kBinaryTraceVersion)
+    return Status(-EINVAL, name_ + ":1: unsupported binary trace version " +
+                               std::to_string(version) + " (this swaplab reads " +
+                               std::to_string(kBinaryTraceVersion) + ")");
+  pos_ = static_cast<size_t>(reinterpret_cast<const char*>(p) - buf_.get());
+  header_seen_ = true;
+  return Status::Ok();
+}
+
+// A record: the op byte (kSpecs' index; bit 7 set when a key mask
+// follows, else the op's required keys are the ones given), the mask as a
+// varint when given, then one varint per key in the mask, lowest key first.
+Result<bool> TraceReader::NextBinary(TraceRecord* rec) {
+  if (end_ - pos_ < kMaxBinaryRecordBytes && !eof_) {
+    if (pos_ > 0) {  // the record's start to the front of the buffer
+      std::memmove(buf_.get(), buf_.get() + pos_, end_ - pos_);
+      consumed_ += pos_;
+      end_ -= pos_;
+      pos_ = 0;
+    }
+    while (end_ < kMaxBinaryRecordBytes && Fill()) {
+    }
+  }
+  if (pos_ == end_) return false;
+  ++line_;
+  const auto* const start = reinterpret_cast<const unsigned char*>(buf_.get() + pos_);
+  const auto* const end = reinterpret_cast<const unsigned char*>(buf_.get() + end_);
+  const auto* p = start;
+  auto where = [&](const std::string& what) {
+    return Status(-EINVAL, name_ + ":" + std::to_string(line_) + " (byte " +
+                               std::to_string(consumed_ + pos_) + "): " + what);
+  };
+  auto value_error = [&](VarintRead got, std::string_view key) {
+    return where(got == VarintRead::kTruncated
+                     ? "the file ends inside the record"
+                     : "field '" + std::string(key) + "' is above the limit of 2^63-1");
+  };
+  const unsigned op_byte = *p++;
+  const size_t spec_index = op_byte & 0x7fu;
+  if (spec_index >= std::size(kSpecs))
+    return where(fmt::format("unknown operation byte 0x{:02x} (0..0x{:02x}, bit 7 for a key mask)",
+                             op_byte, std::size(kSpecs) - 1));
+  const OpMasks& masks = kMasks[spec_index];
+  const char* op_name = Name(kSpecs[spec_index].op);
+  uint64_t mask = masks.required;
+  if (op_byte & 0x80u) {
+    if (VarintRead got = ReadVarint(&p, end, &mask); got != VarintRead::kOk)
+      return value_error(got, "key mask");
+    if (mask >> std::size(kKeyNames))
+      return where(fmt::format("key mask 0x{:x} names a key the format does not have", mask));
+    if (const uint64_t extra = mask & ~uint64_t{masks.allowed})
+      return where(
+          fmt::format("'{}' takes no field '{}'", op_name, kKeyNames[std::countr_zero(extra)]));
+    if (const uint64_t missing = masks.required & ~mask)
+      return where(
+          fmt::format("'{}' needs field '{}'", op_name, kKeyNames[std::countr_zero(missing)]));
+  }
+  TraceRecord& r = *rec;  // written in place, as ParseCommon does
+  r = TraceRecord{};
+  r.op = kSpecs[spec_index].op;
+  r.line = line_;
+  for (uint64_t keys = mask; keys != 0; keys &= keys - 1) {
+    const int k = std::countr_zero(keys);
+    uint64_t u = 0;
+    if (VarintRead got = ReadVarint(&p, end, &u); got != VarintRead::kOk)
+      return value_error(got, kKeyNames[k]);
+    if (!InRange(k, u)) return where(RangeError(k, u));
+    Store(k, u, &r);
+  }
+  pos_ += static_cast<size_t>(p - start);
+  return true;
+}
+
 Result<bool> TraceReader::Next(TraceRecord* rec) {
+  if (format_ == Format::kUnknown)
+    if (Status st = ReadFormat(); !st.ok()) return st;
+  if (format_ == Format::kBinary) return NextBinary(rec);
   std::string_view raw;
   bool too_long = false;
   while (NextLine(&raw, &too_long)) {
@@ -634,6 +840,29 @@ std::string FormatRecord(const TraceRecord& r) {
       break;
   }
   return o;
+}
+
+std::string BinaryTraceHeader() {
+  std::string h(reinterpret_cast<const char*>(kBinaryTraceMagic), sizeof(kBinaryTraceMagic));
+  AppendVarint(kBinaryTraceVersion, &h);
+  return h;
+}
+
+bool IsBinaryTrace(std::string_view head) {
+  return head.size() >= sizeof(kBinaryTraceMagic) &&
+         std::memcmp(head.data(), kBinaryTraceMagic, sizeof(kBinaryTraceMagic)) == 0;
+}
+
+void AppendBinaryRecord(const TraceRecord& r, std::string* out) {
+  const size_t index = SpecIndex(r.op);
+  const unsigned keys = WrittenKeys(r);
+  if (keys == kMasks[index].required) {
+    out->push_back(static_cast<char>(index));
+  } else {
+    out->push_back(static_cast<char>(index | 0x80u));
+    AppendVarint(keys, out);
+  }
+  for (unsigned k = keys; k != 0; k &= k - 1) AppendVarint(KeyValue(std::countr_zero(k), r), out);
 }
 
 }  // namespace swaplab::workload

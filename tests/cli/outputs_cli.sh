@@ -5,9 +5,10 @@
 # checked before the run; a link planted at a temporary area's name is not
 # followed; FIFOs and /dev/zero are refused at once; `area format` refuses
 # sizes over the format's limit and the free space, and leaves no file when
-# interrupted; a failed write to stdout exits 1; scenario strings are
-# escaped; --scale nan is a usage error; a trace's swapon records are
-# priced against the memory before the model is made.
+# interrupted (an existing file it extends goes back to its old length);
+# a failed write to stdout exits 1; scenario strings are escaped;
+# --scale nan is a usage error; a trace's swapon records are priced
+# against the memory before the model is made.
 # usage: outputs_cli.sh SWAPLAB SCENARIO_DIR TRACE_DIR
 set -uo pipefail
 S="$1"; SCD="$2"; TRACES="$3"
@@ -102,7 +103,22 @@ for sig in INT TERM HUP QUIT; do
   [ $rc -ge 128 ] || fail "SIG$sig: area format ended with $rc before the signal (too fast a disk?)"
   [ -e "$W/big.swp" ] && fail "SIG$sig left $(stat -c %s "$W/big.swp") bytes of $W/big.swp"
 done
-echo "area format: 17T and 16T (over the free space) refused; INT TERM HUP QUIT leave no file"
+# an existing area extended: the signal takes the growth back, the area as it was
+"$S" area format "$W/grow.swp" --size 8M >/dev/null || fail "area format grow.swp"
+grow_sha=$(sha "$W/grow.swp")
+for sig in INT TERM HUP QUIT; do
+  "$S" area format "$W/grow.swp" --size 4G >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 200); do [ "$(stat -c %s "$W/grow.swp")" -gt 8388608 ] && break; sleep 0.01; done
+  kill -s "$sig" "$pid"
+  wait "$pid" 2>/dev/null; rc=$?
+  pid=""
+  [ $rc -ge 128 ] || fail "SIG$sig: area format (extending) ended with $rc before the signal"
+  size=$(stat -c %s "$W/grow.swp")
+  [ "$size" = 8388608 ] || fail "SIG$sig while extending left grow.swp at $size bytes, want 8388608"
+  [ "$(sha "$W/grow.swp")" = "$grow_sha" ] || fail "SIG$sig while extending changed grow.swp"
+done
+echo "area format: 17T and 16T (over the free space) refused; INT TERM HUP QUIT leave no file, and an extended area as it was"
 
 # -- stdout that cannot be written ---------------------------------------
 if [ -w /dev/full ]; then
@@ -132,7 +148,7 @@ ln -s "$W/t.trace" "$W/$(printf 't\033]0;X\007.trace')"
 run 0 "" "$S" replay "$W/$(printf 't\033]0;X\007.trace')"
 LC_ALL=C grep -qaP '[\x00-\x08\x0b-\x1f\x7f]' "$W/out" && fail "replay printed the trace path raw"
 for opt in "run $SC --scale nan" "run $SC --scale inf" "map $T -o $W/n.svg --scenario x --scale nan" \
-  "reproduce rfc-holes --vm-scale nan"; do
+  "reproduce rfc-holes --vm-scale nan" "sweep $SCD/sweeps/rfc-image-vs-free.json --prepare --out $W/sw --scale nan"; do
   run 2 "finite" "$S" $opt
 done
 echo "escapes: no raw control byte in run (text, CSV) or replay; nan/inf refused"
@@ -140,6 +156,8 @@ echo "escapes: no raw control byte in run (text, CSV) or replay; nan/inf refused
 # -- trace swapon records priced against memory ---------------------------
 { echo "swaplab-trace 1"; for d in 0 1 2 3 4 5 6 7; do echo "swapon dev=$d pages=4294967296"; done; } >"$W/big.trace"
 run 1 "over --memory-limit" "$S" replay "$W/big.trace" --memory-limit 256M
+run 2 "over --memory-limit" "$S" map "$W/big.trace" -o "$W/big.svg" --memory-limit 256M
+[ -e "$W/big.svg" ] && fail "map over --memory-limit wrote big.svg"
 printf 'swaplab-trace 1\nswapon dev=0 pages=8192\n' >"$W/small.trace"
 run 0 "" "$S" replay "$W/small.trace" --memory-limit 64M
 echo "memory: 8 devices of 2^32 pages refused at the first over --memory-limit 256M in ${RUN_MS} ms"

@@ -4,7 +4,7 @@
 # locked directory is refused; a result deleted or truncated after its
 # point finished is run again on resume (the joblog said done); another
 # job's joblog does not make the sweep run nothing; merge refuses a
-# directory without the marker. Skips (77) without GNU parallel.
+# directory without the marker, and says so when a sweep holds the lock. Skips (77) without GNU parallel.
 # Usage: sweep_owner.sh SWAPLAB SOURCE_DIR
 set -uo pipefail
 S=$1
@@ -44,13 +44,17 @@ holder=$!
 sleep 0.5
 rc=0
 "$S" sweep "$W/spec.json" --out "$D" 2>"$W/err" || rc=$?
+# merge while it runs: the points done so far, and a note that one runs
+rm "$D/points/$(head -1 "$D/jobs.txt").json"
+"$S" sweep merge "$D" >/dev/null 2>"$W/merr" || fail "merge while locked: $(cat "$W/merr")"
+grep -q "a sweep is running" "$W/merr" || fail "merge while locked said no sweep runs: $(cat "$W/merr")"
 wait $holder
 [ "$rc" = 1 ] && grep -q "another sweep is running" "$W/err" || fail "locked: exit $rc: $(cat "$W/err")"
 
 # A result deleted, another truncated, after the joblog recorded them: run again.
 ids=($(cat "$D/jobs.txt"))
 ino=$(ls -i "$D/points/${ids[2]}.json" | cut -d' ' -f1)
-rm "$D/points/${ids[0]}.json"
+rm -f "$D/points/${ids[0]}.json"  # (already gone since the merge above)
 head -c 30 "$D/points/${ids[1]}.json" >"$W/t" && cat "$W/t" >"$D/points/${ids[1]}.json"
 "$S" sweep "$W/spec.json" --out "$D" -j 2 2>"$W/err" || fail "resume: $(cat "$W/err")"
 grep -q "joblog.stale" "$W/err" || fail "resume did not say why it ran again: $(cat "$W/err")"

@@ -5,6 +5,8 @@
 #include <fmt/core.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <optional>
 #include <vector>
 
 #include "size_arg.h"
@@ -58,11 +60,19 @@ Status Report(const hibernate::AreaWithImage& a, const AreaOptions& o) {
 }
 
 // A file this command creates is removed if INT, TERM, HUP or QUIT comes
-// while its zeros are written (FormatArea removes it on its own errors).
-Status FormatRemovedOnSignal(const std::string& path, const area::FormatOptions& f) {
+// while its zeros are written (FormatArea removes it on its own errors); an
+// existing file it extends is truncated back to its old length.
+Status FormatCleanedUpOnSignal(const std::string& path, area::FormatOptions f) {
+  workload::InstallTempFileCleanup();
+  std::optional<workload::GrowingFile> grown;
+  f.growing = [&](std::optional<uint64_t> old_length) {
+    if (old_length)
+      grown.emplace(path, *old_length);
+    else
+      grown.reset();
+  };
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 || errno != ENOENT) return area::FormatArea(path, f);
-  workload::InstallTempFileCleanup();
   workload::TempFile partial(path);
   Status s = area::FormatArea(path, f);
   partial.keep();
@@ -88,7 +98,7 @@ int RunFormat(const AreaOptions& o) {
     if (!b.ok()) return Fail(b.status());
     f.bad_pages = *b;
   }
-  if (Status s = FormatRemovedOnSignal(o.path, f); !s.ok()) return Fail(s);
+  if (Status s = FormatCleanedUpOnSignal(o.path, f); !s.ok()) return Fail(s);
   auto info = hibernate::InspectAreaWithImage(o.path);
   if (!info.ok()) return Fail(info.status());
   if (o.json || o.csv) {

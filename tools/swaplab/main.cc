@@ -19,6 +19,7 @@
 #include "replay.h"
 #include "scenario_cmds.h"
 #include "sweep.h"
+#include "trace_cmd.h"
 #include "vm.h"
 
 namespace {
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
   const swaplab::tools::VmCommands vm_cmds = swaplab::tools::AddVm(app, vm_opts);
   swaplab::tools::DoctorCmdOptions doctor_opts;
   CLI::App* doctor_cmd = swaplab::tools::AddDoctor(app, doctor_opts);
+  swaplab::tools::TraceCmdOptions trace_opts;
+  const swaplab::tools::TraceCommands trace_cmds = swaplab::tools::AddTrace(app, trace_opts);
   swaplab::tools::SweepOptions sweep_opts;
   const swaplab::tools::SweepCommands sweep_cmds = swaplab::tools::AddSweep(app, sweep_opts);
   swaplab::tools::HelpOutputs help_outputs;
@@ -89,6 +92,8 @@ int main(int argc, char** argv) {
     if (vm_cmds.vm->parsed()) return StdoutChecked(swaplab::tools::RunVm(vm_cmds, vm_opts));
     if (sweep_cmds.sweep->parsed())
       return StdoutChecked(swaplab::tools::RunSweep(sweep_cmds, sweep_opts));
+    if (trace_cmds.trace->parsed())
+      return StdoutChecked(swaplab::tools::RunTrace(trace_cmds, trace_opts));
     if (map_cmd->parsed()) return StdoutChecked(swaplab::tools::RunMap(map_opts));
     if (doctor_cmd->parsed()) return StdoutChecked(swaplab::tools::RunDoctor(doctor_opts));
     if (replay_cmd->parsed()) return StdoutChecked(swaplab::tools::RunReplay(replay));

@@ -12,11 +12,13 @@
 
 #include "finite_range.h"
 #include "policy_arg.h"
+#include "size_arg.h"
 #include "swaplab/alloc/printable.h"
 #include "swaplab/area/output_file.h"
 #include "swaplab/report/map_sources.h"
 #include "swaplab/workload/scenario_batch.h"
 #include "swaplab/workload/shipped.h"
+#include "swaplab/workload/trace.h"
 
 namespace swaplab::tools {
 
@@ -27,14 +29,16 @@ int Fail(const std::string& msg, int code) {
   return code;
 }
 
-// Whether `path` starts as a trace does; reads only that many bytes (an
-// area or a block device may hold no newline for gigabytes).
+// Whether `path` starts as a trace does (text or binary); reads only that
+// many bytes (an area or a block device may hold no newline for gigabytes).
 bool IsTrace(const std::string& path) {
   static constexpr std::string_view kMagic = "swaplab-trace";
+  static_assert(kMagic.size() >= sizeof(workload::kBinaryTraceMagic));
   std::ifstream f(path, std::ios::binary);
   std::string first(kMagic.size(), '\0');
   f.read(first.data(), static_cast<std::streamsize>(first.size()));
-  return f.gcount() == static_cast<std::streamsize>(kMagic.size()) && first == kMagic;
+  first.resize(static_cast<size_t>(f.gcount()));
+  return first == kMagic || workload::IsBinaryTrace(first);
 }
 
 // The scenario: a shipped name, else a file.
@@ -128,6 +132,9 @@ CLI::App* AddMap(CLI::App& app, MapOptions& o) {
   c->add_option("--cpus", o.cpus, "trace: CPUs in the model")->check(CLI::Range(1, 1024));
   c->add_option("--cluster-shift", o.cluster_shift, "trace: log2 slots per cluster")
       ->check(CLI::Range(1, 15));
+  c->add_option("--memory-limit", o.memory_limit,
+                "trace: refuse one whose swapon records need a model larger than this (K, M, G "
+                "suffixes; default: the memory available, MemAvailable)");
   c->add_option("-o,--output", o.out, "the SVG file to write")->required();
   c->add_flag("--force", o.force,
               "-o may replace an existing file (never the input, a swap area or a device)");
@@ -168,6 +175,11 @@ int RunMap(const MapOptions& o) {
     to.cpus = o.cpus;
     to.cluster_shift = o.cluster_shift;
     to.at_record = o.at_record;
+    if (!o.memory_limit.empty()) {
+      auto l = ParseSize(o.memory_limit, "--memory-limit");
+      if (!l.ok()) return Fail(l.status().message(), 2);
+      to.memory_limit = *l;
+    }
     if (o.dev >= 0) to.dev = static_cast<uint64_t>(o.dev);
     m = report::TraceClusterMap(to);
     caption = o.at_record ? fmt::format("after record {}", o.at_record) : "at the end";

@@ -22,6 +22,7 @@ struct MapOptions {
   std::vector<std::string> knobs;
   int cpus = 4;
   int cluster_shift = 9;
+  std::string memory_limit;  // trace: --memory-limit SIZE ("": MemAvailable)
   std::string out;
   bool force = false;  // -o may replace an existing file (never the input or an area)
   uint64_t cells = 16384;

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <vector>
 
+#include "finite_range.h"
 #include "progress.h"
 #include "swaplab/alloc/printable.h"
 #include "sweep/sweep.h"
@@ -147,8 +148,9 @@ int Merge(const SweepOptions& o) {
     fmt::print("\n");
   }
   if (t->rows.size() < t->points)
-    fmt::print(stderr, "swaplab sweep merge: {} points have no result yet\n",
-               t->points - t->rows.size());
+    fmt::print(
+        stderr, "swaplab sweep merge: {} points have no result yet{}\n", t->points - t->rows.size(),
+        sweep::SweepRunning(o.dir) ? " (a sweep is running in it: merge again when it ends)" : "");
   return 0;
 }
 
@@ -163,7 +165,7 @@ SweepCommands AddSweep(CLI::App& app, SweepOptions& o) {
   c.sweep->add_option("--out", o.out, "the sweep's directory (results, joblog; resumable)");
   c.sweep->add_option("--jobs,-j", o.jobs, "points run at once")->check(CLI::Range(1, 1024));
   c.sweep->add_option("--scale", o.scale, "multiply the spec's scale by this factor")
-      ->check(CLI::Range(1e-4, 16.0));
+      ->check(FiniteRange(1e-4, 16.0));
   AddProgressOption(c.sweep, o.progress);  // parallel's --bar
   c.sweep->add_flag("--prepare", o.prepare, "write DIR only (for `sweep emit`), run nothing");
   c.point = c.sweep->add_subcommand("point", "run one point of DIR (what the engines run)");

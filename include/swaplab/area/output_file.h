@@ -6,8 +6,11 @@
 #pragma once
 #pragma GCC visibility push(default)
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "swaplab/alloc/status.h"
@@ -31,6 +34,31 @@ Status CheckOutputFile(const std::string& path, const OutputOptions& o);
 // directory (random name, O_CREAT | O_EXCL | O_NOFOLLOW, mode 0644),
 // fsync'd and renamed over `path`. The temporary is removed on failure.
 Status WriteOutputFile(const std::string& path, std::string_view content, const OutputOptions& o);
+
+// A file written in pieces (`trace convert` streams a trace of any
+// length): checked as CheckOutputFile checks it when opened, written into
+// the temporary beside it, renamed over it by Commit. Destroyed without
+// Commit (an error, an exception), the temporary is removed.
+class OutputFileWriter {
+ public:
+  static Result<std::unique_ptr<OutputFileWriter>> Open(const std::string& path,
+                                                        const OutputOptions& o);
+  ~OutputFileWriter();
+  OutputFileWriter(const OutputFileWriter&) = delete;
+  OutputFileWriter& operator=(const OutputFileWriter&) = delete;
+  Status Write(std::string_view data);
+  // fsync, close and rename: after it the path holds the whole new file.
+  Status Commit();
+  // The temporary's path (a caller may register it to be removed on a signal).
+  const std::string& temp_path() const { return temp_; }
+
+ private:
+  explicit OutputFileWriter(std::string path) : path_(std::move(path)) {}
+  std::string path_, temp_;
+  int fd_ = -1;
+  uint64_t written_ = 0;
+  bool committed_ = false;
+};
 
 // The file that marks a directory as one swaplab writes into.
 inline constexpr char kOutputMarker[] = ".swaplab-output";

@@ -5,6 +5,7 @@
 #pragma GCC visibility push(default)
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,11 @@ struct FormatOptions {
   // Write over whatever the target holds (never a mounted or swapped-on
   // one); its boot area [0, 1024) is kept, as mkswap keeps it.
   bool force = false;
+  // Called with an existing file's length just before it is extended to
+  // size_bytes, and with nullopt once the zeros are written: the command
+  // line registers the file to be truncated back if a signal comes in
+  // between (workload::GrowingFile). A failed write truncates it back here.
+  std::function<void(std::optional<uint64_t>)> growing;
 };
 // Writes a v1 header like util-linux mkswap. A file that does not exist is
 // created with written zero blocks (never sparse, never preallocated);

@@ -46,6 +46,7 @@ struct TraceMapOptions {
   int cluster_shift = alloc::kDefaultClusterShift;
   uint64_t at_record = 0;       // stop after this many records (0: the end)
   std::optional<uint64_t> dev;  // the trace's dev= (default: the first swapped on)
+  uint64_t memory_limit = 0;    // bytes the model may take (0: MemAvailable; TraceRunner)
 };
 // The device's map after the records; -EINVAL naming the trace line or the
 // option (a record number past the end, an unknown dev).

@@ -6,6 +6,7 @@
 #pragma once
 #pragma GCC visibility push(default)
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,21 @@ class TempFile {
   int slot_ = -1;
 };
 
+// An existing file about to grow (`area format --size` over a smaller
+// file): a signal while it grows truncates it back to `length`, the size it
+// had, instead of leaving the growth. Registered until destroyed; shares
+// TempFile's 16 slots (none free: not registered).
+class GrowingFile {
+ public:
+  GrowingFile(const std::string& path, uint64_t length);
+  ~GrowingFile();
+  GrowingFile(const GrowingFile&) = delete;
+  GrowingFile& operator=(const GrowingFile&) = delete;
+
+ private:
+  int slot_ = -1;
+};
+
 // Work directories (a `vm` run's guest files): private directories
 // $TMPDIR (default /var/tmp)/swaplab-vm-<pid>.XXXXXX made by mkdtemp and
 // removed with everything in them by WorkDir's destructor unless keep() was
@@ -67,7 +83,8 @@ class WorkDir {
 };
 
 // SIGINT / SIGTERM / SIGHUP / SIGQUIT / SIGABRT: unlink every registered
-// file (unlink only: async-signal-safe), then die of the signal as before.
+// TempFile and truncate every GrowingFile back (unlink and truncate only:
+// system calls, async-signal-safe), then die of the signal as before.
 // Called once by the command line.
 void InstallTempFileCleanup();
 

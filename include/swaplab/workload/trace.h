@@ -77,7 +77,11 @@ inline constexpr uint64_t kMaxTraceCpus = 1024;
 // expected"; text from the trace in a message is cut to 64 bytes ("…")
 // with control and non-ASCII bytes written as \xNN (swaplab/alloc/printable.h).
 // Lines are cut out of one read buffer (a file is read with read(2) in large
-// chunks), so reading a record allocates nothing.
+// chunks), so reading a record allocates nothing. A binary trace
+// (kBinaryTraceMagic) is read through the same buffer with the same checks
+// (the op's keys, each value's range); a record's `line` is then the line
+// it has in the text `trace convert` writes (the header line 1, record i
+// line i + 1), and messages add the record's byte offset.
 class TraceReader {
  public:
   static Result<std::unique_ptr<TraceReader>> Open(const std::string& path);
@@ -90,6 +94,8 @@ class TraceReader {
   // after false or an error.
   Result<bool> Next(TraceRecord* rec);
   const std::string& name() const { return name_; }  // for messages: Printable(path)
+  // Whether the input is a binary trace (known after the first Next).
+  bool binary() const { return format_ == Format::kBinary; }
   // Off, every line goes through the general parser; tests compare the two
   // (the one-pass reader of common lines must read each line the same way).
   void set_fast_path(bool on) { fast_path_ = on; }
@@ -100,6 +106,10 @@ class TraceReader {
   // false at the end. A line over kMaxTraceLineBytes is read to its end and
   // dropped; *line is then its first kMaxTraceLineBytes bytes.
   bool NextLine(std::string_view* line, bool* too_long);
+  // Tells a binary trace from a text one by its first bytes (once).
+  Status ReadFormat();
+  // The next record of a binary trace.
+  Result<bool> NextBinary(TraceRecord* rec);
   // Appends input at buf_ + end_; false (and eof_) at the end of the input.
   bool Fill();
   Result<bool> Parse(std::string_view raw, bool too_long, TraceRecord* rec);
@@ -113,13 +123,31 @@ class TraceReader {
   std::unique_ptr<char[]> buf_;  // input bytes [pos_, end_) not yet cut into lines
   size_t cap_ = 0, pos_ = 0, end_ = 0;
   bool eof_ = false;
+  uint64_t consumed_ = 0;  // binary: input bytes moved out of the buffer (for offsets)
   std::string long_line_;  // the start of a line over the limit
   bool fast_path_ = true;
+  enum class Format { kUnknown, kText, kBinary } format_ = Format::kUnknown;
 };
 
 // One line of the trace format, without a newline.
 std::string FormatRecord(const TraceRecord& r);
 inline constexpr const char* kTraceHeader = "swaplab-trace 1";
+
+// The binary encoding of the same records (docs/formats.md §5.1): text
+// stays the interchange format; a binary trace is what `trace convert`
+// writes for replays that should not pay for parsing text. It starts with
+// these 8 bytes (0x89 first so that no text file does, CR LF and ^Z so that
+// a transfer that rewrites line ends is caught), then the version as a
+// varint. TraceReader reads either, told apart by the first bytes.
+inline constexpr unsigned char kBinaryTraceMagic[8] = {0x89, 'S', 'W', 'T', 'R', '\r', '\n', 0x1a};
+inline constexpr unsigned kBinaryTraceVersion = 1;
+// The magic and the version.
+std::string BinaryTraceHeader();
+// Appends record `r` as it is encoded in a binary trace: the fields
+// FormatRecord writes, the same values.
+void AppendBinaryRecord(const TraceRecord& r, std::string* out);
+// Whether `head` (a file's first bytes) starts a binary trace.
+bool IsBinaryTrace(std::string_view head);
 
 }  // namespace swaplab::workload
 #pragma GCC visibility pop
