@@ -156,7 +156,7 @@ echo "escapes: no raw control byte in run (text, CSV) or replay; nan/inf refused
 # -- trace swapon records priced against memory ---------------------------
 { echo "swaplab-trace 1"; for d in 0 1 2 3 4 5 6 7; do echo "swapon dev=$d pages=4294967296"; done; } >"$W/big.trace"
 run 1 "over --memory-limit" "$S" replay "$W/big.trace" --memory-limit 256M
-run 2 "over --memory-limit" "$S" map "$W/big.trace" -o "$W/big.svg" --memory-limit 256M
+run 1 "over --memory-limit" "$S" map "$W/big.trace" -o "$W/big.svg" --memory-limit 256M
 [ -e "$W/big.svg" ] && fail "map over --memory-limit wrote big.svg"
 printf 'swaplab-trace 1\nswapon dev=0 pages=8192\n' >"$W/small.trace"
 run 0 "" "$S" replay "$W/small.trace" --memory-limit 64M

@@ -188,7 +188,8 @@ int RunMap(const MapOptions& o) {
     m = report::AreaClusterMap(o.source);
     caption = "hibernation image on the area";
   }
-  if (!m.ok()) return Fail(m.status().message(), 2);
+  // a model larger than the memory allows: 1, as replay has it; bad input: 2
+  if (!m.ok()) return Fail(m.status().message(), m.status().code() == -ENOMEM ? 1 : 2);
   return WriteSvg(o, report::ClusterMapSvg(o.source, {{caption, &*m}}, so));
 }
 
