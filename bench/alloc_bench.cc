@@ -7,7 +7,8 @@
 //   * the order-0 pair under each policy preset, and with two CPUs;
 //   * `swaplab replay`'s cost per record (BM_ReplayPerRecord), next to the
 //     pair it is measured against, and its two halves: the trace reader
-//     (BM_ReplayReader) and the runner with the allocator (BM_ReplayRunner).
+//     (BM_ReplayReader) and the runner with the allocator (BM_ReplayRunner),
+//     and its floor: the same allocator calls alone (BM_ReplayCalls).
 //
 // Every folio operation runs under the folio lock, as the kernel's caller
 // holds it (shrink_folio_list / __remove_mapping); the lock and unlock are
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "swaplab/alloc/swap_system.h"
+#include "swaplab/workload/call_tape.h"
 #include "swaplab/workload/replay.h"
 #include "swaplab/workload/trace.h"
 #include "swaplab/workload/trace_runner.h"
@@ -589,37 +591,100 @@ void BM_ReplayReader(benchmark::State& state, const std::string& trace) {
   ReportPerRecord(state, records);
 }
 
-void BM_ReplayRunner(benchmark::State& state, const std::string& trace) {
+// The trace's records, read into memory (empty after SkipWithError).
+std::vector<swaplab::workload::TraceRecord> ReadRecords(benchmark::State& state,
+                                                        const std::string& trace) {
   std::vector<swaplab::workload::TraceRecord> recs;
-  {
-    auto reader = swaplab::workload::TraceReader::Open(trace);
-    if (!reader.ok()) {
-      state.SkipWithError(reader.status().ToString().c_str());
-      return;
-    }
-    for (swaplab::workload::TraceRecord rec;;) {
-      auto more = (*reader)->Next(&rec);
-      if (!more.ok() || !*more) break;
-      recs.push_back(rec);
-    }
+  auto reader = swaplab::workload::TraceReader::Open(trace);
+  if (!reader.ok()) {
+    state.SkipWithError(reader.status().ToString().c_str());
+    return {};
   }
-  swaplab::workload::ReplayOptions o;  // Replay's defaults
+  for (swaplab::workload::TraceRecord rec;;) {
+    auto more = (*reader)->Next(&rec);
+    if (!more.ok()) {
+      state.SkipWithError(more.status().ToString().c_str());
+      return {};
+    }
+    if (!*more) break;
+    recs.push_back(rec);
+  }
+  return recs;
+}
+
+// The system Replay makes with its default options for these records:
+// the CPUs of a leading `cpus` record, else Replay's default.
+SystemOptions ReplaySystemOptions(const std::vector<swaplab::workload::TraceRecord>& recs) {
+  using swaplab::workload::TraceOp;
+  swaplab::workload::ReplayOptions o;
   SystemOptions so;
   so.policy = Policy::Preset(swaplab::alloc::kDefaultPreset).value();
-  so.nr_cpus = o.cpus;
+  so.nr_cpus = !recs.empty() && recs[0].op == TraceOp::kCpus && recs[0].n
+                   ? static_cast<int>(*recs[0].n)
+                   : swaplab::workload::kDefaultReplayCpus;
   so.cluster_shift = o.cluster_shift;
+  return so;
+}
+
+// Applies every record to a TraceRunner on `sys` (recording into *tape
+// when given); false after SkipWithError.
+bool RunRecords(benchmark::State& state, SwapSystem& sys,
+                const std::vector<swaplab::workload::TraceRecord>& recs, const std::string& trace,
+                swaplab::workload::CallTape* tape = nullptr) {
+  swaplab::workload::TraceRunner runner(sys);
+  runner.set_tape(tape);
+  for (const auto& rec : recs) {
+    if (Status st = runner.Apply(rec, trace); !st.ok()) {
+      state.SkipWithError(st.ToString().c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+void BM_ReplayRunner(benchmark::State& state, const std::string& trace) {
+  const auto recs = ReadRecords(state, trace);
+  if (recs.empty()) return;
+  const SystemOptions so = ReplaySystemOptions(recs);
   for (auto _ : state) {
     SwapSystem sys(so);
-    swaplab::workload::TraceRunner runner(sys);
-    for (const auto& rec : recs) {
-      if (Status st = runner.Apply(rec, trace); !st.ok()) {
-        state.SkipWithError(st.ToString().c_str());
-        return;
-      }
+    if (!RunRecords(state, sys, recs, trace)) return;
+    benchmark::DoNotOptimize(sys.counters());
+  }
+  ReportPerRecord(state, recs.size());
+}
+
+// BM_ReplayCalls/<trace>: the replay's floor — the allocator calls the
+// runner made on the trace (a CallTape recorded before timing, then
+// checked call by call on a fresh system), made again on a fresh system
+// per iteration: no reader, no runner. Per record of the trace.
+void BM_ReplayCalls(benchmark::State& state, const std::string& trace) {
+  const auto recs = ReadRecords(state, trace);
+  if (recs.empty()) return;
+  const SystemOptions so = ReplaySystemOptions(recs);
+  swaplab::workload::CallTape tape;
+  {
+    SwapSystem sys(so);
+    if (!RunRecords(state, sys, recs, trace, &tape)) return;
+  }
+  {
+    SwapSystem sys(so);
+    if (Status st = swaplab::workload::CallReplay(tape, sys).Run(); !st.ok()) {
+      state.SkipWithError(st.ToString().c_str());
+      return;
+    }
+  }
+  for (auto _ : state) {
+    SwapSystem sys(so);
+    swaplab::workload::CallReplay replay(tape, sys);
+    if (Status st = replay.Run(/*check=*/false); !st.ok()) {
+      state.SkipWithError(st.ToString().c_str());
+      return;
     }
     benchmark::DoNotOptimize(sys.counters());
   }
   ReportPerRecord(state, recs.size());
+  state.counters["calls"] = static_cast<double>(tape.calls().size());
 }
 
 }  // namespace
@@ -640,6 +705,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_ReplayReader/" + name).c_str(), BM_ReplayReader, path)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_ReplayRunner/" + name).c_str(), BM_ReplayRunner, path)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_ReplayCalls/" + name).c_str(), BM_ReplayCalls, path)
         ->Unit(benchmark::kMillisecond);
     const std::string bin = WriteBinaryCopy(path);
     if (bin.empty()) return;

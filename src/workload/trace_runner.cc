@@ -349,7 +349,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       o.blkdev = r.blkdev;
       o.discard = r.discard ? alloc::DiscardMode::kBoth : alloc::DiscardMode::kNone;
       o.prio = r.prio;
-      auto t = sys_.Swapon(o);
+      auto t = calls_.Swapon(o);
       if (!t.ok()) return At(where, t.status().ToString(), t.status().code());
       devs_[r.dev] = *t;
       return Status::Ok();
@@ -359,10 +359,10 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
     case TraceOp::kAlloc:
       return DoAlloc(r, where);
     case TraceOp::kSuspendStorage:
-      sys_.SetStorageSuspended(true);
+      calls_.SetStorageSuspended(true);
       return Status::Ok();
     case TraceOp::kResumeStorage:
-      sys_.SetStorageSuspended(false);
+      calls_.SetStorageSuspended(false);
       return Status::Ok();
     case TraceOp::kForeign:
       return DoForeign(r, where);
@@ -382,7 +382,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       if (!r.folio) return DropAllCaches(where);
       const uint32_t i = Resolve(*r.folio);
       if (i == kNil) return At(where, "unknown folio " + std::to_string(*r.folio));
-      (void)sys_.RunOn(slab_[i].cpu);
+      (void)calls_.RunOn(slab_[i].cpu);
       Status st = DoDropCache(slab_[i], where, /*keep_mapped=*/false);
       ForgetIfDone(i);
       return st;
@@ -402,7 +402,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
   }
   TFolio& f = slab_[i];
   // What the record does runs on the folio's CPU (RunOn); expect only looks.
-  if (r.op != TraceOp::kExpect) (void)sys_.RunOn(f.cpu);
+  if (r.op != TraceOp::kExpect) (void)calls_.RunOn(f.cpu);
   switch (r.op) {
     case TraceOp::kFree: {
       Status st = DoFree(r, f, where);
@@ -418,7 +418,7 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
     case TraceOp::kDup:
       for (Page& p : f.pages()) {
         if (p.refs == 0 || p.in_memory) continue;  // only swapped-out pages
-        if (Status st = sys_.SwapDupEntryDirect(p.slot()); !st.ok())
+        if (Status st = calls_.SwapDupEntryDirect(p.slot()); !st.ok())
           return At(where, st.ToString(), st.code());
         ++p.refs;
       }
@@ -477,7 +477,7 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   alloc::SwapOutResult res;
   {
     FolioLockGuard g(*f);
-    auto out = sys_.SwapOutFolio(r.cpu, *f, split);
+    auto out = calls_.SwapOutFolio(r.cpu, *f, split);
     if (!out.ok()) return At(where, out.status().ToString(), out.status().code());
     res = *out;
   }
@@ -509,8 +509,9 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   const std::span<Page> pages = tf.pages();
   auto unmap = [&](Folio& cf) {
     FolioLockGuard g(cf);
-    (void)sys_.FolioDupSwap(cf);
+    (void)calls_.FolioDupSwap(cf);
     cf.mapped = false;
+    calls_.Changed(cf);
   };
   if (f->in_swap_cache()) {
     unmap(*f);
@@ -584,7 +585,7 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
            pages[j].slot().type == p.slot().type &&
            pages[j].slot().offset == pages[j - 1].slot().offset + 1)
       ++j;
-    if (Status st = sys_.SwapPutEntriesDirect(p.slot(), j - i); !st.ok())
+    if (Status st = calls_.SwapPutEntriesDirect(p.slot(), j - i); !st.ok())
       return At(where, st.ToString(), st.code());
     for (uint64_t k = i; k < j; ++k) --pages[k].refs;
     i = j;
@@ -595,7 +596,8 @@ Status TraceRunner::DoFree(const TraceRecord& r, TFolio& f, const Where& where) 
     for (const Page& p : pages) mapped |= p.cache == NumberOf(cf) && p.in_memory;
     FolioLockGuard g(*cf);
     cf->mapped = mapped;
-    if (!mapped && cf->in_swap_cache()) (void)sys_.FolioFreeSwap(*cf);
+    calls_.Changed(*cf);
+    if (!mapped && cf->in_swap_cache()) (void)calls_.FolioFreeSwap(*cf);
   }
   return Status::Ok();
 }
@@ -613,15 +615,16 @@ Status TraceRunner::DoCache(const TraceRecord& r, TFolio& f, const Where& where,
     if (cf == nullptr || !cf->in_swap_cache()) {
       cf = NewFolio(0);
       FolioLockGuard g(*cf);
-      if (Status st = sys_.SwapCacheAddFolio(*cf, p.slot()); !st.ok())
+      if (Status st = calls_.SwapCacheAddFolio(*cf, p.slot()); !st.ok())
         return At(where, st.ToString(), st.code());
       p.cache = NumberOf(cf);
     }
     FolioLockGuard g(*cf);
     const int page_in_folio = static_cast<int>(p.slot().offset - cf->swap().offset);
-    if (Status st = sys_.FolioPutSwap(*cf, page_in_folio); !st.ok())
+    if (Status st = calls_.FolioPutSwap(*cf, page_in_folio); !st.ok())
       return At(where, st.ToString(), st.code());
     cf->mapped = true;
+    calls_.Changed(*cf);
     --p.refs;
     p.in_memory = true;
     *in = true;
@@ -645,7 +648,7 @@ Status TraceRunner::DoDropCache(TFolio& f, const Where& where, bool keep_mapped)
     // leaves the cache even when mapped (a swap-in that bypasses or frees
     // the swap cache, do_swap_page).
     if (keep_mapped && cf->mapped) continue;
-    Status st = sys_.SwapCacheDelFolio(*cf);
+    Status st = calls_.SwapCacheDelFolio(*cf);
     if (st.code() == -EBUSY) {
       ++sum_.skipped_cache_drops;
       continue;
@@ -674,7 +677,7 @@ Result<SwapEntry> TraceRunner::TakeForeignSlot(int cpu,
   SwapEntry got;
   {
     FolioLockGuard g(*f);
-    auto out = sys_.SwapOutFolio(cpu, *f);
+    auto out = calls_.SwapOutFolio(cpu, *f);
     if (!out.ok()) {
       Release(f);
       return out.status();
@@ -682,9 +685,10 @@ Result<SwapEntry> TraceRunner::TakeForeignSlot(int cpu,
     if (f->in_swap_cache()) {
       // Its page-table entry's reference, then reclaim drops the clean folio.
       got = f->swap();
-      (void)sys_.FolioDupSwap(*f);
+      (void)calls_.FolioDupSwap(*f);
       f->mapped = false;
-      (void)sys_.SwapCacheDelFolio(*f);
+      calls_.Changed(*f);
+      (void)calls_.SwapCacheDelFolio(*f);
     }
   }
   Release(f);
@@ -729,7 +733,7 @@ Status TraceRunner::DoForeign(const TraceRecord& r, const Where& where) {
 Status TraceRunner::DoScanBase(const TraceRecord& r, const Where& where) {
   auto dev = devs_.find(r.dev);
   if (dev == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
-  if (Status st = sys_.SetScanBase(dev->second, r.cpu, r.offset); !st.ok())
+  if (Status st = calls_.SetScanBase(dev->second, r.cpu, r.offset); !st.ok())
     return At(where, st.ToString(), st.code());
   return Status::Ok();
 }
@@ -751,7 +755,7 @@ Status TraceRunner::DoForeignFree(const TraceRecord& r, const Where& where) {
   for (uint64_t i = 0; i < n; ++i) {
     auto it = foreign_.find({r.dev, r.offset + i});
     if (it->second.valid()) {
-      if (Status st = sys_.SwapPutEntriesDirect(it->second, 1); !st.ok())
+      if (Status st = calls_.SwapPutEntriesDirect(it->second, 1); !st.ok())
         return At(where, st.ToString(), st.code());
     }
     foreign_.erase(it);
@@ -767,7 +771,7 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   // Foreign slots on the device: swapoff brings the other process's pages in.
   for (auto it = foreign_.begin(); it != foreign_.end();) {
     if (it->second.valid() && it->second.type == type) {
-      if (Status st = sys_.SwapPutEntriesDirect(it->second, 1); !st.ok())
+      if (Status st = calls_.SwapPutEntriesDirect(it->second, 1); !st.ok())
         return At(where, st.ToString(), st.code());
       it = foreign_.erase(it);
     } else {
@@ -791,7 +795,7 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
       // try_to_unuse: every reference (this mapping's and forked ones) is
       // turned into a present page.
       while (p.refs > 0) {
-        if (Status st = sys_.SwapPutEntriesDirect(p.slot(), 1); !st.ok())
+        if (Status st = calls_.SwapPutEntriesDirect(p.slot(), 1); !st.ok())
           return At(where, st.ToString(), st.code());
         --p.refs;
       }
@@ -800,7 +804,7 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
     }
     for (Folio* cf : caches) {
       FolioLockGuard g(*cf);
-      if (cf->in_swap_cache()) (void)sys_.SwapCacheDelFolio(*cf);
+      if (cf->in_swap_cache()) (void)calls_.SwapCacheDelFolio(*cf);
     }
     for (Page& p : f.pages()) {
       if (p.slot().valid() && p.slot().type == type) {
@@ -810,7 +814,7 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
       }
     }
   }
-  if (Status st = sys_.Swapoff(type); !st.ok()) return At(where, st.ToString(), st.code());
+  if (Status st = calls_.Swapoff(type); !st.ok()) return At(where, st.ToString(), st.code());
   devs_.erase(d);
   return Status::Ok();
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "swaplab/alloc/swap_system.h"
+#include "swaplab/workload/call_tape.h"
 #include "swaplab/workload/trace.h"
 
 namespace swaplab::workload {
@@ -59,6 +60,9 @@ class TraceRunner {
   // pages in 16-page clusters ~780 MB (issue 31): about 40-47 bytes a
   // cluster, almost nothing a page.
   static constexpr uint64_t kModelBytesPerCluster = 48;
+  // Records every allocator call from now on into *tape (null: none;
+  // call_tape.h). The tape must outlive the records applied.
+  void set_tape(CallTape* tape) { calls_.set_tape(tape); }
   // Applies one record; errors name the trace line (FILE:LINE: ...).
   Status Apply(const TraceRecord& r, const std::string& trace_name = "trace");
   const ReplaySummary& summary() const { return sum_; }
@@ -229,6 +233,7 @@ class TraceRunner {
   void LruUnlink(uint32_t folio);
 
   alloc::SwapSystem& sys_;
+  AllocCalls calls_{sys_};  // every call that changes the system goes through it
   size_t keep_;
   bool compact_;
   ReplaySummary sum_;
