@@ -41,81 +41,101 @@ std::optional<SearchStep> ParseSearchStep(std::string_view name) {
 
 namespace {
 
-// Search order before "prefer nonfull over free clusters" and "don't scan
-// every fragment cluster" (Aug 2025, seed 003; allocator spec §10.2).
-std::vector<SearchStep> FreeFirstSearch() {
-  return {SearchStep::kFree,    SearchStep::kReclaimFull,        SearchStep::kNonfull,
-          SearchStep::kFragAll, SearchStep::kSyncDiscardRestart, SearchStep::kStealHigher};
-}
-
-// linux-6.14: slot cache and per-device per-CPU clusters (before "remove
-// swap slot cache", seed 004); swap_map with 0x3e as the largest plain
-// count.
-void SetLinux614(Policy* p) {
-  p->search = FreeFirstSearch();
-  p->sync_discard_retry = false;
-  p->slot_cache = true;
-  p->percpu_hint_per_device = true;
-  p->split_tails_last_first = false;
-  p->count_max = 63;
-}
+// The presets (allocator spec §10): each is a base preset ("" for the
+// knobs' defaults, the 2026 tree) and the knobs it changes, applied in
+// order with Policy::SetAssignment. PresetNames, --policy's help, README's
+// and scenarios/README.md's preset lists are made from this table
+// (`swaplab --presets-markdown`; the docs_presets test checks them).
+const PresetInfo kPresets[] = {
+    {"linux-6.1", "linux-6.12", "ssd_swap_map_scan=1 scan_reclaim_direct=0 mthp_swap=0",
+     "6.1 (Debian 12's linux-image-amd64)",
+     "linux-source-6.1: mm/swapfile.c scan_swap_map_slots(), scan_swap_map_try_ssd_cluster(); "
+     "docs/fidelity.md \"Linux 6.1\"",
+     "Debian 12's 6.1 (read from its source; agrees with the 6.1 guest slot for slot on "
+     "every calibration trace 6.1 can run, 28 rows, the kernel's random scan bases read off "
+     "its placements by `kernel run`, docs/fidelity.md): `linux-6.12` plus SSDs served by "
+     "the swap_map scan with per-CPU clusters taken from the free list's head and per-CPU "
+     "random scan bases, PMD folios taking a free cluster whole (`ssd_swap_map_scan`; the "
+     "bases are drawn from `SystemOptions::scan_base_seed`, and a trace's `scan-base` record "
+     "sets one), the scan's reclaim freeing through the return buffer (`scan_reclaim_direct` "
+     "off), and no mTHP: orders between 0 and the PMD order are refused (`mthp_swap` off)"},
+    {"linux-6.12", "linux-6.14",
+     "interleave_free_clusters=1 isolate_clusters=0 slot_cache_return=1 "
+     "swap_pages_taken_ahead=1 rotational_swap_map_scan=1",
+     "6.12 (Debian 13's linux-image-amd64, the vm guest)",
+     "linux-source-6.12: mm/swapfile.c setup_clusters(), cluster_alloc_swap_entry(), "
+     "mm/swap_slots.c; docs/fidelity.md \"Linux 6.12 in a guest\"",
+     "Debian's 6.12 (the `vm` guest's kernel, checked slot for slot against it: 100% on all "
+     "44 calibration rows and on seed 001's hibernation layouts): `linux-6.14` plus the free "
+     "list interleaved at swapon (`interleave_free_clusters`), clusters scanned where they "
+     "are on their lists (`isolate_clusters` off), the slot cache's 64-entry return buffer "
+     "on free (`slot_cache_return`), allocation requests taken off `nr_swap_pages` ahead "
+     "(`swap_pages_taken_ahead`), and no clusters on rotational devices, whose slots come "
+     "from the old swap_map scan (`rotational_swap_map_scan`)"},
+    {"linux-6.14", "",
+     "search=free,reclaim-full,nonfull,frag-all,sync-discard-restart,steal-higher "
+     "sync_discard_retry=0 slot_cache=1 percpu_hint_per_device=1 split_tails_last_first=0 "
+     "count_max=63",
+     "6.14",
+     "mm/swapfile.c and mm/swap_slots.c of v6.14; seeds 003 and 004 (the trees before them)",
+     "per-CPU swap slot cache (64-slot batches), per-device per-CPU clusters, free clusters "
+     "before nonfull, every frag cluster scanned, synchronous discard inside the search, "
+     "split pages swapped out in page order"},
+    {"linux-6.15", "",
+     "search=free,reclaim-full,nonfull,frag-all,sync-discard-restart,steal-higher "
+     "sync_discard_retry=0 count_max=63",
+     "6.15 (6.16 and 6.17 not checked)",
+     "seed 004 (\"remove swap slot cache\", merged for 6.15); split order measured on 6.18",
+     "slot cache removed: one global per-CPU (device, offset) fast path; the pages of a "
+     "split large folio go out page 0 first, then last-first (`split_tails_last_first`, "
+     "measured on 6.18); otherwise as 6.14"},
+    {"linux-6.18", "", "count_max=63", "6.18 (this project's machines)",
+     "seed 003 (\"prefer nonfull over free clusters\"); checked slot for slot against the "
+     "machine's 6.18 (docs/fidelity.md)",
+     "nonfull before free on non-discard devices, one frag cluster, order-0 synchronous "
+     "discard retry; default priorities -2, -3, … (as this machine's 6.18 kernel shows)"},
+    {"mm-new", "",
+     "default_prio_round_robin=1 hibernation_percpu_hint=1 hibernation_hib_entry=1 count_max=15",
+     "the mm-new tree of 2026 (7.1 onwards)", "the allocator spec (../shared/spec); seed 001",
+     "the 2026 tree of the spec: default priorities share -1 and rotate, hibernation slots "
+     "through the per-CPU cluster, HIB slot entries, 4 count bits"},
+};
 
 }  // namespace
 
+std::span<const PresetInfo> Policy::Presets() { return kPresets; }
+
 Result<Policy> Policy::Preset(std::string_view name) {
-  Policy p;  // defaults: the 2026 tree minus the knobs set below
-  p.name = std::string(name);
-  if (name == "linux-6.12" || name == "linux-6.1") {
-    // Debian's 6.12 (the vm guest): linux-6.14 plus what 6.12 still had —
-    // the interleaved free list of setup_clusters(), clusters scanned on
-    // their lists (no isolation), the slot cache's return buffer, the
-    // batch taken off nr_swap_pages ahead, and no clusters on rotational
-    // devices (docs/fidelity.md, "Linux 6.12 in a guest").
-    SetLinux614(&p);
-    p.interleave_free_clusters = true;
-    p.isolate_clusters = false;
-    p.slot_cache_return = true;
-    p.swap_pages_taken_ahead = true;
-    p.rotational_swap_map_scan = true;
-    if (name == "linux-6.1") {
-      // Debian's 6.1 (bookworm's linux-image-amd64): 6.12 plus an SSD
-      // served by scan_swap_map_slots()'s per-CPU cluster and per-CPU scan
-      // base, the scan's reclaim through free_swap_slot(), and no mTHP
-      // (docs/fidelity.md, "Linux 6.1").
-      p.ssd_swap_map_scan = true;
-      p.scan_reclaim_direct = false;
-      p.mthp_swap = false;
-    }
-  } else if (name == "linux-6.14") {
-    SetLinux614(&p);
-  } else if (name == "linux-6.15") {
-    // Global per-CPU cluster fast path (seed 004), still free-first.
-    p.search = FreeFirstSearch();
-    p.sync_discard_retry = false;
-    p.count_max = 63;
-  } else if (name == "linux-6.18") {
-    // Nonfull before free, one frag cluster (seed 003); the order-0
-    // synchronous discard retry; default priorities still -2, -3, ...
-    // (checked on this machine's 6.18 kernel, docs/fidelity.md).
-    p.count_max = 63;
-  } else if (name == "mm-new") {
-    // The 2026 tree of the spec: round robin among default priorities,
-    // hibernation through the per-CPU hint, HIB entries, 4 count bits.
-    p.default_prio_round_robin = true;
-    p.hibernation_percpu_hint = true;
-    p.hibernation_hib_entry = true;
-    p.count_max = 15;
-  } else {
+  const auto row = std::find_if(std::begin(kPresets), std::end(kPresets),
+                                [&](const PresetInfo& p) { return p.name == name; });
+  if (row == std::end(kPresets)) {
     std::string names;
     for (const auto& n : PresetNames()) names += (names.empty() ? "" : ", ") + n;
     return Status(-EINVAL,
                   "unknown policy preset '" + std::string(name) + "' (known: " + names + ")");
   }
+  Policy p;  // defaults: the 2026 tree
+  if (!row->base.empty()) {
+    auto base = Preset(row->base);
+    if (!base.ok()) return base.status();
+    p = *base;
+  }
+  for (std::string_view rest = row->knobs; !rest.empty();) {
+    const size_t end = std::min(rest.find(' '), rest.size());
+    if (end > 0) {
+      if (Status st = p.SetAssignment(rest.substr(0, end)); !st.ok())
+        return Status(-EINVAL, "preset " + std::string(name) + ": " + st.message());
+    }
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+  }
+  p.name = std::string(name);
   return p;
 }
 
 std::vector<std::string> Policy::PresetNames() {
-  return {"linux-6.1", "linux-6.12", "linux-6.14", "linux-6.15", "linux-6.18", "mm-new"};
+  std::vector<std::string> names;
+  for (const PresetInfo& p : kPresets) names.emplace_back(p.name);
+  return names;
 }
 
 const std::vector<PolicyKnobInfo>& Policy::Knobs() {

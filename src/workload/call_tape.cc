@@ -20,20 +20,34 @@ constexpr uint16_t kFreshState = TapeCall::kMapped;
 
 const char* OpName(CallOp op) {
   switch (op) {
-    case CallOp::kSwapon: return "Swapon";
-    case CallOp::kSwapoff: return "Swapoff";
-    case CallOp::kRunOn: return "RunOn";
-    case CallOp::kSwapOut: return "SwapOutFolio";
-    case CallOp::kFolioDupSwap: return "FolioDupSwap";
-    case CallOp::kFolioPutSwap: return "FolioPutSwap";
-    case CallOp::kFolioFreeSwap: return "FolioFreeSwap";
-    case CallOp::kSwapCacheAdd: return "SwapCacheAddFolio";
-    case CallOp::kSwapCacheDel: return "SwapCacheDelFolio";
-    case CallOp::kDupEntry: return "SwapDupEntryDirect";
-    case CallOp::kPutEntries: return "SwapPutEntriesDirect";
-    case CallOp::kScanBase: return "SetScanBase";
-    case CallOp::kSuspend: return "SetStorageSuspended";
-    case CallOp::kFolioState: return "(folio fields)";
+    case CallOp::kSwapon:
+      return "Swapon";
+    case CallOp::kSwapoff:
+      return "Swapoff";
+    case CallOp::kRunOn:
+      return "RunOn";
+    case CallOp::kSwapOut:
+      return "SwapOutFolio";
+    case CallOp::kFolioDupSwap:
+      return "FolioDupSwap";
+    case CallOp::kFolioPutSwap:
+      return "FolioPutSwap";
+    case CallOp::kFolioFreeSwap:
+      return "FolioFreeSwap";
+    case CallOp::kSwapCacheAdd:
+      return "SwapCacheAddFolio";
+    case CallOp::kSwapCacheDel:
+      return "SwapCacheDelFolio";
+    case CallOp::kDupEntry:
+      return "SwapDupEntryDirect";
+    case CallOp::kPutEntries:
+      return "SwapPutEntriesDirect";
+    case CallOp::kScanBase:
+      return "SetScanBase";
+    case CallOp::kSuspend:
+      return "SetStorageSuspended";
+    case CallOp::kFolioState:
+      return "(folio fields)";
   }
   return "?";
 }
@@ -42,12 +56,19 @@ const char* OpName(CallOp op) {
 // *freed. The recording run and CallReplay both make folio calls here.
 Status MakeFolioCall(SwapSystem& sys, CallOp op, Folio& f, SwapEntry e, uint64_t n, bool* freed) {
   switch (op) {
-    case CallOp::kFolioDupSwap: return sys.FolioDupSwap(f);
-    case CallOp::kFolioPutSwap: return sys.FolioPutSwap(f, static_cast<int>(n));
-    case CallOp::kFolioFreeSwap: *freed = sys.FolioFreeSwap(f); return Status::Ok();
-    case CallOp::kSwapCacheAdd: return sys.SwapCacheAddFolio(f, e);
-    case CallOp::kSwapCacheDel: return sys.SwapCacheDelFolio(f);
-    default: return Status(-EINVAL, std::string(OpName(op)) + " is not a folio call");
+    case CallOp::kFolioDupSwap:
+      return sys.FolioDupSwap(f);
+    case CallOp::kFolioPutSwap:
+      return sys.FolioPutSwap(f, static_cast<int>(n));
+    case CallOp::kFolioFreeSwap:
+      *freed = sys.FolioFreeSwap(f);
+      return Status::Ok();
+    case CallOp::kSwapCacheAdd:
+      return sys.SwapCacheAddFolio(f, e);
+    case CallOp::kSwapCacheDel:
+      return sys.SwapCacheDelFolio(f);
+    default:
+      return Status(-EINVAL, std::string(OpName(op)) + " is not a folio call");
   }
 }
 
@@ -81,16 +102,34 @@ class CallMaker {
     if (c.folio >= tape_.folios() && UsesFolio(c.op))
       return Status(-EINVAL, fmt::format("folio {} is not on the tape", c.folio));
     switch (c.op) {
-      case CallOp::kSwapon: return Swapon(c);
-      case CallOp::kSwapoff: got_.code = sys_.Swapoff(c.entry.type).code(); break;
-      case CallOp::kRunOn: got_.code = sys_.RunOn(c.cpu).code(); break;
-      case CallOp::kSwapOut: return SwapOut(c);
-      case CallOp::kDupEntry: got_.code = sys_.SwapDupEntryDirect(c.entry).code(); break;
-      case CallOp::kPutEntries: got_.code = sys_.SwapPutEntriesDirect(c.entry, c.n).code(); break;
-      case CallOp::kScanBase: got_.code = sys_.SetScanBase(c.entry.type, c.cpu, c.n).code(); break;
-      case CallOp::kSuspend: sys_.SetStorageSuspended(c.flags != 0); break;
-      case CallOp::kFolioState: SetState(c); break;
-      default: FolioCall(c); break;
+      case CallOp::kSwapon:
+        return Swapon(c);
+      case CallOp::kSwapoff:
+        got_.code = sys_.Swapoff(c.entry.type).code();
+        break;
+      case CallOp::kRunOn:
+        got_.code = sys_.RunOn(c.cpu).code();
+        break;
+      case CallOp::kSwapOut:
+        return SwapOut(c);
+      case CallOp::kDupEntry:
+        got_.code = sys_.SwapDupEntryDirect(c.entry).code();
+        break;
+      case CallOp::kPutEntries:
+        got_.code = sys_.SwapPutEntriesDirect(c.entry, c.n).code();
+        break;
+      case CallOp::kScanBase:
+        got_.code = sys_.SetScanBase(c.entry.type, c.cpu, c.n).code();
+        break;
+      case CallOp::kSuspend:
+        sys_.SetStorageSuspended(c.flags != 0);
+        break;
+      case CallOp::kFolioState:
+        SetState(c);
+        break;
+      default:
+        FolioCall(c);
+        break;
     }
     return Status::Ok();
   }
@@ -206,9 +245,8 @@ Status CallReplay::Run(bool check) { return CallMaker(tape_, sys_, folios_.get()
 Result<int> AllocCalls::Swapon(const alloc::SwaponOptions& o) {
   auto t = sys_.Swapon(o);
   if (tape_) [[unlikely]]
-    tape_->Add({.op = CallOp::kSwapon,
-                .n = tape_->AddSwapon(o),
-                .code = t.ok() ? *t : t.status().code()});
+    tape_->Add(
+        {.op = CallOp::kSwapon, .n = tape_->AddSwapon(o), .code = t.ok() ? *t : t.status().code()});
   return t;
 }
 

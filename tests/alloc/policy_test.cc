@@ -30,6 +30,40 @@ TEST(Policy_10, PresetNames) {
   EXPECT_FALSE(bad.status().message().empty());
 }
 
+// The presets table: every row builds, names a base that is a row, says
+// what it stands for and where it was read; a preset's knobs differ from
+// its base's only in the knobs its row sets; PresetNames is the table's.
+TEST(Policy_10, EachPresetIsOneRowOfItsBasePlusItsKnobs) {
+  std::vector<std::string> rows;
+  for (const PresetInfo& row : Policy::Presets()) {
+    SCOPED_TRACE(std::string(row.name));
+    rows.emplace_back(row.name);
+    EXPECT_FALSE(row.kernels.empty());
+    EXPECT_FALSE(row.source.empty());
+    EXPECT_FALSE(row.summary.empty());
+    const Policy p = MustPreset(std::string(row.name).c_str());
+    EXPECT_EQ(p.name, row.name);
+    Policy base;
+    if (!row.base.empty()) base = MustPreset(std::string(row.base).c_str());
+    std::vector<std::string> set;  // the knob names the row sets
+    for (std::string_view rest = row.knobs; !rest.empty();) {
+      const size_t end = std::min(rest.find(' '), rest.size());
+      const std::string_view a = rest.substr(0, end);
+      set.emplace_back(a.substr(0, a.find('=')));
+      rest.remove_prefix(std::min(end + 1, rest.size()));
+    }
+    const auto got = p.KnobValues(), from = base.KnobValues();
+    ASSERT_EQ(got.size(), from.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const bool listed = std::find(set.begin(), set.end(), got[i].first) != set.end();
+      if (!listed) {
+        EXPECT_EQ(got[i].second, from[i].second) << got[i].first << " changed unlisted";
+      }
+    }
+  }
+  EXPECT_EQ(rows, Policy::PresetNames());
+}
+
 // The knob table: every knob is listed once, set by name, read back by
 // name with the same text, described; a wrong name or value changes
 // nothing and names itself.

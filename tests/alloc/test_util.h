@@ -55,26 +55,15 @@ using ::swaplab::Status;
 // synchronous discard retry, default priority −1 with round robin (§5.1
 // step 8), per-CPU hint for hibernation slots (§6, v7.1+), SHADOW
 // placeholder for hibernation slots (§1.4, U2), 4 count bits.
-// Written out knob by knob instead of relying on a preset's definition.
+// Made from the presets table (mm-new without HIB entries), so it cannot
+// drift from the knobs the table adds.
 inline Policy PrimaryPolicy() {
-  Policy p;
-  p.name = "primary-tree";
-  p.search = {SearchStep::kFreeIfDiscard, SearchStep::kNonfull, SearchStep::kFreeIfNotDiscard,
-              SearchStep::kReclaimFull,   SearchStep::kFragOne, SearchStep::kStealHigher};
-  p.sync_discard_retry = true;
-  p.slot_cache = false;
-  p.percpu_hint_per_device = false;
-  p.nonssd_global_cluster = true;
-  p.default_prio_round_robin = true;
-  p.hibernation_percpu_hint = true;
-  p.hibernation_hib_entry = false;
-  p.count_max = 15;
-  p.interleave_free_clusters = false;
-  p.isolate_clusters = true;
-  p.slot_cache_return = false;
-  p.swap_pages_taken_ahead = false;
-  p.rotational_swap_map_scan = false;
-  return p;
+  Result<Policy> p = Policy::Preset("mm-new");
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  Policy primary = p.ok() ? *p : Policy{};
+  primary.name = "primary-tree";
+  primary.hibernation_hib_entry = false;
+  return primary;
 }
 
 // A named preset (Policy::Preset); the test fails when it is unknown.

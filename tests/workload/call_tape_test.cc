@@ -110,8 +110,8 @@ std::string SlotDump(const SwapSystem& sys) {
     if (!d.ok()) continue;
     for (uint64_t off = 0; off < d->max; ++off) {
       auto s = sys.Slot(SwapEntry{type, off});
-      out += s.ok() ? std::to_string(static_cast<int>(s->kind)) + ":" + std::to_string(s->count)
-                    : "?";
+      out +=
+          s.ok() ? std::to_string(static_cast<int>(s->kind)) + ":" + std::to_string(s->count) : "?";
       out += off % 64 == 63 ? '\n' : ' ';
     }
   }
@@ -135,7 +135,8 @@ Recorded Record(uint64_t seed, int records, const SystemOptions& so = Small()) {
 }
 
 TEST(CallTape, ReplayedOnAFreshSystemItAnswersAsRecordedAndLeavesTheSameSlots) {
-  for (const std::string_view preset : {alloc::kDefaultPreset, std::string_view("linux-6.12"), std::string_view("linux-6.1")}) {
+  for (const std::string_view preset :
+       {alloc::kDefaultPreset, std::string_view("linux-6.12"), std::string_view("linux-6.1")}) {
     for (uint64_t seed = 1; seed <= 10; ++seed) {
       SCOPED_TRACE(std::string(preset) + " seed " + std::to_string(seed));
       const Recorded rec = Record(seed, 1500, Small(preset));
@@ -207,8 +208,7 @@ TEST(CallTape, AFolioOrSwaponNotOnTheTapeIsAnErrorNotACrash) {
   split.Add({.op = CallOp::kSwapOut, .folio = 0, .n = 0, .split = 4});
   st = CallReplay(split, sys).Run();
   EXPECT_EQ(st.code(), -EINVAL);
-  EXPECT_NE(st.message().find("split pages outside the tape"), std::string::npos)
-      << st.message();
+  EXPECT_NE(st.message().find("split pages outside the tape"), std::string::npos) << st.message();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -157,6 +158,24 @@ std::string Completion(const CLI::App& app) {
       SWAPLAB_VERSION, paths, presets, knobs, cases);
 }
 
+// README's preset table: a row per Policy::Presets() entry.
+std::string PresetsMarkdown() {
+  std::string out =
+      "| preset | stands for | built as | what it bundles | read from |\n|---|---|---|---|---|\n";
+  for (const alloc::PresetInfo& p : alloc::Policy::Presets()) {
+    std::string built = p.base.empty() ? "the knobs' defaults" : fmt::format("`{}`", p.base);
+    std::string_view knobs = p.knobs;
+    while (!knobs.empty()) {
+      const size_t end = std::min(knobs.find(' '), knobs.size());
+      built += fmt::format(" `{}`", knobs.substr(0, end));
+      knobs.remove_prefix(std::min(end + 1, knobs.size()));
+    }
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", p.name, p.kernels, built, p.summary,
+                       p.source);
+  }
+  return out;
+}
+
 }  // namespace
 
 void AddHelpOutputs(CLI::App& app, HelpOutputs& o) {
@@ -165,12 +184,15 @@ void AddHelpOutputs(CLI::App& app, HelpOutputs& o) {
   app.add_flag("--help-man", o.man, "swaplab(1) in roff on stdout")->group("");
   app.add_flag("--completion-bash", o.completion, "the bash completion script on stdout")
       ->group("");
+  app.add_flag("--presets-markdown", o.presets, "README's policy preset table on stdout")
+      ->group("");
 }
 
 bool RunHelpOutputs(const CLI::App& app, const HelpOutputs& o) {
   if (o.man) fmt::print("{}", ManPage(app));
   if (o.completion) fmt::print("{}", Completion(app));
-  return o.man || o.completion;
+  if (o.presets) fmt::print("{}", PresetsMarkdown());
+  return o.man || o.completion || o.presets;
 }
 
 }  // namespace swaplab::tools

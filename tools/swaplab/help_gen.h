@@ -10,10 +10,13 @@ namespace swaplab::tools {
 struct HelpOutputs {
   bool man = false;         // --help-man: roff on stdout
   bool completion = false;  // --completion-bash: a bash completion script
+  bool presets = false;     // --presets-markdown: README's preset table
 };
 
 // --version (shown by --help) and the hidden --help-man and
-// --completion-bash (the build runs them).
+// --completion-bash (the build runs them) and --presets-markdown (the
+// preset table of README.md, made from Policy::Presets(); the
+// docs_presets test compares them, scripts/update-preset-docs writes it).
 void AddHelpOutputs(CLI::App& app, HelpOutputs& o);
 // Prints what `o` asks for from `app`'s definition; false if nothing.
 bool RunHelpOutputs(const CLI::App& app, const HelpOutputs& o);

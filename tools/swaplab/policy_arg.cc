@@ -3,6 +3,12 @@
 
 namespace swaplab::tools {
 
+std::string PresetList() {
+  std::string out;
+  for (const std::string& n : alloc::Policy::PresetNames()) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 void AddKnobOption(CLI::App* c, std::vector<std::string>* knobs) {
   std::string help = "NAME=VALUE: change one knob of the preset (repeatable); knobs:";
   for (const auto& k : alloc::Policy::Knobs()) help += " " + std::string(k.name);

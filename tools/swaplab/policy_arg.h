@@ -13,6 +13,8 @@
 
 namespace swaplab::tools {
 
+// "linux-6.1, linux-6.12, …": every preset, for help texts.
+std::string PresetList();
 // Adds --knob (repeatable) to `c`; its help lists every knob.
 void AddKnobOption(CLI::App* c, std::vector<std::string>* knobs);
 // `preset` with every "NAME=VALUE" of `knobs` applied in order, validated;

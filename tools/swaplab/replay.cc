@@ -17,9 +17,7 @@ CLI::App* AddReplay(CLI::App& app, ReplayOptions& o) {
   CLI::App* c = app.add_subcommand(
       "replay", "run a trace, report counters, layout and agreement with expect lines");
   c->add_option("trace", o.trace, "trace file (swaplab-trace 1)")->required();
-  c->add_option("--policy", o.policy,
-                "policy preset: linux-6.1, linux-6.12, linux-6.14, linux-6.15, linux-6.18, mm-new")
-      ->capture_default_str();
+  c->add_option("--policy", o.policy, "policy preset: " + PresetList())->capture_default_str();
   AddKnobOption(c, &o.knobs);
   c->add_option("--cpus", o.cpus,
                 "CPUs in the model (default: the trace's cpus record, kernel run's machine; "

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -130,6 +131,17 @@ struct PolicyKnobInfo {
   std::string_view doc;
 };
 
+// One named preset (Policy::Presets): a kernel version or a proposal as a
+// base preset and the knobs it changes.
+struct PresetInfo {
+  std::string_view name;
+  std::string_view base;     // the preset it starts from; "": the knobs' defaults
+  std::string_view knobs;    // "NAME=VALUE ..." set on the base, in order
+  std::string_view kernels;  // the releases it stands for
+  std::string_view source;   // where its behaviour was read or measured
+  std::string_view summary;  // what it bundles (README's preset table)
+};
+
 struct Policy {
   std::string name = "custom";
 
@@ -145,9 +157,10 @@ struct Policy {
 #undef SWAPLAB_POLICY_BOOL_FIELD
 #undef SWAPLAB_POLICY_INT_FIELD
 
-  // Named presets: kernel versions (PresetNames()).
+  // Named presets: kernel versions, one row each of Presets().
   static Result<Policy> Preset(std::string_view name);
   static std::vector<std::string> PresetNames();
+  static std::span<const PresetInfo> Presets();
   // Every knob, "search" first, then the table's rows in order.
   static const std::vector<PolicyKnobInfo>& Knobs();
   // Sets knob `knob` from text: bools true/false/1/0/on/off, ints in the

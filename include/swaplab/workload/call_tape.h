@@ -21,17 +21,17 @@ enum class CallOp : uint8_t {
   kSwapon,
   kSwapoff,
   kRunOn,
-  kSwapOut,        // SwapOutFolio
-  kFolioDupSwap,   // the whole folio
-  kFolioPutSwap,   // one page
+  kSwapOut,       // SwapOutFolio
+  kFolioDupSwap,  // the whole folio
+  kFolioPutSwap,  // one page
   kFolioFreeSwap,
   kSwapCacheAdd,
   kSwapCacheDel,
-  kDupEntry,       // SwapDupEntryDirect
-  kPutEntries,     // SwapPutEntriesDirect
+  kDupEntry,    // SwapDupEntryDirect
+  kPutEntries,  // SwapPutEntriesDirect
   kScanBase,
-  kSuspend,        // SetStorageSuspended
-  kFolioState,     // not a call: the caller changed a folio's fields
+  kSuspend,     // SetStorageSuspended
+  kFolioState,  // not a call: the caller changed a folio's fields
 };
 
 // One call. Folios are named by their number on the tape (0, 1, …: each
