@@ -5,14 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
 
 #include "alloc/test_util.h"
-#include "swaplab/report/plots.h"
-#include "swaplab/report/svg.h"
 
 namespace swaplab::report {
 namespace {
@@ -147,29 +144,6 @@ TEST(ClusterMap, AggregatesAMillionClustersAndSaysSo) {
   EXPECT_NE(svg.find("each cell is 100 clusters"), std::string::npos);
   EXPECT_EQ(cells[0].title.rfind("clusters 0-99: 66 free, 34 full", 0), 0u) << cells[0].title;
   EXPECT_EQ(cells[0].fill, Colour(CellKind::kFree));
-}
-
-TEST(Svg, EscapesInput) {
-  EXPECT_EQ(XmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
-  EXPECT_EQ(XmlEscape("x\x01y"), "x\xef\xbf\xbdy");
-  EXPECT_EQ(XmlEscape("\xff\xc3\xa9"), "\xef\xbf\xbd\xc3\xa9");  // bad byte, then é
-  std::string out;
-  XmlWriter w(&out);
-  w.Open("svg", {{"id", "<x>"}}).Leaf("title", {}, "</svg><script>").Finish();
-  EXPECT_EQ(out, "<svg id=\"&lt;x&gt;\"><title>&lt;/svg&gt;&lt;script&gt;</title></svg>\n");
-}
-
-TEST(Plots, SeedFiguresAsNumbers) {
-  EXPECT_EQ(ParseSeedNumber("32.8K"), 32800);
-  EXPECT_EQ(ParseSeedNumber("1.30M"), 1.3e6);
-  EXPECT_EQ(ParseSeedNumber("10.07 (-6%)"), 10.07);
-  EXPECT_EQ(ParseSeedNumber("12%"), 12);
-  EXPECT_TRUE(std::isnan(ParseSeedNumber("-")));
-  EXPECT_TRUE(std::isnan(ParseSeedNumber("n/a")));
-  const std::string svg = BarChartSvg(
-      "runs", {{"base", 641, 31899, "641", "31899"}, {"allocator", 1, std::nan(""), "1", ""}});
-  EXPECT_NE(svg.find("class=\"seed\""), std::string::npos);  // the seed's mark on base
-  EXPECT_EQ(svg.find("class=\"seed\"", svg.find("class=\"seed\"") + 1), std::string::npos);
 }
 
 }  // namespace

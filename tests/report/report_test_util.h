@@ -1,0 +1,78 @@
+// Shared by the report tests: input text no renderer may pass through as
+// it is, and checks that an output is safe for its medium (terminal text,
+// CSV, SVG / HTML).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "swaplab/alloc/printable.h"
+
+namespace swaplab::report::testing {
+
+// A terminal escape (ESC [ and the C1 CSI), a control byte, DEL, a byte
+// that is no UTF-8, markup and both quotes, a CSV comma and a newline.
+inline constexpr std::string_view kHostile = "x\x1b[31m\x01\x7f\xff\xc2\x9b<b>&\"',\ny";
+
+// `s` with a newline only where a line ends: every byte printable ASCII or
+// part of a valid UTF-8 character other than a C1 control.
+inline bool TerminalSafe(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b == '\n' || (b >= 0x20 && b < 0x7f)) {
+      ++i;
+      continue;
+    }
+    const size_t n = Utf8Length(s, i);
+    if (b < 0x80 || n == 0) return false;
+    if (b == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) return false;
+    i += n;
+  }
+  return true;
+}
+
+// XML character data throughout: TerminalSafe (tabs allowed too).
+inline bool XmlCharsSafe(std::string_view s) {
+  std::string t(s);
+  for (char& c : t)
+    if (c == '\t') c = ' ';
+  return TerminalSafe(t);
+}
+
+// One CSV document (RFC 4180: quoted cells, "" for a quote) as rows of
+// cells; a quoted cell may hold commas and newlines.
+inline std::vector<std::vector<std::string>> ParseCsv(std::string_view s) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string cell;
+  bool quoted = false, was_quoted = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < s.size() && s[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"' && cell.empty() && !was_quoted) {
+      quoted = was_quoted = true;
+    } else if (c == ',' || c == '\n') {
+      rows.back().push_back(cell);
+      cell.clear();
+      was_quoted = false;
+      if (c == '\n') rows.emplace_back();
+    } else {
+      cell += c;
+    }
+  }
+  if (!cell.empty() || !rows.back().empty()) rows.back().push_back(cell);
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+}  // namespace swaplab::report::testing
