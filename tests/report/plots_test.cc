@@ -92,10 +92,10 @@ TEST(BarChartSvg, AVariantWithoutAValueHasItsLabelButNoBar) {
 }
 
 TEST(BarChartSvg, TitleLabelsAndFiguresAreEscaped) {
-  const std::string h(testing::kHostile);
+  const std::string h(report_test::kHostile);
   const std::string svg = BarChartSvg(h, {{h, 1, 2, h, h}});
   const std::string e = XmlEscape(h);
-  EXPECT_TRUE(testing::XmlCharsSafe(svg));
+  EXPECT_TRUE(report_test::XmlCharsSafe(svg));
   EXPECT_EQ(svg.find("<b>"), std::string::npos);
   EXPECT_NE(svg.find("<title>" + e + "</title>"), std::string::npos);             // chart title
   EXPECT_NE(svg.find("<title>" + e + ": " + e + "</title>"), std::string::npos);  // bar

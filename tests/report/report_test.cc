@@ -130,28 +130,28 @@ TEST(RenderText, TheSeedsCellsUnderTheTable) {
 
 TEST(RenderText, EveryStringFromTheScenarioIsEscaped) {
   Fixture f;
-  f.AllStrings(std::string(testing::kHostile));
+  f.AllStrings(std::string(report_test::kHostile));
   const std::string t = RenderText(f.r);
-  EXPECT_TRUE(testing::TerminalSafe(t)) << t;
-  EXPECT_NE(t.find(Printable(testing::kHostile, 4096)), std::string::npos);
+  EXPECT_TRUE(report_test::TerminalSafe(t)) << t;
+  EXPECT_NE(t.find(Printable(report_test::kHostile, 4096)), std::string::npos);
 }
 
 TEST(RenderText, RowLabelsAreEscaped) {
   Fixture f;
   f.sc.rows = {"runs\x1b[2J"};
-  EXPECT_TRUE(testing::TerminalSafe(RenderText(f.r)));
+  EXPECT_TRUE(report_test::TerminalSafe(RenderText(f.r)));
 }
 
 TEST(RenderText, AnswersAreEscaped) {
   Fixture f;
   f.sc.answers = "ok\x1b]0;title\x07";
-  EXPECT_TRUE(testing::TerminalSafe(RenderText(f.r)));
+  EXPECT_TRUE(report_test::TerminalSafe(RenderText(f.r)));
 }
 
 TEST(RenderText, HostCpuLabelIsEscaped) {
   Fixture f;
   f.sc.host_cpu = workload::HostCpuCost{"p\x1b[2J", 1, 2, 3};
-  EXPECT_TRUE(testing::TerminalSafe(RenderText(f.r)));
+  EXPECT_TRUE(report_test::TerminalSafe(RenderText(f.r)));
 }
 
 TEST(RenderJson, FiguresKindsAndPctVsFirst) {
@@ -177,7 +177,7 @@ TEST(RenderJson, StringsComeBackAsTheyWereAndControlBytesAreEscaped) {
   const std::string s = "x\x1b[31m\x01<b>&\"',\n\xc3\xa9";  // valid UTF-8: a scenario file's
   f.AllStrings(s);
   const std::string text = RenderJson(f.r).dump();
-  EXPECT_TRUE(testing::TerminalSafe(text)) << text;
+  EXPECT_TRUE(report_test::TerminalSafe(text)) << text;
   const auto j = nlohmann::json::parse(text);
   EXPECT_EQ(j["name"], s);
   EXPECT_EQ(j["setup"][0], s);
@@ -201,17 +201,17 @@ TEST(RenderCsv, HeaderThenOneLinePerRowAndVariant) {
 
 TEST(RenderCsv, EveryStringIsOneEscapedCell) {
   Fixture f;
-  f.AllStrings(std::string(testing::kHostile));
+  f.AllStrings(std::string(report_test::kHostile));
   const std::string csv = CsvHeader() + RenderCsv(f.r);
-  const auto rows = testing::ParseCsv(csv);
+  const auto rows = report_test::ParseCsv(csv);
   ASSERT_EQ(rows.size(), 1 + 2u);  // the header, the scenario's one row per variant
-  const std::string p = Printable(testing::kHostile, 4096);
+  const std::string p = Printable(report_test::kHostile, 4096);
   for (const auto& row : rows) ASSERT_EQ(row.size(), 8u) << csv;
   EXPECT_EQ(rows[1][0], p);
   EXPECT_EQ(rows[1][1], p);
   EXPECT_EQ(rows[1][2], p);
   EXPECT_EQ(rows[1][6], p);
-  EXPECT_TRUE(testing::TerminalSafe(csv));
+  EXPECT_TRUE(report_test::TerminalSafe(csv));
 }
 
 TEST(RenderBatch, OneJsonDocumentTheCsvHeaderOnceAndATotalLine) {

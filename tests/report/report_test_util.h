@@ -11,7 +11,7 @@
 
 #include "swaplab/alloc/printable.h"
 
-namespace swaplab::report::testing {
+namespace swaplab::report::report_test {
 
 // A terminal escape (ESC [ and the C1 CSI), a control byte, DEL, a byte
 // that is no UTF-8, markup and both quotes, a CSV comma and a newline.
@@ -75,4 +75,4 @@ inline std::vector<std::vector<std::string>> ParseCsv(std::string_view s) {
   return rows;
 }
 
-}  // namespace swaplab::report::testing
+}  // namespace swaplab::report::report_test

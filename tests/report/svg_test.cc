@@ -66,8 +66,8 @@ TEST(XmlEscape, ValidMultibyteCharactersStay) {
 }
 
 TEST(XmlEscape, HostileInputComesOutAsCharacterData) {
-  const std::string e = XmlEscape(testing::kHostile);
-  EXPECT_TRUE(testing::XmlCharsSafe(e)) << e;
+  const std::string e = XmlEscape(report_test::kHostile);
+  EXPECT_TRUE(report_test::XmlCharsSafe(e)) << e;
   EXPECT_EQ(e.find_first_of("<>\"'"), std::string::npos) << e;
   EXPECT_NE(e.find("&lt;b&gt;&amp;&quot;&#39;,\ny"), std::string::npos) << e;
 }
