@@ -10,6 +10,8 @@
 #include <string_view>
 
 #include "alloc/test_util.h"
+#include "report/report_test_util.h"
+#include "swaplab/report/svg.h"
 
 namespace swaplab::report {
 namespace {
@@ -144,6 +146,26 @@ TEST(ClusterMap, AggregatesAMillionClustersAndSaysSo) {
   EXPECT_NE(svg.find("each cell is 100 clusters"), std::string::npos);
   EXPECT_EQ(cells[0].title.rfind("clusters 0-99: 66 free, 34 full", 0), 0u) << cells[0].title;
   EXPECT_EQ(cells[0].fill, Colour(CellKind::kFree));
+}
+
+TEST(ClusterMap, TitleCaptionsRunsNoteAndNotesAreEscaped) {
+  const std::string h(report_test::kHostile);
+  ClusterMap m;
+  m.cells.resize(4);
+  m.cells[1].kind = CellKind::kImage;
+  m.cells[1].image_slots = 3;
+  m.run_starts = {1};
+  m.runs_note = h;
+  m.notes = {h};
+  const std::string svg = ClusterMapSvg(h, {{h, &m}});
+  EXPECT_EQ(report_test::WellFormed(svg), "");
+  EXPECT_TRUE(report_test::XmlCharsSafe(svg));
+  EXPECT_EQ(svg.find("<b>"), std::string::npos);
+  const std::string e = XmlEscape(h);
+  EXPECT_NE(svg.find("<title>" + e + "</title>"), std::string::npos);
+  EXPECT_NE(svg.find(">" + e + " (4 clusters of 512 slots)</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(e + ": " + e + " (1 runs)"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(e + ": " + e + "</text>"), std::string::npos) << svg;
 }
 
 }  // namespace

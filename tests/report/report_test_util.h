@@ -75,4 +75,42 @@ inline std::vector<std::vector<std::string>> ParseCsv(std::string_view s) {
   return rows;
 }
 
+// Markup whose elements nest and close, whose attribute values are quoted
+// and whose every '&' starts one of XmlEscape's entities; "" when it is
+// so, else what is wrong. <!DOCTYPE ...> and HTML's void <meta> pass.
+inline std::string WellFormed(std::string_view s) {
+  std::vector<std::string> open;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '&') {
+      bool entity = false;
+      for (std::string_view e : {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"})
+        entity |= s.substr(i, e.size()) == e;
+      if (!entity) return "a bare & at " + std::to_string(i);
+      continue;
+    }
+    if (s[i] == '>') return "a bare > at " + std::to_string(i);
+    if (s[i] != '<') continue;
+    size_t j = i + 1;
+    bool quoted = false;
+    for (; j < s.size() && (quoted || s[j] != '>'); ++j) {
+      if (s[j] == '"') quoted = !quoted;
+      if (!quoted && (s[j] == '<' || s[j] == '\''))
+        return "a < or ' in a tag at " + std::to_string(j);
+    }
+    if (j == s.size()) return "a tag left open at " + std::to_string(i);
+    const std::string_view tag = s.substr(i + 1, j - i - 1);
+    const std::string name(tag.substr(0, tag.find_first_of(" />")));
+    if (tag.starts_with("!DOCTYPE") || tag.ends_with("/") || name == "meta") {
+    } else if (tag.starts_with("/")) {
+      if (open.empty() || "/" + open.back() != tag)
+        return "<" + std::string(tag) + "> closes nothing open";
+      open.pop_back();
+    } else {
+      open.push_back(name);
+    }
+    i = j;
+  }
+  return open.empty() ? "" : "<" + open.back() + "> never closed";
+}
+
 }  // namespace swaplab::report::report_test
