@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,20 @@ inline bool TerminalSafe(std::string_view s) {
     i += n;
   }
   return true;
+}
+
+// `j` dumped as its command prints it and parsed back; a dump that throws
+// (a string that is not UTF-8) or text unsafe for a terminal is a failure.
+inline nlohmann::json Redump(const nlohmann::ordered_json& j) {
+  std::string text;
+  try {
+    text = j.dump();
+  } catch (const nlohmann::json::exception& e) {
+    ADD_FAILURE() << e.what();
+    return nullptr;
+  }
+  EXPECT_TRUE(TerminalSafe(text)) << text;
+  return nlohmann::json::parse(text);
 }
 
 // XML character data throughout: TerminalSafe (tabs allowed too).
