@@ -91,9 +91,10 @@ TEST(VmHibernateJson, GuestLinesThatAreNoUtf8StillMakeJsonStrings) {
 
 TEST(VmRunText, WhereItRanAndTheGuestsWarnings) {
   const std::string t = VmRunText(RunOptions(), GuestRun());
-  EXPECT_EQ(t.substr(0, t.find('\n') + 1),
-            "vm run t.trace on Linux 6.12.0 (kvm, 2 CPUs, 384 MiB), device t: 9 records in 0.0 s in "
-            "the guest, 0.0 s with boot\n");
+  EXPECT_EQ(
+      t.substr(0, t.find('\n') + 1),
+      "vm run t.trace on Linux 6.12.0 (kvm, 2 CPUs, 384 MiB), device t: 9 records in 0.0 s in "
+      "the guest, 0.0 s with boot\n");
   EXPECT_THAT(t, HasSubstr("\nwarning (in the guest): w 6.12.0\n"));
 }
 
