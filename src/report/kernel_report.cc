@@ -5,12 +5,22 @@
 
 #include <set>
 
+#include "swaplab/alloc/printable.h"
 #include "swaplab/report/policy_json.h"
 #include "swaplab/workload/replay.h"
 
 namespace swaplab::report {
 
 namespace {
+
+// Paths, the device's name, the kernel's release and error messages in
+// warnings, reasons and actions: any bytes, escaped for the terminal and
+// kept valid UTF-8 for JSON (as image_report.cc does for its paths).
+std::string P(const std::string& s) { return Printable(s, 4096); }
+std::vector<std::string> P(std::vector<std::string> v) {
+  for (auto& s : v) s = P(s);
+  return v;
+}
 
 // Per mTHP size the trace allocated, the kernel's swpout / swpout_fallback
 // (hugepages-<size>kB/stats) and the model's, with each side's rate.
@@ -42,22 +52,22 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
   const auto& r = k.kernel;
   const auto& s = k.model.summary;
   nlohmann::ordered_json j;
-  j["trace"] = k.trace;
-  j["device"] = k.device;
+  j["trace"] = P(k.trace);
+  j["device"] = P(k.device);
   j["policy"] = k.policy.name;
   j["knobs"] = KnobsJson(k.policy);
-  if (!k.out.empty()) j["out"] = k.out;
+  if (!k.out.empty()) j["out"] = P(k.out);
   nlohmann::ordered_json aj = nlohmann::ordered_json::array();
   for (const auto& a : r.areas)
     aj.push_back({{"dev", a.dev},
-                  {"path", a.path},
+                  {"path", P(a.path)},
                   {"kind", kernel::Name(a.kind)},
                   {"pages", a.pages},
                   {"prio", a.prio},
                   {"ssd", a.ssd},
                   {"blkdev", a.blkdev},
                   {"swap_type", a.swap_type},
-                  {"note", a.note}});
+                  {"note", P(a.note)}});
   j["areas"] = aj;
   j["records"] = r.records;
   j["folios"] = r.folios;
@@ -81,7 +91,7 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
   j["disagreements"] = dj;
   nlohmann::ordered_json nj = nlohmann::ordered_json::array();
   for (const auto& a : r.anomalies)
-    nj.push_back({{"line", a.line}, {"folio", a.folio}, {"what", a.what}});
+    nj.push_back({{"line", a.line}, {"folio", a.folio}, {"what", P(a.what)}});
   j["kernel_on_its_own"] = nj;
   j["kernel_on_its_own_total"] = r.anomalies_total;
   j["unexplained_slots"] = r.unexplained_slots;
@@ -100,7 +110,7 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
                                 {"cpu", i.cpu},
                                 {"before_record", i.before_record},
                                 {"content_other", i.content_other},
-                                {"how", i.how}};
+                                {"how", P(i.how)}};
     nlohmann::ordered_json runs = nlohmann::ordered_json::array();
     for (const auto& [off, n] : i.runs) runs.push_back({{"offset", off}, {"slots", n}});
     e["runs"] = std::move(runs);
@@ -114,9 +124,9 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
   j["watch_policy"] = r.watch_policy;
   j["watch_exact"] = r.watch_exact;
   j["model_foreign_agree"] = s.foreign_agree;
-  j["warnings"] = r.warnings;
+  j["warnings"] = P(r.warnings);
   j["runs"] = r.runs;
-  j["rerun_reasons"] = r.rerun_reasons;
+  j["rerun_reasons"] = P(r.rerun_reasons);
   j["seconds"] = r.seconds;
   j["records_seconds"] = r.records_seconds;
   return j;
@@ -125,19 +135,19 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
 std::string KernelRunText(const kernel::KernelComparison& k) {
   const auto& r = k.kernel;
   const auto& s = k.model.summary;
-  std::string out = fmt::format("kernel run {} on {} ({} records, {} folios, {:.2f} s)\n", k.trace,
-                                k.device, r.records, r.folios, r.seconds);
+  std::string out = fmt::format("kernel run {} on {} ({} records, {} folios, {:.2f} s)\n",
+                                P(k.trace), P(k.device), r.records, r.folios, r.seconds);
   for (const auto& a : r.areas)
     out += fmt::format("  dev {}: {} ({}, {} pages, prio {}, {}, {}) = swap type {}\n", a.dev,
-                       a.path, kernel::Name(a.kind), a.pages, a.prio, a.ssd ? "ssd" : "rotational",
-                       a.blkdev ? "blkdev" : "file", a.swap_type);
-  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+                       P(a.path), kernel::Name(a.kind), a.pages, a.prio,
+                       a.ssd ? "ssd" : "rotational", a.blkdev ? "blkdev" : "file", a.swap_type);
+  for (const auto& w : r.warnings) out += "warning: " + P(w) + "\n";
   if (r.scan_bases)
     out += fmt::format(
         "{} random scan bases of the kernel read off its placements and written as `scan-base` "
         "records\n",
         r.scan_bases);
-  for (const auto& why : r.rerun_reasons) out += "made again: " + why + "\n";
+  for (const auto& why : r.rerun_reasons) out += "made again: " + P(why) + "\n";
   if (r.interference_total && !r.watch_exact) {
     out += fmt::format(
         "slots in use differed from {}'s count after {} records (the model is not this kernel's "
@@ -154,7 +164,7 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
       std::string where;
       for (const auto& [off, n] : i.runs) where += fmt::format(" {}+{}", off, n);
       out += fmt::format("  after line {}: dev {} {:+} slots{}: {}\n", i.line, i.dev, i.slots,
-                         where.empty() ? "" : " at" + where, i.how);
+                         where.empty() ? "" : " at" + where, P(i.how));
     }
   }
   out += fmt::format("pages swapped {}  kept in memory {}  pswpout kernel {} model {}\n",
@@ -182,22 +192,22 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
   if (r.anomalies_total) {
     out += fmt::format("the kernel on its own ({}):\n", r.anomalies_total);
     for (const auto& a : r.anomalies)
-      out += fmt::format("  line {}: folio {}: {}\n", a.line, a.folio, a.what);
+      out += fmt::format("  line {}: folio {}: {}\n", a.line, a.folio, P(a.what));
   }
   return out;
 }
 
 nlohmann::ordered_json CleanupJson(const std::vector<std::string>& actions, const Status& st) {
   nlohmann::ordered_json j;
-  j["actions"] = actions;
+  j["actions"] = P(actions);
   j["ok"] = st.ok();
-  if (!st.ok()) j["error"] = st.ToString();
+  if (!st.ok()) j["error"] = P(st.ToString());
   return j;
 }
 
 std::string CleanupText(const std::vector<std::string>& actions) {
   std::string out;
-  for (const auto& l : actions) out += l + "\n";
+  for (const auto& l : actions) out += P(l) + "\n";
   if (actions.empty()) out += "nothing to clean up\n";
   return out;
 }

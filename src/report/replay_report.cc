@@ -46,7 +46,7 @@ nlohmann::ordered_json CountersJson(const workload::ReplayResult& r) {
 nlohmann::ordered_json ReplayJson(const workload::ReplayResult& r) {
   const auto& s = r.summary;
   nlohmann::ordered_json j;
-  j["trace"] = r.options.trace;
+  j["trace"] = Printable(r.options.trace, 4096);  // a path: any bytes
   j["policy"] = r.options.policy.name;
   j["knobs"] = KnobsJson(r.options.policy);
   j["cpus"] = r.options.cpus;

@@ -130,7 +130,7 @@ std::string RenderText(const ScenarioResult& r) {
         "read bio\n"
         "    and {:g} us per allocator call ({})\n",
         sc.host_cpu->write_bio_us, sc.host_cpu->read_bio_us, sc.host_cpu->alloc_call_us,
-        sc.host_cpu->label);
+        P(sc.host_cpu->label));
   out += fmt::format(
       "  - seed {} (repetition k uses seed {}+k), {} repetition{}{}, {} CPUs modelled\n", sc.seed,
       sc.seed, sc.repetitions, sc.repetitions > 1 ? "s" : "",
@@ -143,7 +143,7 @@ std::string RenderText(const ScenarioResult& r) {
   for (const auto& v : r.variants) cols.push_back(v.label);
   std::vector<std::vector<std::string>> cells;
   for (const auto& row : rows) {
-    labels.push_back(RowLabel(r, row));
+    labels.push_back(P(RowLabel(r, row)));
     std::vector<std::string> line;
     const double base = r.variants[0].Median(row);
     for (size_t c = 0; c < r.variants.size(); ++c) {
@@ -178,7 +178,7 @@ std::string RenderText(const ScenarioResult& r) {
     }
     if (!rl.empty()) out += Table(Escaped(cols), rl, rc);
   }
-  if (!sc.answers.empty()) out += "\n  " + sc.answers + "\n";
+  if (!sc.answers.empty()) out += "\n  " + P(sc.answers) + "\n";
   out += fmt::format("\n  ({:.1f} s wall)\n\n", r.wall_seconds);
   return out;
 }

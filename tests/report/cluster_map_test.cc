@@ -5,13 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
 
 #include "alloc/test_util.h"
-#include "swaplab/report/plots.h"
+#include "report/report_test_util.h"
 #include "swaplab/report/svg.h"
 
 namespace swaplab::report {
@@ -149,27 +148,24 @@ TEST(ClusterMap, AggregatesAMillionClustersAndSaysSo) {
   EXPECT_EQ(cells[0].fill, Colour(CellKind::kFree));
 }
 
-TEST(Svg, EscapesInput) {
-  EXPECT_EQ(XmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
-  EXPECT_EQ(XmlEscape("x\x01y"), "x\xef\xbf\xbdy");
-  EXPECT_EQ(XmlEscape("\xff\xc3\xa9"), "\xef\xbf\xbd\xc3\xa9");  // bad byte, then é
-  std::string out;
-  XmlWriter w(&out);
-  w.Open("svg", {{"id", "<x>"}}).Leaf("title", {}, "</svg><script>").Finish();
-  EXPECT_EQ(out, "<svg id=\"&lt;x&gt;\"><title>&lt;/svg&gt;&lt;script&gt;</title></svg>\n");
-}
-
-TEST(Plots, SeedFiguresAsNumbers) {
-  EXPECT_EQ(ParseSeedNumber("32.8K"), 32800);
-  EXPECT_EQ(ParseSeedNumber("1.30M"), 1.3e6);
-  EXPECT_EQ(ParseSeedNumber("10.07 (-6%)"), 10.07);
-  EXPECT_EQ(ParseSeedNumber("12%"), 12);
-  EXPECT_TRUE(std::isnan(ParseSeedNumber("-")));
-  EXPECT_TRUE(std::isnan(ParseSeedNumber("n/a")));
-  const std::string svg = BarChartSvg(
-      "runs", {{"base", 641, 31899, "641", "31899"}, {"allocator", 1, std::nan(""), "1", ""}});
-  EXPECT_NE(svg.find("class=\"seed\""), std::string::npos);  // the seed's mark on base
-  EXPECT_EQ(svg.find("class=\"seed\"", svg.find("class=\"seed\"") + 1), std::string::npos);
+TEST(ClusterMap, TitleCaptionsRunsNoteAndNotesAreEscaped) {
+  const std::string h(report_test::kHostile);
+  ClusterMap m;
+  m.cells.resize(4);
+  m.cells[1].kind = CellKind::kImage;
+  m.cells[1].image_slots = 3;
+  m.run_starts = {1};
+  m.runs_note = h;
+  m.notes = {h};
+  const std::string svg = ClusterMapSvg(h, {{h, &m}});
+  EXPECT_EQ(report_test::WellFormed(svg), "");
+  EXPECT_TRUE(report_test::XmlCharsSafe(svg));
+  EXPECT_EQ(svg.find("<b>"), std::string::npos);
+  const std::string e = XmlEscape(h);
+  EXPECT_NE(svg.find("<title>" + e + "</title>"), std::string::npos);
+  EXPECT_NE(svg.find(">" + e + " (4 clusters of 512 slots)</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(e + ": " + e + " (1 runs)"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(e + ": " + e + "</text>"), std::string::npos) << svg;
 }
 
 }  // namespace
