@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "swaplab/area/io_engine.h"
+#include "swaplab/area/io_engine_factory.h"
 
 namespace {
 
@@ -140,8 +141,9 @@ int main(int argc, char** argv) {
       m.store_checksums = false;
       e = swaplab::area::MakeSimulatedEngine(m, o);
     } else {
-      auto r = a.engine == "posix" ? swaplab::area::OpenPosixEngine(a.file, o)
-                                   : swaplab::area::OpenUringEngine(a.file, o);
+      using swaplab::area::EngineKind;
+      auto r = swaplab::area::OpenEngine(
+          a.engine == "posix" ? EngineKind::kPosix : EngineKind::kAuto, a.file, o);
       if (!r.ok()) {
         std::fprintf(stderr, "io_bench: %s\n", r.status().ToString().c_str());
         return 1;

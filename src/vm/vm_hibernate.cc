@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/image_chain.h"
 #include "swaplab/hibernate/image_reader.h"
@@ -150,13 +151,14 @@ std::string CompressArg(hibernate::Compressor c) {
 
 // Reads the image the guest left on `disk`: layout (inspect) and every page
 // (read, with the kernel's CRC32 when it wrote one). Read-only.
-Status ReadKernelImage(const std::string& disk, SideMetrics* k, KernelSideInfo* ki) {
+Status ReadKernelImage(const std::string& disk, area::EngineKind io, SideMetrics* k,
+                       KernelSideInfo* ki) {
   auto info = area::InspectArea(disk);
   if (!info.ok()) return info.status();
   area::EngineOptions eo;
   eo.limits = info->limits;
   eo.writable = false;
-  auto engine = area::OpenUringEngine(disk, eo);
+  auto engine = area::OpenEngine(io, disk, eo);
   if (!engine.ok()) return engine.status();
   const uint64_t device_pages = info->size_bytes / area::kPageSize;
   auto in = hibernate::InspectImage(**engine, 0, device_pages);
@@ -329,7 +331,7 @@ Result<HibernateReport> RunHibernate(const HibernateOptions& o,
     keep("layout.trace", rep.trace);
   }
   stage("image read");
-  if (Status st = ReadKernelImage(disk, &rep.kernel, &rep.kinfo); !st.ok()) return st;
+  if (Status st = ReadKernelImage(disk, o.io, &rep.kernel, &rep.kinfo); !st.ok()) return st;
   if (!o.keep_dir.empty()) {
     std::error_code ec;
     fs::copy_file(disk, o.keep_dir + "/swap.img", fs::copy_options::overwrite_existing, ec);

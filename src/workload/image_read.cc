@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "swaplab/area/area_lock.h"
-#include "swaplab/area/io_engine.h"
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/workload/image_write.h"
 
@@ -41,7 +41,7 @@ Result<ImageReadResult> ReadImageOnArea(const ImageReadOptions& o, ImageReadStep
   area::EngineOptions eo;
   eo.limits = info->limits;
   eo.writable = o.consume;  // read-only unless the image is to be consumed
-  auto engine = area::OpenUringEngine(o.area, eo);
+  auto engine = area::OpenEngine(o.io, o.area, eo);
   if (!engine.ok()) return engine.status();
   const uint64_t device_pages = info->size_bytes / area::kPageSize;
   const auto t0 = std::chrono::steady_clock::now();

@@ -11,7 +11,7 @@
 #include "swaplab/alloc/printable.h"
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/area/area_lock.h"
-#include "swaplab/area/io_engine.h"
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/hibernate/snapshot.h"
 
 namespace swaplab::workload {
@@ -154,7 +154,7 @@ Result<ImageWriteResult> WriteImageToArea(const ImageWriteOptions& o, ImageWrite
   step = ImageWriteStep::kOpenEngine;
   area::EngineOptions eo;
   eo.limits = info.limits;
-  auto engine = area::OpenUringEngine(o.area, eo);
+  auto engine = area::OpenEngine(o.io, o.area, eo);
   if (!engine.ok()) return engine.status();
   step = ImageWriteStep::kWrite;
   return Write(o, **area, **engine);

@@ -11,7 +11,7 @@
 #include <memory>
 #include <optional>
 
-#include "swaplab/area/io_engine.h"
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/workload/image_step.h"
 #include "swaplab/workload/temp_files.h"
@@ -53,15 +53,17 @@ using Clock = std::chrono::steady_clock;
 class Job {
  public:
   // `file`: the scenario's real swap file for device 0 (formatted once by
-  // RunScenario; the reader restores its signature after every image).
-  Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file, bool structural,
-      const std::function<void(const JobPhase&)>& observe)
+  // RunScenario; the reader restores its signature after every image),
+  // opened with the engine o.io names.
+  Job(const Scenario& sc, const VariantSpec& v, int rep, const std::string& file,
+      const RunOptions& o)
       : sc_(sc),
         v_(v),
         rep_(rep),
         file_(file),
-        structural_(structural && !sc.devices[0].real_file),
-        observe_(observe) {}
+        io_(o.io),
+        structural_(o.structural && !sc.devices[0].real_file),
+        observe_(o.observe) {}
 
   Result<Sample> Run() {
     alloc::SystemOptions so;
@@ -118,7 +120,7 @@ class Job {
         area::EngineOptions eo;
         auto lim = area::ReadDeviceLimits(file_);
         if (lim.ok()) eo.limits = *lim;
-        auto e = area::OpenUringEngine(file_, eo);
+        auto e = area::OpenEngine(io_, file_, eo);
         if (!e.ok()) return e.status();
         engine_ = std::move(e).value();
       } else {
@@ -164,6 +166,7 @@ class Job {
   std::unique_ptr<alloc::SwapSystem> sys_;
   std::unique_ptr<area::IoEngine> engine_;
   const std::string& file_;
+  area::EngineKind io_;
   bool structural_ = false;
   int type0_ = -1;
   const std::function<void(const JobPhase&)>& observe_;
@@ -202,9 +205,7 @@ void ScenarioRun::RunJob(size_t i) {
                 std::to_string(s.rep + 1) + "/" + std::to_string(sc_.repetitions));
   const auto t0 = Clock::now();
   static const std::string kNoFile;
-  auto r = Job(sc_, sc_.variants[s.variant], s.rep, temp_ ? temp_->path() : kNoFile, o_.structural,
-               o_.observe)
-               .Run();
+  auto r = Job(sc_, sc_.variants[s.variant], s.rep, temp_ ? temp_->path() : kNoFile, o_).Run();
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   s.status = r.status();
   if (r.ok()) s.sample = std::move(r).value();

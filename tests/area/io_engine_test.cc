@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "area/io_test_util.h"
+#include "swaplab/area/io_engine_factory.h"
 
 namespace swaplab::area {
 namespace {
@@ -27,7 +28,7 @@ using testing::TagCounts;
 
 using Opener = std::function<Result<std::unique_ptr<IoEngine>>(const std::string&, EngineOptions)>;
 
-struct EngineKind {
+struct EngineCase {
   const char* name;
   Opener open;
 };
@@ -77,7 +78,7 @@ void WriteReadBack(IoEngine& e, const std::string& path, uint64_t first, size_t 
   ::close(fd);
 }
 
-class RealEngineTest : public ::testing::TestWithParam<EngineKind> {
+class RealEngineTest : public ::testing::TestWithParam<EngineCase> {
  protected:
   void SetUp() override { ASSERT_FALSE(dir_.path().empty()) << "mkdtemp under /var/tmp"; }
   Result<std::unique_ptr<IoEngine>> Open(const std::string& path, EngineOptions o = {}) {
@@ -345,9 +346,17 @@ TEST_P(RealEngineTest, MissingFileIsAnError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, RealEngineTest,
-                         ::testing::Values(EngineKind{"uring", OpenUringEngine},
-                                           EngineKind{"posix", OpenPosixEngine},
-                                           EngineKind{"posix_buffered",
+                         ::testing::Values(EngineCase{"uring",
+                                                      [](const std::string& p, EngineOptions o) {
+                                                        // posix where io_uring is unavailable
+                                                        return OpenEngine(EngineKind::kAuto, p, o);
+                                                      }},
+                                           EngineCase{"sim",
+                                                      [](const std::string& p, EngineOptions o) {
+                                                        return OpenEngine(EngineKind::kSim, p, o);
+                                                      }},
+                                           EngineCase{"posix", OpenPosixEngine},
+                                           EngineCase{"posix_buffered",
                                                       [](const std::string& p, EngineOptions o) {
                                                         o.o_direct = false;
                                                         return OpenPosixEngine(p, o);
@@ -361,27 +370,11 @@ TEST(UringEngineTest, IsUringOnThisMachine) {
   ::testing::internal::CaptureStderr();
   auto e = OpenUringEngine(f, {});
   const std::string err = ::testing::internal::GetCapturedStderr();
-  ASSERT_TRUE(e.ok());
-  if ((*e)->name() != "io_uring") GTEST_SKIP() << "io_uring unavailable here: " << err;
-  EXPECT_EQ(err, "");
-}
-
-TEST(UringEngineTest, ForcedFallbackUsesPosixWithOneLineNotice) {
-  ScratchDir dir;
-  const std::string f = dir.File("area");
-  ASSERT_TRUE(MakeFile(f, 64));
-  ::setenv("SWAPLAB_NO_IO_URING", "1", 1);
-  ::testing::internal::CaptureStderr();
-  auto e = OpenUringEngine(f, {});
-  const std::string err = ::testing::internal::GetCapturedStderr();
-  ::unsetenv("SWAPLAB_NO_IO_URING");
+  if (!e.ok() && e.status().code() != -EINVAL)  // −ENOSYS, −EPERM, ...: no fallback here
+    GTEST_SKIP() << "io_uring unavailable here: " << e.status().ToString();
   ASSERT_TRUE(e.ok()) << e.status().ToString();
-  EXPECT_EQ((*e)->name(), "posix");
-  EXPECT_THAT(err, ::testing::HasSubstr("io_uring"));
-  EXPECT_THAT(err, ::testing::HasSubstr(f));
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
-  EXPECT_EQ(err.back(), '\n');
-  WriteReadBack(**e, f, 0, 64, 5, 1, 14);
+  EXPECT_EQ((*e)->name(), "io_uring");
+  EXPECT_EQ(err, "");
 }
 
 // A registered buffer (io_uring fixed buffers): requests whose pages are
@@ -394,8 +387,7 @@ TEST(UringEngineTest, RegisteredBufferCarriesContiguousRequests) {
   ::testing::internal::CaptureStderr();
   auto e = OpenUringEngine(f, {});
   ::testing::internal::GetCapturedStderr();
-  ASSERT_TRUE(e.ok());
-  if ((*e)->name() != "io_uring") GTEST_SKIP() << "io_uring unavailable here";
+  if (!e.ok()) GTEST_SKIP() << "io_uring unavailable here: " << e.status().ToString();
   Pages reg(32), out(32), want(32), back(32);
   EXPECT_FALSE((*e)->RegisterBuffer(reg[0] + 1, 32 * kPg));  // not page-aligned
   ASSERT_TRUE((*e)->RegisterBuffer(reg[0], 32 * kPg));

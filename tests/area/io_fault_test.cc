@@ -5,6 +5,7 @@
 
 #include "area/io_test_util.h"
 #include "swaplab/area/io_engine.h"
+#include "swaplab/area/io_engine_factory.h"
 
 namespace swaplab::area {
 namespace {
@@ -44,7 +45,7 @@ std::unique_ptr<IoEngine> Inner(const std::string& kind, const std::string& file
     m.pages = 40;
     return MakeSimulatedEngine(m, {});
   }
-  auto e = kind == "uring" ? OpenUringEngine(file, {}) : OpenPosixEngine(file, {});
+  auto e = kind == "uring" ? OpenEngine(EngineKind::kAuto, file, {}) : OpenPosixEngine(file, {});
   return e.ok() ? std::move(e).value() : nullptr;
 }
 

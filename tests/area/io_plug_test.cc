@@ -6,6 +6,7 @@
 #include "area/io/plug.h"
 #include "area/io_test_util.h"
 #include "swaplab/area/io_engine.h"
+#include "swaplab/area/io_engine_factory.h"
 
 namespace swaplab::area {
 namespace {
@@ -133,8 +134,8 @@ TEST_P(PlugCountTest, PerPageContiguousRequests) {
   ScratchDir dir;
   const std::string f = dir.File("area");
   ASSERT_TRUE(MakeFile(f, c.pages));
-  for (auto open : {OpenUringEngine, OpenPosixEngine}) {
-    auto e = open(f, o);
+  for (EngineKind kind : {EngineKind::kAuto, EngineKind::kPosix, EngineKind::kSim}) {
+    auto e = OpenEngine(kind, f, o);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     ExpectCounts(**e, c.pages, max);
   }

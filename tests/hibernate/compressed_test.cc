@@ -9,6 +9,7 @@
 
 #include "area/io_test_util.h"
 #include "hibernate/hib_test_util.h"
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/compress.h"
 #include "swaplab/hibernate/image_reader.h"
@@ -355,7 +356,7 @@ TEST(RealFile, RoundTripEveryCompressor) {
     ASSERT_TRUE(type.ok()) << type.status().ToString();
     area::EngineOptions eo;
     eo.limits = (*a)->info().limits;
-    auto engine = area::OpenUringEngine(path, eo);
+    auto engine = area::OpenEngine(area::EngineKind::kAuto, path, eo);
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     auto s = Snap(6000);  // T > 511: several map pages
     // Uncompressed: as `swaplab image write` does, the snapshot in memory

@@ -7,6 +7,7 @@
 
 #include "area.h"
 #include "finite_range.h"
+#include "io_arg.h"
 #include "policy_arg.h"
 #include "progress.h"
 #include "size_arg.h"
@@ -40,6 +41,7 @@ ImageCommands AddImage(CLI::App& app, ImageOptions& o) {
     s->add_option("--threads", o.threads,
                   "compression threads (0: clamp(CPUs - 1, 1, 3) as the kernel)")
         ->check(CLI::Range(0u, 64u));
+    AddIoOption(s, &o.io);
   }
   AddProgressOption(c.write, o.progress);
   AddProgressOption(c.read, o.progress);
@@ -130,6 +132,7 @@ int RunImage(const ImageCommands& c, const ImageOptions& o) {
       o.source, o.layout,  o.compress,   Printable(o.size)};
   // Snapshot pages written, as bytes of the image.
   ProgressBar bar(o.progress, 0, "pages", ProgressBar::Unit::kBytes);
+  w.io = o.io;
   w.progress = [&bar](uint64_t done, uint64_t total) {
     bar.SetTotal(total * alloc::kPageSize);
     bar.Update(done * alloc::kPageSize, "image write");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "swaplab/alloc/policy.h"
+#include "swaplab/area/io_engine_factory.h"
 
 namespace swaplab::tools {
 
@@ -29,7 +30,8 @@ struct ImageOptions {
   bool consume = false;    // read: restore the swap signature as resume does
   std::string dump;        // read: write the decompressed stream here
   bool kernel_io = false;  // read: issue the kernel's resume reads (sync map and metadata pages)
-  std::string progress = "auto";  // write, read: --progress always|never|auto
+  std::string progress = "auto";                  // write, read: --progress always|never|auto
+  area::EngineKind io = area::EngineKind::kAuto;  // --io
 };
 
 struct ImageCommands {

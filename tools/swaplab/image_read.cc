@@ -44,7 +44,8 @@ int RunImageReadInspect(const ImageCommands& c, const ImageOptions& o) {
                                       [&bar](uint64_t done, uint64_t total) {
                                         bar.SetTotal(total * alloc::kPageSize);
                                         bar.Update(done * alloc::kPageSize, "image read");
-                                      }},
+                                      },
+                                      o.io},
                                      &step);
   bar.End();
   if (!r.ok()) {

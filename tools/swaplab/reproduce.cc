@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "finite_range.h"
+#include "io_arg.h"
 #include "progress.h"
 #include "scenario_cmds.h"
 #include "swaplab/alloc/printable.h"
@@ -61,6 +62,7 @@ CLI::App* AddReproduce(CLI::App& app, ScenarioCmdOptions& o) {
       "host CPU prices for images on simulated devices: none, a profile (seed-001: fitted to seed "
       "001; tcg-6.12: measured in this machine's qemu), or W,R,A (us per write bio, per read bio, "
       "per allocator call); tables on real swap files keep measured seconds only");
+  AddIoOption(c, &o.io);
   return c;
 }
 

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "finite_range.h"
+#include "io_arg.h"
 #include "policy_arg.h"
 #include "progress.h"
 #include "scenario_cmds.h"
@@ -26,6 +27,7 @@ CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o) {
       "--structural", o.structural,
       "image steps on simulated devices make no page data (runs, bios, modelled seconds only)");
   AddKnobOption(c, &o.knobs);
+  AddIoOption(c, &o.io);
   c->add_option("--host-cpu", o.host_cpu,
                 "host CPU prices for images on simulated devices: none, a profile (seed-001: "
                 "fitted to seed 001; tcg-6.12: measured in this machine's qemu), or W,R,A (us per "

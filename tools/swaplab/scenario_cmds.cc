@@ -71,6 +71,7 @@ int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions&
   const auto t0 = std::chrono::steady_clock::now();
   workload::RunOptions ro;
   ro.jobs = o.jobs;
+  ro.io = o.io;
   // reproduce: simulated images structural unless --full / --check-data.
   ro.structural = reproduce ? !(o.full || o.check_data) : o.structural;
   for (auto& sc : scenarios) {

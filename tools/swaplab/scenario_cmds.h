@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/workload/host_cpu.h"
 #include "swaplab/workload/scenario.h"
 
@@ -38,6 +39,7 @@ struct ScenarioCmdOptions {
   std::string accel = "auto";
   std::string vm_kernel;  // --vm --kernel NAME: seed 001's columns on a patched kernel
   int vm_runs = 3;
+  area::EngineKind io = area::EngineKind::kAuto;  // --io: real-file devices' engine
 };
 
 CLI::App* AddRun(CLI::App& app, ScenarioCmdOptions& o);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "io_arg.h"
 #include "policy_arg.h"
 #include "progress.h"
 #include "size_arg.h"
@@ -102,6 +103,7 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
   h->add_option("--keep", o.keep, "copy the disk, trace and consoles into DIR");
   h->add_option("--agent", o.agent, "the static guest agent (default: the one built with swaplab)");
   AddProgressOption(h, o.progress);
+  AddIoOption(h, &o.io);
 
   auto* r = c.run = c.vm->add_subcommand(
       "run", "kernel run inside the guest: the trace on the guest kernel's swap, compared");
@@ -187,6 +189,7 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   ho.knobs = o.knobs;
   ho.model_source = *hibernate::ParseSlotSource(o.model_source);
   ho.keep_dir = o.keep;
+  ho.io = o.io;
   ho.vm = GuestOptions(o, o.smp);
   ho.vm.rotational = o.rotational;
   ho.vm.agent = o.agent;

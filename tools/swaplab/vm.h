@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/workload/host_cpu.h"
 #include "swaplab/workload/scenario.h"
 #include "vm_kernel.h"
@@ -21,9 +22,10 @@ struct VmCmdOptions {
   int mem_mib = 384, smp = 1, timeout_s = 300;
   bool rotational = false;
   uint64_t seed = 1;
-  std::string progress = "auto";      // --progress always|never|auto
-  std::vector<std::string> knobs;     // --knob NAME=VALUE
-  std::string model_source = "base";  // --model-source: the model's image slot source
+  std::string progress = "auto";                  // --progress always|never|auto
+  std::vector<std::string> knobs;                 // --knob NAME=VALUE
+  std::string model_source = "base";              // --model-source: the model's image slot source
+  area::EngineKind io = area::EngineKind::kAuto;  // --io: reads the guest's image off its disk
   // vm run
   std::string run_trace, run_device = "loop-ssd", run_out, run_policy;
   int run_reruns = 0, run_smp = 2;

@@ -118,9 +118,11 @@ struct EngineOptions {
   bool writable = true;
 };
 
-// io_uring with O_DIRECT (liburing). Falls back to the POSIX engine with a
-// one-line notice on stderr where io_uring is unavailable, or when the
-// environment sets SWAPLAB_NO_IO_URING (non-empty, not "0"). Caller pages
+// io_uring with O_DIRECT (liburing). Where io_uring is unavailable it
+// returns io_uring_queue_init's error (−ENOSYS, −EPERM, −EACCES, ...); the
+// fallback to the POSIX engine is OpenEngine's (io_engine_factory.h). The
+// test seam: when the environment sets SWAPLAB_NO_IO_URING (non-empty, not
+// "0") it returns −ENOSYS, as a kernel without io_uring does. Caller pages
 // that are not 4096-aligned are copied through aligned bounce pages; a
 // filesystem without O_DIRECT gets buffered I/O (one-line notice).
 Result<std::unique_ptr<IoEngine>> OpenUringEngine(const std::string& path, EngineOptions o);
@@ -157,6 +159,16 @@ inline constexpr uint64_t kSimChecksumPageMagic = 0x314b43534d49534cULL;  // "LS
 // The per-page checksum the simulated device keeps (64-bit, never 0; not a
 // CRC, not cryptographic).
 uint64_t SimPageChecksum(const std::byte* page);
+
+// The simulated device's clock over a real file: every request goes to
+// `path` through the POSIX engine (the bytes persist and read back, as with
+// OpenPosixEngine), and a simulated device of model `m` that stores nothing
+// sees the same requests. Completions, data, errors and stats are the
+// file's, except stats().modelled_ns, the model's; modelled() is true, so
+// callers that report modelled time (the scenario image step) report it.
+// Errors as OpenPosixEngine.
+Result<std::unique_ptr<IoEngine>> OpenSimulatedFileEngine(const std::string& path, EngineOptions o,
+                                                          SimModel m);
 
 // Wraps an engine: fail the Nth request (0-based, counted over submitted
 // requests) with `error` (−EIO, −ENOSPC) at its first page (pages_done 0),

@@ -11,6 +11,7 @@
 
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/hibernate/compress.h"
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/vm/qemu.h"
@@ -34,6 +35,9 @@ struct HibernateOptions {
   // (kernel-patches/rfc-6.12) does.
   hibernate::SlotSourceKind model_source = hibernate::SlotSourceKind::kBase;
   std::string keep_dir;  // non-empty: copy the disk, trace and consoles there
+  // The engine that reads the guest's image off its disk: --io
+  // (area/io_engine_factory.h).
+  area::EngineKind io = area::EngineKind::kAuto;
 };
 
 // One side of the comparison; the model fills the same names.

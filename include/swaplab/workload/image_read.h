@@ -11,6 +11,7 @@
 #include <string>
 
 #include "swaplab/alloc/status.h"
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/hibernate/image_chain.h"
 #include "swaplab/hibernate/image_reader.h"
 #include "swaplab/hibernate/request_batcher.h"
@@ -27,6 +28,7 @@ struct ImageReadOptions {
   std::string dump;        // the decompressed stream to this new file ("" = none)
   // Stream pages read so far, of T (hibernate::ReaderOptions::progress).
   std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
+  area::EngineKind io = area::EngineKind::kAuto;  // --io (area/io_engine_factory.h)
 };
 
 struct ImageReadResult {

@@ -13,6 +13,7 @@
 
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/compress.h"
 #include "swaplab/hibernate/image_session.h"
@@ -39,6 +40,7 @@ struct ImageWriteOptions {
   std::string batch_name, capacity_name, source_name, layout_name, compress_name, size_arg;
   // Snapshot pages written so far, of T (hibernate::WriterOptions::progress).
   std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
+  area::EngineKind io = area::EngineKind::kAuto;  // --io (area/io_engine_factory.h)
 };
 
 struct ImageWriteResult {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "swaplab/alloc/swap_system.h"
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/workload/scenario.h"
 
 namespace swaplab::workload {
@@ -69,6 +70,9 @@ struct RunOptions {
   std::function<void(const std::string&)> progress;
   // Called on the job's thread at each JobPhase; it must only read.
   std::function<void(const JobPhase&)> observe;
+  // The engine of device 0 when it is a real file ("backing": "file"):
+  // --io (area/io_engine_factory.h). Simulated devices ignore it.
+  area::EngineKind io = area::EngineKind::kAuto;
 };
 
 // Errors: the first generator or I/O error, with the variant and step.
