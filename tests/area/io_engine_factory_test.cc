@@ -86,6 +86,11 @@ TEST(EngineKindTest, BadNameIsRefusedNamingItAndTheValidOnes) {
     EXPECT_THAT(k.status().message(), ::testing::HasSubstr("'" + std::string(bad) + "'"));
     EXPECT_THAT(k.status().message(), ::testing::HasSubstr("auto | uring | posix | sim"));
   }
+  // A name from a command line reaches a terminal escaped, and cut.
+  auto k = ParseEngineKind("\x1b]0;owned\x07" + std::string(500, 'x'));
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().message().find('\x1b'), std::string::npos) << k.status().message();
+  EXPECT_LT(k.status().message().size(), 200u) << k.status().message();
 }
 
 TEST_F(OpenEngineTest, EveryKindRoundTripsPages) {

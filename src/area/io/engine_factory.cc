@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "swaplab/alloc/printable.h"
 #include "swaplab/area/io_engine_factory.h"
 
 namespace swaplab::area {
@@ -53,8 +54,9 @@ std::string EngineKindNames() {
 Result<EngineKind> ParseEngineKind(std::string_view name) {
   for (const auto& [n, kind] : kKinds)
     if (n == name) return kind;
-  return Status(-EINVAL,
-                fmt::format("I/O engine '{}' unknown: expected {}", name, EngineKindNames()));
+  // The name comes from a command line: cut and escaped before a terminal.
+  return Status(-EINVAL, fmt::format("I/O engine '{}' unknown: expected {}",
+                                     Printable(name, kMaxTokenInMessage), EngineKindNames()));
 }
 
 Result<std::unique_ptr<IoEngine>> OpenEngine(EngineKind kind, const std::string& path,
