@@ -18,7 +18,11 @@
 # kernel).
 # Environment: SWAPLAB_VM_CASES (default all six cases), SWAPLAB_VM_PAGES
 # (2048), SWAPLAB_VM_SEED (random), SWAPLAB_VM_KEEP=DIR (copy each disk as the
-# kernel wrote it + its console logs there); vm_lib.sh's.
+# kernel wrote it + its console logs + its pattern there),
+# SWAPLAB_VM_REUSE=DIR (a case whose disk an earlier run kept in DIR is not
+# booted again: only swaplab's reader checks run on a copy of it; the
+# sanitizer build's stage reads the release stage's disks this way);
+# vm_lib.sh's.
 set -uo pipefail
 . "$(dirname "$0")/vm_lib.sh"
 
@@ -29,6 +33,7 @@ CASES="${SWAPLAB_VM_CASES:-lzo:mkswap lz4:mkswap nocompress:mkswap lzo:swaplab l
 PAGES="${SWAPLAB_VM_PAGES:-2048}"
 SEED="${SWAPLAB_VM_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
 KEEP="${SWAPLAB_VM_KEEP:-}"
+REUSE="${SWAPLAB_VM_REUSE:-}"
 CHECK="$VM_DIR/vm_check.py"
 vm_log "pattern $PAGES pages seed $SEED; cases: $CASES"
 if [ -n "$KEEP" ]; then
@@ -97,9 +102,29 @@ print("%d stream pages and %d map pages on the area" % (d["stream_pages"], d["ma
   done
 }
 
+# A case kept by an earlier run (SWAPLAB_VM_REUSE): the reader's checks on a
+# copy of its disk, with that run's pattern; 1 when there is nothing to reuse.
+reuse_case() {  # MODE MAKER
+  local mode="$1" name="$1-$2" disk="$VM_WORK/$1-$2.img" kept="$REUSE/$1-$2" line n t
+  [ -n "$REUSE" ] && [ -f "$kept.img" ] && [ -f "$kept.log" ] && [ -f "$kept.pattern" ] || return 1
+  local SEED PAGES
+  read -r PAGES SEED <"$kept.pattern"
+  [[ "$PAGES" =~ ^[0-9]+$ && "$SEED" =~ ^[0-9]+$ ]] || vm_fail "$kept.pattern: not 'PAGES SEED'"
+  line="$(grep -aoE 'PM: (Compressing and saving|Saving) image data( pages)? \([0-9]+ pages\)' "$kept.log" | head -n1)"
+  [ -n "$line" ] || vm_fail "$kept.log: no image-saving line"
+  n="$(echo "$line" | sed 's/.*(\([0-9]*\) pages).*/\1/')"
+  t=$((n + 1))
+  cp --sparse=always "$kept.img" "$disk" || vm_fail "cannot copy $kept.img"
+  vm_log "$name: reusing the disk the kernel wrote in an earlier run ($kept.img, pattern $PAGES pages seed $SEED)"
+  reader_checks "$name" "$disk" "$mode" "$t"
+  SUMMARY+=("$(printf '%-20s %7s %-38s' "$name" "$n" "(reused: reader checks only)")")
+  rm -f "$disk"
+}
+
 run_case() {  # MODE MAKER
   local mode="$1" maker="$2" name="$1-$2" disk="$VM_WORK/$1-$2.img" args=() line n t flags hw
   local sha0 sha1 t_init t_hib t_wall k_write t_res
+  reuse_case "$mode" "$maker" && return 0
   case "$mode" in
     lzo) ;;
     lz4) args=(hibernate.compressor=lz4) ;;
@@ -142,8 +167,8 @@ run_case() {  # MODE MAKER
 
   sha0="$(sha256sum <"$disk" | cut -d' ' -f1)"
   if [ -n "$KEEP" ]; then
-    cp --sparse=always "$disk" "$KEEP/$name.img" && cp "$VM_WORK/$name.log" "$KEEP/$name.log" ||
-      vm_fail "cannot copy $name to $KEEP"
+    cp --sparse=always "$disk" "$KEEP/$name.img" && cp "$VM_WORK/$name.log" "$KEEP/$name.log" &&
+      echo "$PAGES $SEED" >"$KEEP/$name.pattern" || vm_fail "cannot copy $name to $KEEP"
   fi
   reader_checks "$name" "$disk" "$mode" "$t"
   sha1="$(sha256sum <"$disk" | cut -d' ' -f1)"
