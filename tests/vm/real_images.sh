@@ -102,6 +102,16 @@ print("%d stream pages and %d map pages on the area" % (d["stream_pages"], d["ma
   done
 }
 
+# The kernel's image-saving line for MODE in console log LOG ("... (N
+# pages)..."), empty when there is none.
+saving_line() {  # MODE LOG
+  if [ "$1" = nocompress ]; then
+    grep -oE 'PM: Saving image data pages \([0-9]+ pages\)\.\.\.' "$2" | head -n1
+  else
+    grep -oE 'PM: Compressing and saving image data \([0-9]+ pages\)\.\.\.' "$2" | head -n1
+  fi
+}
+
 # A case kept by an earlier run (SWAPLAB_VM_REUSE): the reader's checks on a
 # copy of its disk, with that run's pattern; 1 when there is nothing to reuse.
 reuse_case() {  # MODE MAKER
@@ -110,8 +120,8 @@ reuse_case() {  # MODE MAKER
   local SEED PAGES
   read -r PAGES SEED <"$kept.pattern"
   [[ "$PAGES" =~ ^[0-9]+$ && "$SEED" =~ ^[0-9]+$ ]] || vm_fail "$kept.pattern: not 'PAGES SEED'"
-  line="$(grep -aoE 'PM: (Compressing and saving|Saving) image data( pages)? \([0-9]+ pages\)' "$kept.log" | head -n1)"
-  [ -n "$line" ] || vm_fail "$kept.log: no image-saving line"
+  line="$(saving_line "$mode" "$kept.log")"
+  [ -n "$line" ] || vm_fail "$kept.log: no image-saving line for $mode"
   n="$(echo "$line" | sed 's/.*(\([0-9]*\) pages).*/\1/')"
   t=$((n + 1))
   cp --sparse=always "$kept.img" "$disk" || vm_fail "cannot copy $kept.img"
@@ -136,12 +146,8 @@ run_case() {  # MODE MAKER
     vm_fail "$name: the hibernate boot did not end in a power-off" "$name"
   t_init="$VM_T_INIT" t_hib="$VM_T_HIB" t_wall="$VM_T_WALL"
   vm_expect "$name" "swaplab-agent: pattern $PAGES pages seed $SEED"
-  if [ "$mode" = nocompress ]; then
-    line="$(grep -oE 'PM: Saving image data pages \([0-9]+ pages\)\.\.\.' "$VM_WORK/$name.log" | head -n1)"
-  else
-    vm_expect "$name" "for $mode compression"
-    line="$(grep -oE 'PM: Compressing and saving image data \([0-9]+ pages\)\.\.\.' "$VM_WORK/$name.log" | head -n1)"
-  fi
+  [ "$mode" = nocompress ] || vm_expect "$name" "for $mode compression"
+  line="$(saving_line "$mode" "$VM_WORK/$name.log")"
   [ -n "$line" ] || vm_fail "$name: no image-saving line on the console" "$name"
   vm_expect "$name" "PM: Image saving done"
   n="$(echo "$line" | sed 's/.*(\([0-9]*\) pages).*/\1/')"
@@ -167,6 +173,8 @@ run_case() {  # MODE MAKER
 
   sha0="$(sha256sum <"$disk" | cut -d' ' -f1)"
   if [ -n "$KEEP" ]; then
+    # The pattern is written last: a disk kept without it is never reused.
+    rm -f "$KEEP/$name.pattern"
     cp --sparse=always "$disk" "$KEEP/$name.img" && cp "$VM_WORK/$name.log" "$KEEP/$name.log" &&
       echo "$PAGES $SEED" >"$KEEP/$name.pattern" || vm_fail "cannot copy $name to $KEEP"
   fi
