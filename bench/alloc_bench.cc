@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Benchmarks for the allocator issue's goals (docs/performance.md):
 //   * an order-0 and an order-4 allocate + free pair on the per-CPU fast
 //     path, in steady state (a ring of live folios on an SSD block device);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers for the bench scripts (source it): refuse tmpfs, check tools,
 # build a release target, medians.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Instruction counts of the allocator's fast-path pair under callgrind
 // (docs/performance.md, "After the fast-path work"): mm-new, one 4 GiB SSD
 // block device, CPU 0, a ring of 256 order-0 (or 16 order-4) folios, 8192

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Measures the figures the simulated device's cost model is calibrated from
 # (docs/performance.md, "I/O engines and the simulated device's calibration"):
 # fio, O_DIRECT, io_uring, on a regular file of this machine's disk, for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Hibernation image write / read on a real swap file against fio (seed
 # 001's results tables scaled to this machine): a 2 GiB swap file
 # written with dd (never fallocate), the RFC's two layouts scaled to it

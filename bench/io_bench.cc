@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One sequential pass over a file through a swaplab I/O engine, timed; the
 // engine half of bench/io_vs_fio.sh (docs/performance.md, "I/O engines and
 // the simulated device's calibration"). A plain main: Google Benchmark's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # fio against swaplab's io_uring engine on the same real file: a 1 GiB
 # contiguous write and read with 512 KiB requests, queue depth 32, O_DIRECT
 # (goal: ours >= 90% of fio); then per-page (4 KiB) requests against per-run

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `swaplab kernel run`'s speed against the kernel's own cost of the same
 # swap-outs. Per trace (default: every tests/kernel/traces/*.trace), RUNS
 # runs (default 5) of `kernel run TRACE --device file --json`: records per

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a swaplab-trace 1 file for the full-device replay benchmark.
 
 One order-0 swap device is filled to a target share of its pages, then the

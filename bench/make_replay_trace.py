@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a swaplab-trace 1 file for the replay-per-record benchmark.
 
 One swap device (an SSD) is filled to --live of its pages by folios of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # Prints a `swaplab reproduce --json` (or `run --json`) document without
 # the parts that vary from run to run: every wall_seconds, and the values of
 # metrics of kind "measured". Two runs' outputs compare equal exactly when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The kernel's own cost of swapping out N pages, the floor that
  * bench/kernel_run_speed.sh sets beside `swaplab kernel run`: N 4 KiB
  * pages of one anonymous mapping (no huge pages), each written with 16

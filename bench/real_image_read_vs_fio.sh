@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `swaplab image read` of REAL 1 GiB-class hibernation images (written by
 # Debian's Linux 6.12 in the vm tests' qemu guest) against fio's sequential
 # O_DIRECT read of the same number of bytes from the same disk file.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `swaplab replay`'s cost per record against the allocator's own order-0
 # allocate + free pair, measured in one run of bench/alloc_bench:
 # BM_ReplayPerRecord on the benchmark's generated trace and on each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Wall time of `swaplab run` against device size: the rfc-shuffled layout
 # (90% of the device swapped out in 2M folios, freed in random order) and
 # a 1G image written and read back by base / allocator / allocator + bio,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the release preset and runs bench/alloc_bench the way
 # docs/performance.md reports it: 5 repetitions, aggregates only (the
 # median is the figure), repetitions randomly interleaved. The JSON report

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Least-squares fit of the guest kernel's hibernation seconds.
 
     bench/vm_price_fit.py DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Measured prices of the guest kernel's hibernation I/O under qemu TCG
 # ("Measured prices" in docs/results.md): Debian's Linux 6.12 writes and reads
 # images of several sizes, uncompressed and LZO, on the shuffled and holes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `cpack -G DEB` in the build directory: swaplab (the tool, its man page and
 # completion) and swaplab-dev (headers, static libraries, CMake package,
 # pkg-config file). The tool's Depends come from dpkg-shlibdeps (dpkg-dev);

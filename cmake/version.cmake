@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # SWAPLAB_VERSION_STRING: project()'s version, plus the commit when the
 # source is a git checkout (`git describe`: the tag, the commits since it and
 # the abbreviated hash, "-dirty" with local changes). A source tarball has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The allocator as a library (docs/library.md): swapon a simulated device,
 // allocate folios of orders 0, 2 and 4 from two threads, free them, read
 // the counters.

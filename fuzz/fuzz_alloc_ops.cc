@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer: bytes → a sequence of allocator operations on one SwapSystem
 // (small clusters so that lists churn: swapon of small devices, swapoff,
 // FolioAllocSwap of orders 0..4 on CPUs 0..3, put / dup by folio and by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer: the input is a swap area (4 KiB pages, page 0 first; the last
 // page zero-padded), at most kMaxPages pages, read in place by the
 // in-memory engine of the hibernate tests. ReadImage (read-only, one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer: arbitrary text as a point's input (DIR/in/ID.json, what
 // `sweep point` runs). What the schema check accepts is turned into its
 // scenario with knobs and scale applied (never run); nothing may throw.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer: arbitrary text as a point's result (DIR/points/ID.json, what
 // `sweep merge` reads). What the schema check accepts is read as Merge
 // reads it; nothing may throw.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer: arbitrary text through the scenario parser (parse only, never
 // run). It must return a scenario or an -EINVAL naming a JSON path, never
 // throw, crash or echo unbounded input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer: page 0 of a swap area, arbitrary bytes, through the header
 // decoder and swapon's checks (include/swaplab/area/swap_header.h).
 // Decode never fails; ValidateForSwapon refuses with a message or accepts.

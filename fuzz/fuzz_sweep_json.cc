@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer: arbitrary text as DIR/sweep.json. What the schema check
 // accepts is merged (a table of its points), drawn (its heatmaps) and
 // paged (HTML) as `sweep merge --html` does, and must never throw or crash;

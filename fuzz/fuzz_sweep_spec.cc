@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer: arbitrary text as a sweep spec (`swaplab sweep SPEC`): expanded
 // into points (each point's scenario parsed, never run). It must return a
 // sweep or an -EINVAL naming the file, never throw or crash.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer: arbitrary text through the trace parser; what parses is
 // replayed, record by record, on a small SwapSystem by the library's
 // TraceRunner, with CheckInvariants() after each record (as `swaplab replay

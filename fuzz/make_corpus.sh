@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the seed corpora of fuzz/corpus/<target>/ with swaplab's own
 # writers (the `swaplab` binary: $SWAPLAB, else build/release/swaplab),
 # the shipped traces and scenarios, and, when /work/vm-images/*.img exist

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The avail list: the device walk of the slow path and the list's
 // membership changes (allocator spec §2.3, §2.8 step 5, §3.5).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A cluster of slots and the lists clusters sit on (allocator spec §1.3,
 // §1.7; kernel: struct swap_cluster_info). Part of a SwapSystem's internal
 // state (system_state.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SwapCluster lists and the transitions of allocator spec §1.7.
 #include "alloc/cluster_lists.h"
 

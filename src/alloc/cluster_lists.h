@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The cluster list operations (allocator spec §1.7), the moves between lists
 // and the usage changes that go with them (§2.8 step 5, §3.5). Inline: the
 // per-CPU fast path runs two moves per allocate / free pair. Declared in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The scan of one cluster and the commit of the slots it found (allocator
 // spec §2.6-§2.8; kernel: alloc_swap_scan_cluster, cluster_scan_range,
 // __swap_cluster_alloc_entries), with the hint it rewrites. Inline: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Looking up a device for an entry point, with a reference held (kernel:
 // get_swap_device / put_swap_device).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-device search after the hint (allocator spec §2.4, §10.2) and
 // the synchronous discard retry (§2.9).
 #include <mutex>

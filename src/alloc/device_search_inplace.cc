@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-device search of Linux 6.12 (policy isolate_clusters off): the
 // cluster allocator of the 6.12 mTHP series, which holds the device lock for
 // the whole search and scans clusters where they are, on their lists,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Allocation entry: folio_alloc_swap() and the per-CPU fast path in front
 // of the slow path (allocator spec §2.1-§2.2).
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The swap side of hibernation (allocator spec §6).
 #include <string>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hibernation session of the 2026 RFC (seed 001 patches 5, 6, 9, 10;
 // hibernation spec §9.5-§9.8): whole free clusters for the image, claimed
 // while storage is suspended, optionally in disk order, after a reservation

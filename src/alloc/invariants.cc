@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // CheckInvariants(): every invariant of allocator spec §8, at quiescence.
 #include <string>
 #include <unordered_map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Per-CPU state (allocator spec §2.2, §10.1) and the storage of the
 // counter table (SWAPLAB_COUNTERS). Part of a SwapSystem's internal state
 // (system_state.h).

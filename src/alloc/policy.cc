@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Named kernel versions as bundles of policy knobs (allocator spec §10).
 #include "swaplab/alloc/policy.h"
 

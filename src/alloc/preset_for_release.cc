@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The preset of a kernel release (preset_for_release.h).
 #include "swaplab/alloc/preset_for_release.h"
 

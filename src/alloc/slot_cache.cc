@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-CPU swap slot cache of kernels up to v6.14 (allocator spec §10.1,
 // kernel: mm/swap_slots.c): the allocation side, and 6.12's return buffer
 // (policy slot_cache_return).

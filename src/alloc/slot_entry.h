@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One slot of a cluster's swap table, packed in a 64-bit word (kernel:
 // mm/swap_table.h). Layout:
 //   bits 0..2   kind (SlotKind)

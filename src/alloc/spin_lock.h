@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A small test-and-set lock with clang thread-safety annotations. Used for
 // the allocator's spinlocks (§9): cluster, device, avail list, CPU-local,
 // global cluster.

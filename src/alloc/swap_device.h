@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One swap device (allocator spec §1.2; kernel: struct swap_info_struct).
 // Part of a SwapSystem's internal state (system_state.h).
 #pragma once

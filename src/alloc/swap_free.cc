@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // References, freeing and the swap cache (allocator spec §3, §4.5).
 #include <algorithm>
 #include <cassert>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Linux 6.12's allocation on a device without clusters (policy
 // rotational_swap_map_scan): 6.12 gives a device clusters only when its
 // block device is non-rotational (swapon: setup_clusters() behind

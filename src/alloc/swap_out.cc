@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reclaim caller's side of a swap-out (allocator spec §2.10; kernel:
 // mm/vmscan.c shrink_folio_list): allocate, or split and place each page.
 #include <span>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Swap cache reclaim, full-cluster reclaim, discard and deferred work
 // (allocator spec §3.6, §4).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SwapSystem construction, names, and the read-only views (§7).
 #include "swaplab/alloc/swap_system.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swapon and swapoff (allocator spec §5).
 #include <algorithm>
 #include <set>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Internal state of a SwapSystem: devices, clusters, lists, per-CPU hints.
 // Shared by the src/alloc/*.cc files; not part of the public contract.
 #pragma once

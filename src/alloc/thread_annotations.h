@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // clang thread-safety analysis macros (no-ops elsewhere).
 #pragma once
 

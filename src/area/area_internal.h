@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers shared by the swap-area sources (not part of the contract).
 #pragma once
 

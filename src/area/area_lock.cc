@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The file-type check every open of an area makes, the writers' flock, and
 // the running kernel's use of an area (/proc/swaps, /proc/self/mountinfo).
 #include "swaplab/area/area_lock.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `area format --bad`'s list (bad_pages.h).
 #include "swaplab/area/bad_pages.h"
 

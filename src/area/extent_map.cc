@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The page → disk block map of a swap file (FIEMAP) and small I/O helpers
 // for the area sources.
 #include <fcntl.h>

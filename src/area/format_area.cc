@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab area format`: writes a v1 swap header the way util-linux mkswap
 // does (hibernation spec §1.2), creating the file with written zero blocks
 // when it does not exist.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Output files and directories that cannot destroy data (output_file.h).
 #include "swaplab/area/output_file.h"
 

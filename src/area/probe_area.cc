@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a target already holds before `area format` writes over it: the
 // signatures libblkid recognises (filesystems, partition tables, RAID and
 // LVM members, swap areas, hibernation images) and whether the first 64 KiB

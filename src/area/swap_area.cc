@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A swap area on a regular file or a block device: inspecting it, opening it
 // for use as swapon does, and its discard sink. Formatting is in
 // format_area.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The v1 swap header ("SWAPSPACE2") and the hibernation overlay: encoding,
 // decoding, and the checks swapon makes. Layout: hibernation spec §1.1, §1.4
 // and docs/formats.md. Fields are native-endian (x86-64: little-endian).

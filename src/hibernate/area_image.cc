@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A swap area and the image on it, read-only (area_image.h).
 #include "swaplab/hibernate/area_image.h"
 

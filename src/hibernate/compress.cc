@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Compressors, CRC32 and worker threads of the compressed image path
 // (spec §7.1, §7.2, §7.5, §7.7).
 #include "swaplab/hibernate/compress.h"

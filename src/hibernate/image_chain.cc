@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The swsusp header, the map chain and the layout of an image, read-only
 // (spec §1.4, §4.1, §4.8, §10.4, §10.5).
 #include "swaplab/hibernate/image_chain.h"

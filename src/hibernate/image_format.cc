@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swsusp_header overlay and little helpers of image_format.h (spec §1.4).
 #include "swaplab/hibernate/image_format.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swsusp_check(), get_swap_reader(), load_image(), load_compressed_image()
 // (spec §1.4, §4.8, §7.6, §8).
 #include "swaplab/hibernate/image_reader.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Slot sources and free_all_swap_pages (spec §5, §9.5-§9.8).
 #include "swaplab/hibernate/image_session.h"
 

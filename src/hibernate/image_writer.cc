@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swsusp_write(), uncompressed (spec §4.3-§4.7).
 #include "swaplab/hibernate/image_writer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hib_bio_batch model (spec §6.1, §6.2, §6.4) and the §10.5 formulas.
 #include "swaplab/hibernate/request_batcher.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Synthetic snapshot stream (spec §3.2-§3.4).
 #include "swaplab/hibernate/snapshot.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swsusp_info and the PFN list (spec §3.3, §3.4).
 #include "swaplab/hibernate/swsusp_info.h"
 

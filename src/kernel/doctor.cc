@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swaplab doctor: the running system's hibernation set-up, read and judged
 // (include/swaplab/kernel/doctor.h gives the sources of each rule).
 #include "swaplab/kernel/doctor.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // procfs / sysfs helpers and the state file (host.h).
 #include "swaplab/kernel/host.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Slots taken outside the trace during `kernel run` (interference.h).
 #include "interference.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `kernel run`'s watch for slots taken by someone outside the trace
 // (docs/fidelity.md, "Interference"): a model run in lockstep with the
 // kernel says how many slots each area should have in use after each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Signals that interrupt a run (interrupt.h).
 #include "swaplab/kernel/interrupt.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private swap areas on the running kernel (kernel_area.h).
 #include "swaplab/kernel/kernel_area.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab kernel run` (kernel_run.h): the trace against the running kernel.
 #include "swaplab/kernel/kernel_run.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The kernel's placements compared with the model's (kernel_run.h).
 #include <unistd.h>
 

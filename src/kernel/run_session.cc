@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `kernel run`'s session (run_session.h): setup and teardown.
 #include "run_session.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `kernel run`'s session (kernel_run.h): what one run creates on the
 // machine and how it is set up before the first record. Private to
 // src/kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The worker process (worker.h).
 #include "swaplab/kernel/worker.h"
 

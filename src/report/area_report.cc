@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab area format|inspect`'s result (area_report.h).
 #include "swaplab/report/area_report.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cluster maps (cluster_map.h).
 #include "swaplab/report/cluster_map.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab demo`'s result (demo_report.h).
 #include "swaplab/report/demo_report.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The HTML report (html_report.h).
 #include "swaplab/report/html_report.h"
 

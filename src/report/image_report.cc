@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab image write|read|inspect`'s results (image_report.h).
 #include "swaplab/report/image_report.h"
 

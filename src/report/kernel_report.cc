@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab kernel run|cleanup`'s results (kernel_report.h).
 #include "swaplab/report/kernel_report.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where cluster maps come from (map_sources.h).
 #include "swaplab/report/map_sources.h"
 

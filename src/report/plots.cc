@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bar charts (plots.h).
 #include "swaplab/report/plots.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A policy's knobs as JSON (policy_json.h).
 #include "swaplab/report/policy_json.h"
 

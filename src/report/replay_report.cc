@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab replay`'s result (replay_report.h).
 #include "swaplab/report/replay_report.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Text tables, JSON and CSV of scenario results (report.h).
 #include "swaplab/report/report.h"
 

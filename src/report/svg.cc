@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The XML writer (svg.h).
 #include "swaplab/report/svg.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `vm hibernate` rendered: text table and JSON.
 #include "swaplab/report/vm_report.h"
 

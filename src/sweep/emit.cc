@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `sweep emit`: what parallel over ssh and a Slurm job array take (sweep.h).
 #include <fmt/core.h>
 #include <sys/stat.h>

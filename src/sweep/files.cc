@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A sweep directory's files read as untrusted input (sweep_internal.h):
 // sweep.json, in/ID.json and points/ID.json may have been written by
 // anyone with access to a shared directory, so each is read through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A sweep's merged table and heatmaps as one HTML page (sweep.h), in the
 // report's page and style (report/html_report.h).
 #include <fmt/core.h>

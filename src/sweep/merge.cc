@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A sweep's points merged into one table, and its heatmaps (sweep.h).
 #include <fmt/core.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A sweep directory owned (sweep.h): the marker written first, the lock
 // held for a whole run, and the joblog checked against the point files
 // before a resume trusts it.

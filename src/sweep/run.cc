@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A sweep's directory written, and one point run into it (sweep.h).
 #include <fcntl.h>
 #include <fmt/core.h>

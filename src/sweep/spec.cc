@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A sweep's spec read, checked and expanded into points (sweep.h).
 #include <fmt/core.h>
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sweeps (docs/sweeps.md): one scenario run at many points. A spec names a
 // base scenario and axes (a scenario field by JSON pointer, a policy knob,
 // the seed), combined as a grid or a list; each point is an ordinary

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the sweep's files share (not part of sweep.h's interface).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The guest's initramfs: a newc cpio archive written in memory, modules and
 // their dependencies found through modules.order and .modinfo.
 #include "swaplab/vm/initramfs.h"

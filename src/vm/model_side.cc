@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The model's half of `vm hibernate`: trace replay, then the image step,
 // and both against the kernel's placements.
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Booting a guest: qemu through fork + execve (with PR_SET_PDEATHSIG, so
 // that qemu dies with swaplab even when swaplab is SIGKILLed), the console
 // to a file, a time limit, cancellation; the work directory; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Seed 003's build-like load in a qemu guest, and its table (vm_churn.h).
 #include "swaplab/vm/vm_churn.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `vm hibernate`: seed 001's layout made by the guest's kernel, its image
 // read on the host, and the model run on the guest's trace.
 #include "swaplab/vm/vm_hibernate.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // seed 001's two layouts on a real kernel (include/swaplab/vm/vm_reproduce.h).
 #include "swaplab/vm/vm_reproduce.h"
 

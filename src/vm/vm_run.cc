@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab vm run` (vm_run.h): `kernel run` in a qemu guest.
 #include "swaplab/vm/vm_run.h"
 

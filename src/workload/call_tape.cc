@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The allocator calls of a replay, recorded and made again
 // (include/swaplab/workload/call_tape.h).
 #include "swaplab/workload/call_tape.h"

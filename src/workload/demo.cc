@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab demo`'s churn (demo.h).
 #include "swaplab/workload/demo.h"
 

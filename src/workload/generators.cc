@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The aging generators (generators.h). Each one is a sequence of trace
 // operations applied through TraceRunner, so swap-out, zap and writeback
 // behave exactly as in a replayed trace (design.md semantics, allocator

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The named host CPU profiles (include/swaplab/workload/host_cpu.h).
 #include "swaplab/workload/host_cpu.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab image read|inspect`'s run (image_read.h).
 #include "swaplab/workload/image_read.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hibernation image step (image_step.h).
 #include "swaplab/workload/image_step.h"
 

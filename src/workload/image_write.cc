@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab image write`'s run (image_write.h).
 #include "swaplab/workload/image_write.h"
 

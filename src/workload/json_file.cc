@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checked JSON reader (swaplab/workload/json_file.h).
 #include "swaplab/workload/json_file.h"
 

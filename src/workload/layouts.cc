@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Seed 001's device states by name (layouts.h).
 #include "swaplab/workload/layouts.h"
 

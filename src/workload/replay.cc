@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One trace replayed on the model (replay.h).
 #include "swaplab/workload/replay.h"
 

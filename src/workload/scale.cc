@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ScaleScenario (shipped.h).
 #include <algorithm>
 #include <cmath>

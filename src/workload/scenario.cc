@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Scenario parsing and checking (scenario.h; schema in scenarios/README.md).
 #include "swaplab/workload/scenario.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Several scenarios in one go (scenario_batch.h).
 #include "swaplab/workload/scenario_batch.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checked reader of scenario files (scenario_reader.h).
 #include "workload/scenario_reader.h"
 

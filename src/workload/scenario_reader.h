@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checked reader of scenario files (scenario.cc, and the generator rows
 // of steps.cc): every value is read with its JSON path, and the first
 // error, "FILE: $.path: what was wrong", stops the parse.

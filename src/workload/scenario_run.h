@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One scenario's run split into its jobs (one per variant and repetition),
 // so that a batch can spread the jobs of several scenarios over its
 // threads. RunScenario (scenario_runner.h) is Prepare, every job, Finish.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs scenarios (scenario_runner.h).
 #include "swaplab/workload/scenario_runner.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one size parser (size.h).
 #include "swaplab/workload/size.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The generator table (steps.h): one StepRow per alternative of Step, in
 // the order of Step, then the generic functions over them. Adding a
 // generator: its parameters and function (generators.h), an alternative of

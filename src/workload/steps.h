@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The generator table's generic side. A generator of scenario steps is one
 // alternative of Step (scenario.h) and one row, its StepRow, in steps.cc:
 // its name in scenario files, the keys it reads and checks, how

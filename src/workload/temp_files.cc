@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Temporary areas removed on every exit path but SIGKILL.
 #include "swaplab/workload/temp_files.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The trace format: a streaming parser and the line writer.
 #include "swaplab/workload/trace.h"
 

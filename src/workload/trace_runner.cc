@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Trace semantics for one private anonymous mapping (design.md).
 #include "swaplab/workload/trace_runner.h"
 

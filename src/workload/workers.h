@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Worker threads over a shared queue of jobs, for the scenario runners.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Large (order > 0) allocation: §2.11 order-4 example, §1.3 usable(),
 // §2.4 search order and stealing, §2.6 alignment, O3, C5.
 #include <gtest/gtest.h>

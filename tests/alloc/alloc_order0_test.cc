@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §2.11 worked examples (order 0) and the order-0 rules of §2.2, §2.6.
 #include <gtest/gtest.h>
 

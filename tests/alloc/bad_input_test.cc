@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bad input: every call returns the kernel's errno with a message and
 // leaves every observable bit of state as it was (conventions: validate
 // first, then mutate).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §1.7 list transitions, one test per row of the table (rows that other
 // files cover in depth are cross-referenced), and C3/C4 at quiescence.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §7 counters a user sees: swpout / pswpout / thp_swpout at write-out,
 // swpout_fallback / thp_swpout_fallback where the caller splits (§2.10),
 // alloc_failures, /proc/swaps Used.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §2.3 slow path and device selection; §1.1 priority lists and requeue.
 #include <gtest/gtest.h>
 

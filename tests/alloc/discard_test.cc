@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §3.5 step 5 / §3.6 discard of freed clusters on PAGE_DISCARD devices, and
 // §2.9 the synchronous discard retry.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §3.2 increasing a count (folio_dup_swap, swap_dup_entry_direct, extend
 // table) and §3.3 decreasing it (folio_put_swap, swap_put_entries_direct
 // with its cache reclaim step).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §3.5 freeing slots: partial free → nonfull[order] tail, empty → FREE
 // (order 0, no table) at the tail of the free list; O2 counters.
 #include <gtest/gtest.h>

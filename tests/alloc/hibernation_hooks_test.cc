@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §6 hibernation hooks: slot allocation and free, device lookup, pin /
 // unpin / repin, swapdev_block, count_swap_pages, find_first_swap.
 #include <gtest/gtest.h>

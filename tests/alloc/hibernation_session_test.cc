@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The RFC's hibernation session (seed 001 patches 5, 6, 9, 10; hibernation
 // spec §9.5-§9.8) on the allocator.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The knobs of the linux-6.12 preset (Debian's 6.12, the vm guest), one
 // test each: with the knob the model does what 6.12's source does, without
 // it what the later kernels do. The guest's own placements are checked in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The knobs of the linux-6.1 preset (Debian 12's 6.1, read from
 // linux-source-6.1 6.1.192 mm/swapfile.c), one test each: with the knob the
 // model does what 6.1's source does, without it what 6.12 does. The

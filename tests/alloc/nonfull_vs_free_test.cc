@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §2.4 "prefer nonfull over free" (seed 003, Aug 2025) versus the older
 // free-first order (§10.2), by rule and by its measured effect on 64 KiB
 // (order 4) swap-out fallbacks on a fragmented non-discard device.

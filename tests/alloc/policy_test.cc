@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §10 policies: presets as bundles of knobs, and the behaviour each knob
 // switches (free-first search, old default priorities, slot cache).
 #include <gtest/gtest.h>

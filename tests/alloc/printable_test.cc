@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Printable(): text from input, safe for a terminal and bounded, as every
 // parser message and the command line show it (swaplab/alloc/printable.h).
 #include "swaplab/alloc/printable.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Property tests of SwapSystem against a reference model (allocator spec §8).
 //
 // Each property generates a small system (cluster_shift 3..5, or 9 with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §4 swap cache reclaim: predicates (4.1), one folio (4.2), during
 // allocation (2.7, 4.3), full-cluster reclaim and the reclaim work (4.4),
 // suspended storage (4.6, O4).

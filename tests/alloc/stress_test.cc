@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Concurrency stress of SwapSystem (label "concurrency"; the tsan preset
 // runs it under ThreadSanitizer).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One thread of the concurrency stress test (stress_test.cc): it owns a set
 // of CPU ids (contract: one thread per CpuId at a time), the folios it
 // swapped out and the swap references it holds, and drives random

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §3.1 life of a page, §3.4 dropping the swap cache (swap_cache_del_folio,
 // folio_free_swap), §1.4 counts kept across CACHED ⇄ SHADOW.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §5.2 swapoff: counters, unuse, failure re-enables, per-CPU hints
 // cleared, no discard while not WRITEOK.
 #include <gtest/gtest.h>

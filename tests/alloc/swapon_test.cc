@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §5.1 swapon: device record, header, cluster setup (§1.7 rows 1-2),
 // discard flags, priority, enable.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared helpers for the allocator unit tests (tests/alloc/*_test.cc).
 //
 // Harness owns the folios and the SwapSystem (folios are declared first, so

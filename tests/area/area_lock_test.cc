@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Opening an area safely (the type is checked before any open, so a FIFO
 // never blocks), the writers' flock, and what `area format` refuses to
 // write over — one test per case, each checking the code, the message and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers for the area tests: unique scratch files on a real filesystem
 // (/var/tmp; FIEMAP and swapon need one, tmpfs would not do), raw page
 // access, shell commands.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The engine chosen by name and io_uring's fallback (io_engine_factory.h).
 // The fallback runs through the test seam SWAPLAB_NO_IO_URING: the uring
 // engine then fails as io_uring_setup does on a kernel without io_uring.

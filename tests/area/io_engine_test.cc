@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // I/O engines on real files: write random data, read it back, through the
 // io_uring engine, the POSIX engine and the forced fallback; across the
 // extents of a fragmented file; with unaligned caller buffers under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The fault-injecting wrapper: every failure point of a small multi-request
 // write gives an error naming the page, and every tag completes exactly once.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Device limits from sysfs: a fake tree (partition and whole disk, missing
 // and malformed files) and this machine's real disk.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bio counting like the kernel (hibernation spec §6.1, §6.5, §10.5): every
 // submitted request is a bio; the plug merges contiguous same-direction
 // requests of one batch into device requests of at most MaxPagesPerRequest.

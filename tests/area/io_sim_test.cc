@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The simulated device: checksum and in-memory read-back, discard, and the
 // cost model (docs/performance.md).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers for the I/O engine tests: a scratch directory on a real
 // filesystem, aligned random pages, a fragmented file, FIEMAP.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Swap areas on regular files: format, inspect, open (the swapon checks,
 // one test per refusal on a real file), the FIEMAP extent map, the discard
 // sink, and handing the area to SwapSystem::Swapon.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The v1 swap header and the swsusp overlay (hibernation spec §1.1, §1.3,
 // §1.4): encoding, decoding, and one test per refusal of the swapon checks.
 #include "swaplab/area/swap_header.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Against the real tools and the real kernel: areas made by util-linux
 // mkswap are read field for field; areas made by FormatArea are identified
 // by blkid and swaplabel, accepted by swapon, and byte-identical to mkswap's;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Areas and locking: what `area inspect|format` and `image
 # write|read|inspect` do with paths that are not areas, areas in use, areas
 # that hold something else, sizes that cannot fit, and the exit-code rule

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The HTML report in a real browser (Debian's chromium, headless): the page
 # `swaplab reproduce --html` writes for one small scenario is loaded from
 # file:// with every host name unresolvable; it must render (a screenshot of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks what headless chromium made of `swaplab reproduce --html`:
   check_report.py HTML DOM JSON PNG WIDTH HEIGHT NETLOG
 - the page is self-contained: no http(s) URL, no script, no src/href/link

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks a `swaplab map` SVG: it parses as XML, has CELLS map cells (an
 argument; 0: do not check the number), and every cell of a single cluster is
 coloured as the legend colours the list its hover title names. Optional

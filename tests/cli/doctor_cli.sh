@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # swaplab doctor from the command line: on this machine (whatever it can or
 # cannot do, doctor must say it consistently), on a recorded tree (--root),
 # bad usage, and — as root, with a swap file swapped on here — the swap

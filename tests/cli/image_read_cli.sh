@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # swaplab image read / inspect from the command line: read-only by default,
 # --consume as resume, exit codes,
 # a count field that would size a 16 GiB allocation refused within 256 MiB

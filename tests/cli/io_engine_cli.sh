@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # --io auto|uring|posix|sim (area/io_engine_factory.h) on image write /
 # read / inspect: every engine writes the same bytes and reports the same
 # image as the default; a bad name is bad usage (exit 2, the name and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # SIGKILL `swaplab image write` at many points of a write on a real file
 #: afterwards the area is either a valid swap area without an
 # image, or holds a complete image that reads back with every page equal to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # --knob NAME=VALUE: any knob of the policy table from the
 # command line of replay, kernel run, image write, run and demo; the
 # effective policy in every header (Describe) and every knob by name in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers of the command-line tests (sourced; bash). The caller sets S (the
 # swaplab binary) and W (its work directory) first.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # `swaplab map`: SVG pictures of a trace's device, a scenario's device after
 # aging and before / after its image write, and an area holding an image;
 # each parsed as XML with one cell per cluster coloured as its list; and

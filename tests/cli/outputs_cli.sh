@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Issue 31, outputs, temporary files, disk and signals: an output path that
 # is the input, a swap area, a device or (without --force) an existing file
 # is refused and left as it was; output directories are new, empty or ours,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Bad input from the command line: traces and scenario files that
 # once gave a whole 10 MB token back in the message, a line read whole, a
 # swap area cut to 2^32 pages without a word, a key given twice accepted —

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # --progress on every command that has a bar (reproduce, image write, image
 # read): always draws it on stderr (percentage, counts, rate) even when
 # stderr is not a terminal, and it ends at 100 %; never and auto (stderr a

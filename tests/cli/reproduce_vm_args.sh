@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `reproduce NAME --vm`: which names and options a guest run takes, refused
 # before anything boots (exit 2, the reason on stderr): seed 003's
 # scenarios only, always with --kernel (a kernel built with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `swaplab run` with a real-file device: its temporary
 # area is named and labelled swaplab-r<pid>, removed on SIGINT and SIGTERM
 # (the run gone within 5 s of the signal), removed too when the run fails

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `swaplab trace convert` (docs/formats.md §5.1): every calibration trace
 # to binary and back; replay and map read the binary one to the same
 # output, byte for byte; the text written back is the trace's records as

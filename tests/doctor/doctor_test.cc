@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swaplab doctor's findings on recorded systems: a directory with the
 // proc/, sys/ and dev/ files doctor reads (DoctorOptions::root), one
 // misconfiguration at a time, and hostile contents. The swap-file cases use

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // RequestBatcher::WaitSome and pages_done(): reads complete out of order,
 // the batcher reports the prefix of queued pages that is complete, never a
 // page whose bio has not completed, and everything after Wait (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §10.5-§10.6 bio-count formulas and the bio capacity rule of §6.2.
 #include <gtest/gtest.h>
 

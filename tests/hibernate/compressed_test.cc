@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §7: the compressed image path — CRC32 against a bitwise reference, the
 // block compressors, round trips with every compressor (in memory and on a
 // real file), corruption named by unit / page / slot, round boundaries

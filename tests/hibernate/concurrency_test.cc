@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The compressed image path's threads under TSan (label `concurrency`,
 // built by CI's tsan step): compressor workers plus the CRC thread on write
 // (§7.2, §7.5), decompressor threads on read (§7.6), with 2 and 3 threads,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Faults and crashes at every request of a small image write and read
 //: each single request failing with EIO, ENOSPC or a short
 // completion leaves no slot allocated, inuse as before, the area a plain

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // In-memory IoEngine with fault injection, and a fresh swap system, for the
 // hibernate tests (conventions: every failure point without a disk).
 #pragma once

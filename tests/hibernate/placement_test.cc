@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §10: placement on a fresh contiguous area, submission order (§4.5), and
 // bio counts (§10.5) measured on the writer against the formulas.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §1.4, §4.8, §8: round trip, signature restore, torn and corrupted images.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reader on images swaplab did not write: kernel-like images (x86-64
 // restore record in swsusp_info, no swaplab tag), read-only by default, one
 // test per structural check with its message (hibernation spec §1.4, §3.3,

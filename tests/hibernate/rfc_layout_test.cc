@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The RFC's two results layouts (seed 001 "Results", built by the workload
 // generators as scenarios/rfc-shuffled.json and rfc-holes.json age their
 // device) at full scale on a simulated device: a 5.0 GiB image

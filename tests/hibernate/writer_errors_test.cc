@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // §4.6-§4.7: every failure point of a small image write gives back every
 // slot the image took and leaves page 0 a plain swap area.
 #include <gtest/gtest.h>

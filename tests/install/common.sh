@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers of the install tests: a temporary directory removed on exit, and
 # the example consumer built out of tree with CMake and with pkg-config.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `cpack -G DEB` of the build tree: swaplab (the tool, Depends from
 # dpkg-shlibdeps) and swaplab-dev. lintian where it is installed. Both
 # packages installed with `dpkg --root` into a temporary root whose dpkg

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every public header exports what it declares: with BUILD_SHARED_LIBS the
 # libraries are built with -fvisibility=hidden and only declarations inside
 # `#pragma GCC visibility push(default)` ... `pop` are exported. A header

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """swaplab(1) and the bash completion list every subcommand and option that
 --help lists, for the program and each subcommand (recursively).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `cmake --install` of the build tree into a temporary prefix: the tool, its
 # man page and completion, headers, static libraries, CMake package and
 # swaplab.pc; then the example consumer built out of tree with find_package

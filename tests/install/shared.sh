@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # BUILD_SHARED_LIBS=ON: the libraries and the tool built shared (tests off:
 # they use internal symbols), installed into a temporary prefix. The
 # libraries export what include/swaplab/ declares and nothing that only

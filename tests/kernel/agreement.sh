@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Agreement of the model (linux-6.18) with the running kernel, for every
 # calibration trace on every device kind (root). Each trace runs RUNS times;
 # the table shows the first run and whether the kernel's placements were

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Calibration against the running kernel: each trace of
 // tests/kernel/traces runs on a private swap area of each device kind, the
 // kernel's placements (from pagemap) are replayed in the model with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // kernel run's lockstep model (src/kernel/interference.h) on written
 // traces built here: no root, no swap. The kernel's random scan base of
 // 6.1 read off a placement (ForeignWatch::ExplainScanBase).

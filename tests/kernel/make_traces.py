@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the calibration traces of tests/kernel/traces/.
 
 Deterministic (fixed seeds); run it again after changing a generator:

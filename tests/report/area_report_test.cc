@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab area format|inspect`'s result: every header field as "field
 // value" text, field,value CSV and one JSON document; what came from the
 // disk or the command line (the path, the label, the raw signatures,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cluster maps: the SVG holds one cell per cluster (or the aggregation its
 // legend states), each coloured as the legend colours the allocator's list
 // of that cluster, and every input string escaped.

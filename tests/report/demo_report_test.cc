@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab demo`'s result: one row per policy as a text table and one
 // JSON document, and whether every run's invariants held.
 #include "swaplab/report/demo_report.h"

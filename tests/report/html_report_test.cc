@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The HTML report: one self-contained page with each scenario's setup,
 // its table (the seed's figure beside ours), bar charts of the rows an mm
 // developer compares; well-formed whatever the scenario file holds, every

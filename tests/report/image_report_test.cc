@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab image write|read`'s results: the batch's bios, the write's and
 // the read's figures as JSON and "key  value" lines, and what came from
 // outside (the area's path, the dump file, swsusp_info's strings and the

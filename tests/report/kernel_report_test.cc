@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab kernel run|cleanup`'s results: the kernel's placements and
 // counters beside the model's as text and JSON, and every string that
 // came from outside (the trace's path, the device's name, the areas'

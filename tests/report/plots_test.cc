@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bar charts: one bar per variant with a value, its length against the
 // largest figure (ours or the seed's), the seed's mark where it reported
 // one, and every label and figure text escaped; seed figures as numbers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A policy's knobs in the JSON reports: every knob by name in the table's
 // order, bools and ints as JSON values, the search order as its steps.
 #include "swaplab/report/policy_json.h"

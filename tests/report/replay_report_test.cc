@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab replay`'s result as text, JSON and CSV: the summary, the
 // kernel's counter names grouped per mTHP size, each device's lists, the
 // disagreements with the trace's expect lines, and the trace's name

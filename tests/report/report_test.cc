@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Scenario results as text tables, JSON and CSV: the figures as the seed
 // prints them, "% vs the first column" where the scenario asks for it, the
 // seed's own cells under the table, and every string from the scenario

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared by the report tests: input text no renderer may pass through as
 // it is, and checks that an output is safe for its medium (terminal text,
 // CSV, SVG / HTML).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The XML writer under every SVG and HTML output: each value escaped as
 // XML text or attribute, bytes that are no XML character replaced, and
 // numbers for attributes without trailing zeros.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `vm hibernate` and `vm run` reports: kernel and model side by side as
 // text and JSON, and what came from the guest (its release, accel note,
 // console lines, warnings) or the command line (trace, device) escaped

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # -j 2 against -j 1 (docs/sweeps.md, "Speed"): the same sweep run with each,
 # interleaved, PAIRS times, each in a fresh directory; prints every pair's
 # seconds and ratio and the median ratio.

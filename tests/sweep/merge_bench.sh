@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The merge of N point files (docs/sweeps.md, "Speed"): a sweep of N seeds of
 # tests/sweep/data/holes.json prepared, one point run for real, its result
 # copied to every other point (ids and axes fixed), then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `swaplab sweep` run by GNU parallel for real: a bad JSON path exits 2 and
 # writes nothing; a sweep SIGKILLed midway resumes and completes each point
 # exactly once (parallel's joblog and the result files' inodes); merge

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Strings from a sweep's spec and points (axis values, metric names, the
 // title) reach the CSV, the SVG maps and the HTML page without C0 or C1
 // control characters (U+009B is a terminal's CSI).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A sweep directory's files as untrusted input (src/sweep/files.cc): each
 // schema error names the file and the JSON path; nothing throws.
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A sweep directory as untrusted input (issue 31): each file of a prepared
 # sweep corrupted or crafted in turn (sweep.json, in/ID.json, points/ID.json:
 # syntax, wrong types, missing keys, out-of-range numbers, ids and heatmap

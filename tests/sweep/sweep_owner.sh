@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A sweep directory owned (issue 31): --out into a directory of someone
 # else's files is refused and nothing in it replaced; a second sweep on a
 # locked directory is refused; a result deleted or truncated after its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The scripts `sweep emit` writes, RUN on hostile names (issue 31): a sweep
 # directory whose path holds quotes, $(...), backquotes, ;, # and spaces;
 # commands.txt run line by line by bash and by GNU parallel (when

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Slurm job array `swaplab sweep emit --engine slurm` writes, run on a
 # real Slurm: a private one-node cluster (slurmctld, slurmd and munged of
 # Debian's slurm-wlm 22.05 and munge) started in a temporary directory, with

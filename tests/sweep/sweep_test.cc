@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sweep specs expanded, points run and merged (src/sweep/sweep.h).
 #include "sweep/sweep.h"
 

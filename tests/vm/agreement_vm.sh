@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Agreement of the model with a guest kernel, for every calibration trace
 # on every device kind, through `swaplab vm run` (qemu; the guest kernel's
 # own preset unless POLICY is given). Prints a markdown table

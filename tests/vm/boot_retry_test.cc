@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // BootRetryingHang and CopySparse, with a stand-in for qemu (a shell script
 // written here) that prints a console like a guest's: a boot stopped on the
 // guest's hung-task report is made again once on its drives as they were

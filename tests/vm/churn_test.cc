@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Seed 003 in a guest (vm_churn.h), the parts that need no guest: the
 // agent's console lines, the load derived from a shipped scenario, the
 // kernel's rows and the report. The guest runs are tests/vm/vm_patched.sh's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ParseConsole: the guest's console lines swaplab vm hibernate reports
 // (the kernel's "Wrote/Read N kbytes in T seconds", the agent's layout line,
 // the guest's release), and what it does with lines that do not parse.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The newc cpio writer of the guest's initramfs, checked by an independent
 // reader: GNU cpio (a setup package) lists and extracts what we wrote —
 // names of every length (the header + name is padded to 4 bytes), file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Debian's 6.12 in the qemu guest against the linux-6.12 preset, without
 // qemu: traces and image slots `swaplab vm hibernate --keep` wrote
 // (tests/vm/traces/, README there), replayed as `vm hibernate` does. Every

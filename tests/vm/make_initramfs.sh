@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the vm tests' initramfs (an uncompressed newc cpio archive):
 #
 #   make_initramfs.sh OUT.cpio AGENT MODULES_DIR [MODULE...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # vm test: real hibernation images from Linux 6.12 in a qemu guest, read by
 # swaplab.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // reproduce --vm's sizes: seed 001's image and devices times the scale,
 // guest memory from the image, refusals (vm_reproduce.h).
 #include <gtest/gtest.h>

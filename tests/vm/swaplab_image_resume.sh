@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # vm test: the reverse of real_images.sh — an image written by swaplab, given
 # to Linux 6.12 to resume.
 #

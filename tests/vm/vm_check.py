@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Host-side checks of the vm tests, on disk files made by a real kernel.
 
   vm_check.py page SEED INDEX            one pattern page to stdout (tests the generator)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Sourced by the tests of swaplab's own vm commands (vm_hibernate.sh,
 # vm_kill.sh, vm_reproduce.sh): skips (exit 77, with the reason) without

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # vm test: `swaplab doctor` in Debian's 6.12 under qemu, on misconfigurations
 # made on purpose, then a hibernation and resume with the offset doctor gave.
 #

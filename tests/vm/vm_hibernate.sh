@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `swaplab vm hibernate` end to end, one small hibernation per seed-001
 # layout: the image was written by the guest kernel (origin kernel-x86_64),
 # read back with its CRC32 verified, runs counted (fresh: one run on disk),

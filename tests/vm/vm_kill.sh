@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Killing `swaplab vm hibernate` mid-way leaves nothing behind: SIGINT to
 # swaplab while the guest runs, SIGKILL of its qemu, and SIGKILL of swaplab
 # itself. Afterwards no qemu it started is alive, its work dir is gone (after

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2034  # VM_* results are read by the tests that source this
 # Sourced by the vm tests (tests/vm/*.sh): boots Debian's linux-image-6.12 in
 # a qemu guest with a busybox initramfs and the swaplab guest agent, on one

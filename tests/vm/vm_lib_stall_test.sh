@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # vm_lib.sh's boot watchdog without a guest: a stand-in for qemu (written
 # here) prints a console like a guest's. Checks that a boot stopped by the
 # guest's hung-task report or a silent console is made again once from the

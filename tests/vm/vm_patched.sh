@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The kernel patches (kernel-patches/) and the kernels built from them.
 #
 #   vm_patched.sh SWAPLAB [STEP...]     steps: hygiene rfc table churn (default: all)

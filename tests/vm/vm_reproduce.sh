@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `swaplab reproduce --vm` end to end at a small scale: both of seed 001's
 # layouts hibernated and resumed by the guest kernel, the model beside each,
 # the host CPU profile's seconds added, the wall times and their ratio; the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `swaplab vm run`: kernel run inside the guest, on each guest kernel. A
 # small trace on a non-rotational and a rotational loop device of the
 # guest (6.12: two CPUs, 64 KiB mTHP folios; 6.1, which has no mTHP: a

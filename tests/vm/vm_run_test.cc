@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `vm run`'s pieces that need no guest: the preset chosen for a guest
 // kernel's release, --kernel naming a cached series, and the initramfs
 // carrying this program and its libraries at their paths (checked by GNU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The call tape: what a TraceRunner asks of the allocator, made again on a
 // fresh system (include/swaplab/workload/call_tape.h).
 #include "swaplab/workload/call_tape.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The aging generators on small devices: what each one leaves on the
 // device, checked slot by slot, and determinism for a seed.
 #include "swaplab/workload/generators.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The image step in its two modes: a structural run (no page data made,
 // copied or checked) must give the same runs, bios, bio sizes, map pages
 // and modelled seconds as a data-carrying run of the same image on the

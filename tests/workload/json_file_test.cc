@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checked JSON reader: files refused before they are read, syntax
 // errors with line and column, schema errors with the JSON path, never an
 // exception.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Seed 001's layouts by name (layouts.h): the device state `image write
 // --layout NAME` builds is the one the scenario of the same name, seed and
 // scale ages its device to, cluster by cluster, list by list, slot by slot.

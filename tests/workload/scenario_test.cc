@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Scenario files: bad input is refused with the JSON path of the problem;
 // the shipped scenarios parse; reproduce's JSON at reduced scale shows the
 // structural RFC results and the direction of seed 003.

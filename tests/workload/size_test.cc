@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one size parser (size.h): every form the command line and the
 // scenario files accept, and every error.
 #include "swaplab/workload/size.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Temporary files and work directories (workload/temp_files.h).
 #include "swaplab/workload/temp_files.h"
 

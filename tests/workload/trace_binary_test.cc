@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The binary trace encoding (docs/formats.md §5.1): every record reads
 // back as its text line reads, and bad bytes are refused with the record
 // and its byte offset, never read past.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The trace's `cpus` record (docs/formats.md §5): the CPUs online where a
 // trace was recorded (`kernel run` writes it first). A replay that is not
 // given a CPU count takes the model's from it, so a written trace replays as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The trace's `scan-base` record (docs/formats.md §5): the kernel's per-CPU
 // scan base on an SSD under the linux-6.1 preset (cluster_next_cpu), parsed,
 // checked and replayed.

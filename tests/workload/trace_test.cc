@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The trace format (design.md) and its replay semantics.
 #include "swaplab/workload/trace.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Traces from text in the workload tests: a reader over a string (named
 // t.trace, so errors read "t.trace:LINE: ..."), and its first record.
 #pragma once

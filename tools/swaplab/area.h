@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab area format|inspect`: mkswap-compatible swap areas on files and
 // block devices.
 #pragma once

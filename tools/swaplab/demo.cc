@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab demo`: a built-in allocation churn on one simulated device, run
 // with every policy preset side by side; prints the kernel's counters and
 // the cluster lists.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab doctor`: the findings of kernel::RunDoctor as text (one per
 // line, what to do on the next) or one JSON document.
 #include "doctor.h"

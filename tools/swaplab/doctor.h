@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab doctor`: whether and why this machine can hibernate and resume,
 // read from the running system (kernel/doctor.h); changes nothing.
 #pragma once

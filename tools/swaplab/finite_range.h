@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A floating-point option's range that refuses nan and inf: CLI::Range alone
 // lets "nan" through (every comparison with NaN is false), to fail later
 // with exit 1 instead of a usage error (exit 2) at parse.

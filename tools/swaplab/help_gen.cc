@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swaplab(1) and the bash completion, walked from the CLI::App after every
 // subcommand is registered: the same names and descriptions --help prints.
 #include "help_gen.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // --version, and swaplab(1) and the bash completion written from the
 // subcommands and options the command line registers, so neither can miss
 // one that --help lists.

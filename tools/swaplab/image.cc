@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab image write|read|inspect AREA`: a hibernation image on a real
 // swap area through the io_uring engine (hibernation spec §4, §6, §8).
 #include "image.h"

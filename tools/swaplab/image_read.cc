@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab image read|inspect AREA`: any hibernation image, the kernel's or
 // swaplab's (hibernation spec §1.4, §3.3, §4.8, §7, §10), read-only unless
 // --consume.

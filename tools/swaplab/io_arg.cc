@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // --io (io_arg.h).
 #include "io_arg.h"
 

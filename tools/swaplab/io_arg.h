@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // --io auto|uring|posix|sim on the commands that read or write a real area
 // (image write / read / inspect, run, reproduce, vm hibernate): the engine
 // by name (area/io_engine_factory.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab kernel run|cleanup`: a trace against the running kernel's swap,
 // the placements compared with the model.
 #include "kernel.h"

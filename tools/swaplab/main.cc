@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swaplab: the command line. One file per subcommand.
 #include <malloc.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab map AREA|TRACE|--scenario S -o map.svg`: where each cluster is,
 // which list it is on, which hold the image's slots.
 #include "map.h"

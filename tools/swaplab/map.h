@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab map`: a device's clusters as an SVG picture (report/cluster_map.h).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // --policy and --knob (policy_arg.h).
 #include "policy_arg.h"
 

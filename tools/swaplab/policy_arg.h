@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // --policy PRESET and --knob NAME=VALUE on the commands that build an
 // allocator (replay, kernel run, image write, run, demo): one way to name
 // a policy and change any knob of it (alloc/policy.h) without editing C++.

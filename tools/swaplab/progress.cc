@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The progress bar on stderr (progress.h).
 #include "progress.h"
 

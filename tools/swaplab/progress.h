@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Progress on stderr for the commands that run longer than a second
 // (reproduce, run, image write / read, kernel run, vm hibernate, reproduce
 // --vm): one bar class, `--progress always|never|auto` on each of them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab replay TRACE`: run a trace on the model, report the kernel's
 // counters, the layout and the agreement with `expect` lines.
 #include "replay.h"

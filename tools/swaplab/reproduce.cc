@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab reproduce [NAME]`: the seeds' experiments, shipped with the
 // program, side by side with what the seeds reported.
 #include <fmt/core.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab run SCENARIO.json...`: scenario files (scenarios/README.md).
 #include <fmt/core.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What `swaplab run` and `swaplab reproduce` share (scenario_cmds.h): the
 // scenarios scaled, run and printed; the --host-cpu option.
 #include "scenario_cmds.h"

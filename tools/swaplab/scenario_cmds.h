@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab run SCENARIO.json` and `swaplab reproduce [NAME]`: scenarios
 // (workload/scenario.h) printed by the report layer.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "size_arg.h"
 
 #include "swaplab/workload/size.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Size arguments of the command line, one parser for every subcommand.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab sweep`: a spec expanded into points run by GNU parallel, one
 // point, the merge, and the files of other engines (sweep.h).
 #include "sweep.h"

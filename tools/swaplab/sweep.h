@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab sweep SPEC --out DIR` and its subcommands point, merge and emit
 // (src/sweep/sweep.h, docs/sweeps.md).
 #pragma once

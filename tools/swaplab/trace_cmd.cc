@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab trace convert IN -o OUT`: a trace from text to binary or back
 // (docs/formats.md §5.1), streamed record by record.
 #include "trace_cmd.h"

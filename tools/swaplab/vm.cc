@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab vm hibernate`: seed 001's layouts on a real kernel in a qemu
 // guest, its image read back, the model side by side.
 #include "vm.h"

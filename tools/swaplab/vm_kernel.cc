@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab vm kernel build | list`: guest kernels built here from Debian's
 // kernel source with the project's config and patches. The work is
 // scripts/vm-kernel-build's (apt-get download, patch, make); this finds the

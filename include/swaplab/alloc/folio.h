@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A folio as the swap code sees it: a naturally aligned group of 2^order
 // pages that can sit in the swap cache (kernel: struct folio, the fields
 // swap and reclaim read).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every allocator behaviour that changed between kernel versions, as data
 // (allocator spec §10). A kernel version is a preset: a bundle of knobs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which policy preset stands for a kernel release.
 #pragma once
 #pragma GCC visibility push(default)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Text that came from input — a trace token, a JSON key, a path, an area's
 // label, a string inside an image — made safe for a terminal and bounded
 // for a message: every layer's parser messages and the command line's

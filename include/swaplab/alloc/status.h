@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Errors as values at the library boundary. Codes mirror the kernel's
 // negative errno values; every error carries a message saying what and where.
 #pragma once

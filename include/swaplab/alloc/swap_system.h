@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SwapSystem: every swap device, ordered by priority, with the per-CPU
 // cluster hints and the entry points of mm/swapfile.c — allocate, dup, put,
 // swap cache add / drop, reclaim, swapon, swapoff, hibernation hooks.

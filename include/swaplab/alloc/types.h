@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Core vocabulary of the allocator: swap entries, CPU ids, slot kinds,
 // cluster flags and list names (allocator spec §1).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Refusing what must not be opened or written: the file-type check every
 // open of an area makes (never blocking on a FIFO or a device that is not
 // a disk), the advisory lock a writer holds for its whole run, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bad pages of a new swap area as a user lists them (`area format
 // --bad`): page numbers and ranges, "5,9,100-103" → {5, 9, 100, 101, 102,
 // 103}. A range holds fewer than kMaxSwapBadpages pages (mkswap's bound on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // I/O engines: submit a batch of page-aligned requests, wait for their
 // completions; every submitted request counts as one bio, as the kernel
 // counts them; a plug model merges adjacent requests into device requests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One way to choose an I/O engine by name (--io auto|uring|posix|sim), and
 // the one place where io_uring falls back to pread/pwrite when the kernel
 // or a seccomp filter refuses io_uring_setup (containers often do).

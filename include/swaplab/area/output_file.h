@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Files and directories swaplab writes on request (`map -o`, `run --html`,
 // `--out`): never the input, a swap area or a device; never someone else's
 // file without --force; written through a temporary file in the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A swap area on real storage: a regular file or a block device in the
 // format mkswap writes. Creating, inspecting, and opening one for use (the
 // checks swapon makes), with its page → disk block map.

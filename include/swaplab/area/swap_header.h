@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The on-disk swap area header (union swap_header, format v1 "SWAPSPACE2")
 // and the hibernation overlay (struct swsusp_header). Byte layout:
 // ../shared/spec/hibernation.md §1 and docs/formats.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A swap area as `area inspect` shows it: its header and extent map
 // (area::InspectArea), whether swapon would take it (area::ValidateArea),
 // and, when page 0 says a hibernation image is there, the image's

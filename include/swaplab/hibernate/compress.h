@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The compressed image path's building blocks (spec §7): the 32-page unit
 // with its 8-byte length header, the kernel's worst-case bound, the two
 // block compressors (LZO1X-1 through liblzo2, LZ4 through liblz4, §7.7),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The parts of an image that say where it is, read without changing a
 // byte: the swsusp header in page 0 (spec §1.4), the swap map chain
 // (§4.1, §4.8: get_swap_reader(), swap_read_page()), and the image's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Byte layout shared by the image writer and reader: the swap map page, the
 // swsusp_info page, the swsusp_header overlay on page 0, and the placement
 // formulas of the worked example. Spec: ../shared/spec/hibernation.md

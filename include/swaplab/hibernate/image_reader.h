@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The image reader (swsusp_check + swsusp_read + load_image /
 // load_compressed_image, spec §1.4, §4.8, §7.6, §8), for any image written
 // by Linux x86-64 or by swaplab: validates the header and the whole map

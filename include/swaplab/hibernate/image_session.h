@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where the image gets its slots (spec §5, §9.5-§9.8), selectable by name:
 //   base                 — AllocHibernationSlot, one slot at a time (§5.1, §5.4)
 //   free-clusters        — RFC patch 5: claimed free clusters whole, run cache (§5.5)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The uncompressed image writer (swsusp_write with SF_NOCOMPRESS_MODE,
 // spec §4): swsusp_info first (sync), then metadata and data pages through
 // the batch, the swap map chain written behind its entries, drain, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hib_bio_batch: how image pages become bios (spec §6). Two modes:
 //   per-page — one bio per page (before the RFC, §6.1); the engine's plug
 //              merges them into device requests;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A synthetic memory snapshot: the stream of §3.2 (swsusp_info, metadata
 // PFN list with zero-page flags, data pages) built from a seed, so that a
 // read-back can check every byte. Spec: hibernation.md §3, §11.

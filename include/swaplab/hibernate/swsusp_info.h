@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // struct swsusp_info, the first page of every image stream (hibernation
 // spec §3.3; kernel/power/power.h, kernel/power/snapshot.c: init_header()),
 // decoded field by field, with the architecture record that x86 writes over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab doctor`: why will this machine not hibernate, or resume from the
 // wrong place — read from the running system (or a recorded copy of its
 // /proc, /sys and /dev), never changed. One finding per question: can the

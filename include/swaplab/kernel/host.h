@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The kernel layer drives the running Linux kernel's swap: small
 // helpers for procfs / sysfs, and the state file that marks what swaplab
 // created so a crashed run can be cleaned up (and nothing else touched).

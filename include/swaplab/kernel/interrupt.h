@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs that change the machine (kernel run's swap areas and settings, the
 // vm layer's qemu and work directory) stop between steps when a signal
 // asks them to and undo what they did. One handler sets one flag; the run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A private swap area on the running kernel: a swap file on ext4 under
 // /var/tmp, a loop device over such a file (rotational or marked
 // non-rotational), or a zram device. Created, formatted with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab kernel run`: runs a trace against the running kernel's swap and
 // records where the kernel put every page. The trace is written
 // back with `expect` lines, so `swaplab replay` of it with the matching

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The worker process whose memory the kernel swaps: a forked child, moved
 // into a memory cgroup of its own, that maps one anonymous region per trace
 // folio and on command touches, pages out (MADV_PAGEOUT), frees

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab area format|inspect`'s result: every header field, the extent
 // map, the hibernation image's summary and swapon's verdict, as "field
 // value" text, field,value CSV or one JSON document (hibernation spec §1).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cluster maps: a device's clusters in disk order, each on its list (or
 // owned by a hibernation image), drawn as SVG, one cell per cluster.
 // The list a cluster is on is the allocator's cluster flag (allocator spec

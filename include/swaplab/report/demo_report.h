@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab demo`'s result: one row per policy (4 KiB and 64 KiB swpout,
 // 64 KiB fallbacks, fast-path hits, clusters by list) as a text table or
 // one JSON document, and whether the invariants held after each run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab reproduce --html DIR` / `swaplab run --html DIR`: one
 // self-contained page (inline SVG and CSS, no script, nothing loaded from
 // anywhere) with each scenario's setup, its table with the seed's figures

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab image write|read|inspect`'s results as one JSON document or
 // "key  value" text lines.
 #pragma once

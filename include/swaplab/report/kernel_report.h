@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab kernel run`'s result: the kernel's placements and counters next
 // to the model's, as text or one JSON document; `kernel cleanup`'s log.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where cluster maps come from: a scenario's jobs (after aging, before and
 // after the measured image write), a trace replayed to its end or to a
 // record, and a swap area holding a hibernation image.

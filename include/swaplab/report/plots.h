@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bar charts as SVG (no external assets): one bar per variant of a row of
 // a scenario's table, with the figure the seed reported for the same cell
 // marked on its bar.

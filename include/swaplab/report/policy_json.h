@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A policy's knobs in JSON outputs: every knob by name (alloc/policy.h).
 #pragma once
 #pragma GCC visibility push(default)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab replay`'s result as text, one JSON document or CSV: the
 // summary of the trace, the kernel's counters in /proc/vmstat and
 // /sys/kernel/mm/transparent_hugepage/hugepages-*/stats names, each

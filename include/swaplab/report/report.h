@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Turning scenario results into what an mm developer posts: text tables in
 // the seed's shape (rows as there, one column per variant, "% vs the first
 // column" in parentheses), with the setup header and, under each table,

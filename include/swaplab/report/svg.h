@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A small XML writer for SVG and XHTML output: elements, attributes and
 // text, every value escaped; bytes that are not valid UTF-8 or not allowed
 // in XML 1.0 are replaced, so whatever came from input (scenario names,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `vm hibernate`'s result: kernel and model side by side as a text table,
 // or one JSON document (`kernel` and `model` objects with the same metric
 // names; the kernel's holds the guest's release).

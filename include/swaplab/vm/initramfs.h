@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The guest's initramfs, written as a newc cpio archive (the format of
 // Documentation/driver-api/early-userspace/buffer-format.rst): a static
 // busybox, the guest agent, the embedded /init (src/vm/guest/init.sh), and

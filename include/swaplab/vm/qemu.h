@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A Linux kernel in a qemu guest: which kernel (Debian's packaged 6.12 from
 // scripts/guest-kernel's cache by default), the accelerator, one boot with
 // the serial console to a file, a time limit and cancellation. Every qemu

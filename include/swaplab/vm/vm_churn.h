@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Seed 003's experiment on a real kernel: a build-like load ("make -j96 in
 // a memcg, 64k mTHP, 8G ZRAM") in a qemu guest, the kernel's own mTHP
 // swap-out counters read at the end, and the same scenario, scaled to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab vm hibernate`: seed 001's layouts prepared by a real kernel in a
 // qemu guest, the kernel's hibernation image read on the host, and the same
 // layout and image size run through the model, side by side.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab reproduce --vm`: seed 001's two tables (shuffled free list,
 // 64 KiB holes) on a real kernel in a qemu guest, scaled down, each layout
 // side by side with the model.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab vm run`: `kernel run` inside a qemu guest. The guest boots a
 // Debian kernel (6.12 by default) with an initramfs holding busybox, this
 // swaplab program and the shared libraries it needs, and runs `swaplab

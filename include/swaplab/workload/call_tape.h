@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The allocator calls a trace replay makes, in order, with what each one
 // answered: a TraceRunner records them when given a tape (set_tape), and
 // CallReplay makes the same calls again on a fresh SwapSystem. That second

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab demo`: a built-in allocation churn on one simulated device, run
 // with each policy given, side by side: the kernel's counters and the
 // cluster lists at the end.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Generators that age a swap device the way the seeds' experiments did
 // (design.md "workload/"): fill then free in shuffled order, holes, mTHP
 // swap-out mixes, a usemem-like anonymous hammer, a build-like churn, and

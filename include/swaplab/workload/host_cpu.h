@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Prices of the CPU work in the image path that a simulated device does
 // not price (docs/fidelity.md, "Modelled seconds price device requests,
 // not bios"), and the named profiles of them: one table, the only home of

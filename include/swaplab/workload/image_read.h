@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab image read|inspect`: any hibernation image on a swap area, the
 // kernel's or swaplab's, read as resume does (hibernation spec §1.4, §3.3,
 // §4.8, §7, §10) or only its header, swsusp_info and map chain inspected.

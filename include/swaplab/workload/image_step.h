@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hibernation image step of a scenario: write a synthetic snapshot as
 // an image on an aged device through the hibernate layer, then read it
 // back as resume does (hibernation spec §4, §6, §8), on a simulated device

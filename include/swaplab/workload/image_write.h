@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `swaplab image write`: a synthetic snapshot written as a hibernation
 // image on a real swap area through the io_uring engine (hibernation spec
 // §3.2, §4, §6), after the allocator was brought to one of the RFC's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One reader for every JSON file swaplab did not just write itself (sweep
 // specs, sweep.json, a point's input and result): a regular file only, a
 // size limit, syntax errors as FILE:LINE:COL, and typed accessors whose

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Seed 001's two device states ("Results"), by name: the aging phase of the
 // shipped scenario that reproduces each table, so `swaplab image write
 // --layout`, the hibernate tests and `swaplab reproduce` build the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One trace replayed on the model: the records applied to a fresh
 // SwapSystem by a TraceRunner (design.md "The trace format"), with the
 // system's counters, each device's cluster lists and the invariant check at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Scenario files (scenarios/README.md has the schema): devices, a policy
 // preset and knobs, an aging phase of generators, a measured phase, the
 // variants compared side by side, seeds and repetitions, and what the seed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Several scenarios in one go (`swaplab run`, `swaplab reproduce`): which
 // run alone and which side by side, and the order `reproduce` shows the
 // shipped ones in.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs a scenario: for every variant and repetition, a fresh SwapSystem
 // with the scenario's devices, the aging phase, then the measured phase,
 // whose metrics are collected (the report layer prints them). Repetition r

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The scenarios shipped under scenarios/, compiled into the library (CMake
 // generates the table), and scaling a scenario down for quick runs.
 #pragma once

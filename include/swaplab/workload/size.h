@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sizes as a user writes them, on the command line (--size, --swap, ...)
 // and in scenario files ("6G", "5530M", "7.5G"): one parser for both.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Temporary swap files a run creates (a scenario's real-file device):
 // named and labelled so they are recognisable (/var/tmp/swaplab-r<pid>-…,
 // label "swaplab-r<pid>"), removed when the run ends, on SIGINT, SIGTERM,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The swaplab trace format (../shared/docs/design.md, "The trace format"):
 // text, one operation per line, `#` comments, key=value fields, first line
 // `swaplab-trace 1`. A streaming reader (a trace is never held in memory)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs trace records against a SwapSystem with the caller behaviour of one
 // private anonymous mapping (design.md "Semantics"; allocator spec §2.10,
 // §3): swap-out with the reclaim fallback, zap, swap-in, cache drop, fork.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The shared engine core: Submit (validate, plug, bounce, track) and Wait
 // (drive, settle, report), and the open file or block device.
 #include "area/io/engine_base.h"

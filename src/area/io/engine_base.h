@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the uring, POSIX and simulated engines share: validation, the plug,
 // O_DIRECT bounce pages, completion bookkeeping, stats; and an open file or
 // block device. Not part of the contract.

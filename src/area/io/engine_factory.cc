@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The engine chosen by name, and io_uring's fallback to pread/pwrite
 // (io_engine_factory.h): the only place that decides it.
 #include <fmt/core.h>

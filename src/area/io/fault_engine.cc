@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The fault-injecting wrapper: passes every request to the inner engine and
 // rewrites the completion of the Nth one (0-based, over all requests
 // submitted through it) into a failure at its first page, or a short

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Device limits from sysfs, as the block layer exposes them under
 // /sys/block/<disk>/queue: the device of a block special file, or the
 // filesystem's device for anything else (st_dev → /sys/dev/block/MAJ:MIN);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The plug model (hibernation spec §6.1 "The plug and merging", §6.5) and the
 // bookkeeping that turns device-request outcomes back into one completion
 // per caller request.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The plug model and the request bookkeeping shared by the I/O engines
 // (hibernation spec §6.1, §6.5). Not part of the contract.
 #pragma once

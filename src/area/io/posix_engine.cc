@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The POSIX engine: preadv / pwritev, one call per device request (an iovec
 // per page), issued in order from Wait (the plug is flushed when the task
 // sleeps); queue depth 1. Short transfers and EINTR are retried.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The simulated device: stores nothing, per-page checksums, or whole pages,
 // and charges modelled time (docs/performance.md, "I/O engines and the
 // simulated device's calibration"):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The simulated device's clock over a real file (io_engine.h,
 // OpenSimulatedFileEngine): the POSIX engine carries the bytes, a simulated
 // device that stores nothing is handed the same requests and keeps time.

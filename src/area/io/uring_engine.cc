@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The io_uring engine: one SQE per device request (READ/WRITE for one page,
 // READV/WRITEV with an iovec per page for a merged request), at most
 // queue_depth in flight, O_DIRECT with bounce pages for unaligned callers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* swaplab guest agent, `churn` mode: seed 003's build-like load in a qemu
  * guest (include/swaplab/vm/vm_churn.h runs it; the model's generator of
  * the same name is src/workload/generators.cc BuildChurn).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* swaplab guest agent, `churn` mode (churn.c). */
 #ifndef SWAPLAB_GUEST_CHURN_H
 #define SWAPLAB_GUEST_CHURN_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* swaplab guest agent: runs inside the vm tests' qemu guest, started by the
  * initramfs's /init. Static, no dependencies beyond libc.
  *

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: MIT
 # shellcheck shell=dash
 # /init of the vm tests' initramfs (built by make_initramfs.sh). Reads from
 # the kernel command line:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Device selection (src/alloc/avail_list.cc, allocator spec §2.3): which
 // device a successful allocation may use, given the avail list and the CPU
 // hint before the call.

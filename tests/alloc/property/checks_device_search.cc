@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Checks of where a successful allocation landed and when one may fail
 // (src/alloc/device_search.cc, allocator spec §2.4): placement over free
 // slots, aligned inside one cluster of its order (S4, O1, O3, C5).

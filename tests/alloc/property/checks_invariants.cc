@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The check after every step (src/alloc/invariants.cc): CheckInvariants(),
 // then every device, cluster flag and slot against the model, the global
 // page counts, every folio's cache state and placement, and that counters

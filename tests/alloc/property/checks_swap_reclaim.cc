@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Checks of what reclaim and discard may do (src/alloc/swap_reclaim.cc):
 // which folios may leave the swap cache during an operation (§4.2, §4.4,
 // §4.6), and that every discard the DiscardSink saw hit whole free

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Operations that must be rejected: each call returns an error (or the
 // "nothing done" value) and leaves every observable fact unchanged
 // (conventions: "bad input never corrupts state: validate first, then

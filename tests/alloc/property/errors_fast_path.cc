@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FolioAllocSwap calls that must fail (src/alloc/fast_path.cc): a folio
 // already in the swap cache, an order above the cluster order (or an mTHP
 // order under a policy without mTHP swap-out), an unlocked folio.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hibernation hook calls that must fail (src/alloc/hibernation_hooks.cc,
 // allocator spec §6): FreeHibernationSlot of a slot that is no
 // hibernation slot, AllocHibernationSlot on an inactive type.

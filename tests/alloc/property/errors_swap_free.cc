@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reference and swap cache calls that must fail (src/alloc/swap_free.cc,
 // allocator spec §3): dup / put of folios not cached, unlocked or past
 // their last page, puts over count-0 slots, dup of free, bad and header

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reclaim calls that must do nothing (src/alloc/swap_reclaim.cc, allocator
 // spec §4): TryToReclaimSwap of a slot without a folio, ReclaimFullClusters
 // of an inactive type.

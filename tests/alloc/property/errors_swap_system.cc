@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The read-only views must refuse inactive and out-of-range ids
 // (src/alloc/swap_system.cc, allocator spec §7).
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swapon and swapoff calls that must fail (src/alloc/swapon.cc, allocator
 // spec §5.1, §5.2): bad swapon options of every kind, swapoff of an
 // inactive type.

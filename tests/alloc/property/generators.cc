@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The operation mixes and the rapidcheck generators of the property
 // tests (generators.h).
 #include "alloc/property/generators.h"

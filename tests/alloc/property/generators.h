@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the property tests generate (generators.cc): a CaseConfig, and a
 // program of 1-3 swapons followed by operations drawn from a weighted mix.
 #pragma once

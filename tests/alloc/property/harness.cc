@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Harness core: operation names, construction, the step loop that applies
 // one operation and then runs every check, and failure reporting.
 #include "alloc/property/harness.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Drives one SwapSystem through a sequence of abstract operations, keeps the
 // reference model (swap_model.h) in step, and checks after every step:
 // CheckInvariants(), every slot against the model, device and global

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The harness's side of the model: creating folios, entering and leaving
 // the swap cache, and picking the folio, slot, order or CPU an operation's
 // random words name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FolioAllocSwap (src/alloc/fast_path.cc and the slow path behind it):
 // a new or reused folio gets slots, or -ENOMEM only when the spec allows it.
 #include <string>

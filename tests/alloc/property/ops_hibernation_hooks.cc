@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The swap side of hibernation (src/alloc/hibernation_hooks.cc, allocator
 // spec §6): hibernation slots, pinning a device, and the read-only hooks
 // (CountSwapPages, SwapdevBlock, FindFirstSwap, with ProcSwaps and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // References and the swap cache (src/alloc/swap_free.cc, allocator spec
 // §3): dup and put on folios and on bare entries, the zap of a run,
 // removal from and addition to the swap cache, FolioFreeSwap. Each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SwapOutFolio (src/alloc/swap_out.cc, allocator spec §2.10): a folio
 // placed whole, or split and placed page by page, with the counters of
 // each outcome.

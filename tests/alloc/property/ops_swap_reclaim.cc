@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reclaim and deferred work (src/alloc/swap_reclaim.cc, allocator spec
 // §4): TryToReclaimSwap, ReclaimFullClusters, RunDeferredWork, suspended
 // storage, and the folio flags (mapped, writeback) reclaim decides on.

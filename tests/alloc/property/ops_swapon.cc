@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // swapon and swapoff (src/alloc/swapon.cc, allocator spec §5): devices
 // made from an operation's random words, and swapoff with or without an
 // unuse callback that drops the model's references.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reference model's bookkeeping and printers (swap_model.h).
 #include "alloc/property/swap_model.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reference model for the SwapSystem property tests (tests/alloc/
 // property_test.cc): what every slot of every active device holds, which
 // folio owns which slots, and the snapshot / comparison helpers the harness
