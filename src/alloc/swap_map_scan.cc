@@ -26,12 +26,7 @@ constexpr int kAddressSpaceShift = 14;  // SWAP_ADDRESS_SPACE_SHIFT: 64 MiB of p
 
 // One step of a device's scan-base generator (SplitMix64): the model's
 // stand-in for the kernel's prandom, deterministic per seed.
-uint64_t NextDraw(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+uint64_t NextDraw(uint64_t* state) { return SplitMix64Next(state); }
 
 // prandom_u32_max(n): a draw in [0, n).
 uint64_t DrawBelow(uint64_t* state, uint64_t n) { return n == 0 ? 0 : NextDraw(state) % n; }

@@ -59,8 +59,9 @@ Result<int> SwapSystem::Swapon(const SwaponOptions& o) {
   if (o.pages < 2)
     return Invalid("area '" + o.name + "' has " + std::to_string(o.pages) +
                    " pages; it needs the header page and at least one usable page");
-  if (o.prio && (*o.prio < 0 || *o.prio > 32767))
-    return Invalid("priority " + std::to_string(*o.prio) + " is outside 0..32767");
+  if (o.prio && (*o.prio < 0 || *o.prio > kMaxSwapPrio))
+    return Invalid("priority " + std::to_string(*o.prio) + " is outside 0.." +
+                   std::to_string(kMaxSwapPrio));
   if (o.bad_pages.size() > kMaxSwapBadpages)
     return Invalid(std::to_string(o.bad_pages.size()) + " bad pages listed, at most " +
                    std::to_string(kMaxSwapBadpages));

@@ -244,10 +244,10 @@ Result<ImageChain> WalkMapChain(RequestBatcher& b, const area::SwsuspHeader& h,
   }
   if (c.entries.empty()) return Status(-EFAULT, "swap_read_page: the map chain has no entries");
   // §4.3: a map page per 511 entries, plus one (empty when they divide)
-  if (c.map_dblocks.size() != c.entries.size() / kMapEntries + 1)
+  if (c.map_dblocks.size() != MapPages(c.entries.size()))
     return Status(-EINVAL, "swap map: " + S(c.entries.size()) + " entries in " +
                                S(c.map_dblocks.size()) + " map pages (the writer makes " +
-                               S(c.entries.size() / kMapEntries + 1) + ")");
+                               S(MapPages(c.entries.size())) + ")");
   return c;
 }
 
@@ -268,8 +268,9 @@ ImageLayout AnalyzeLayout(const ImageChain& c, const area::DeviceLimits& limits,
   l.last_dblock = all.back();
   uint64_t run = 1, last_cluster = UINT64_MAX;
   for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i] / 512 != last_cluster) ++l.clusters_touched;
-    last_cluster = all[i] / 512;
+    const uint64_t cluster = all[i] >> alloc::kDefaultClusterShift;
+    if (cluster != last_cluster) ++l.clusters_touched;
+    last_cluster = cluster;
     if (i + 1 < all.size() && all[i + 1] == all[i] + 1) {
       ++run;
       continue;

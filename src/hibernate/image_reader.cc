@@ -640,7 +640,7 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block,
   const std::vector<uint64_t>& entries = chain->entries;
   rep.map_pages = chain->map_dblocks.size();
   rep.stream_pages = entries.size();
-  rep.Q = rep.stream_pages / kMapEntries;
+  rep.Q = FullMapPages(rep.stream_pages);
 
   // swsusp_info, sync: its counts bound everything after it.
   AlignedPage info;

@@ -297,7 +297,7 @@ Result<WriteReport> WriteImage(ImageSession& session, area::IoEngine& engine,
     session.End();
     return st;
   }
-  rep.Q = rep.stream_pages / kMapEntries;
+  rep.Q = FullMapPages(rep.stream_pages);
   rep.r = rep.stream_pages - kMapEntries * rep.Q;
   rep.slots = session.stats().slots;
   rep.device_runs = DeviceRuns(session);

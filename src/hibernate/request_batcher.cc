@@ -38,17 +38,17 @@ uint32_t BioCapacity(uint32_t n, CapacityMode mode) {
   return 256;
 }
 
-uint64_t BiosPerPageFormula(uint64_t T) { return T == 0 ? 0 : (T - 1) + T / kMapEntries; }
+uint64_t BiosPerPageFormula(uint64_t T) { return T == 0 ? 0 : (T - 1) + FullMapPages(T); }
 
 uint64_t BiosPerRunFormula(uint64_t T, uint64_t C) {
-  const uint64_t Q = T / kMapEntries, r = T - kMapEntries * Q;
+  const uint64_t Q = FullMapPages(T), r = T - kMapEntries * Q;
   if (Q == 0) return T < 2 ? 0 : 1 + CeilDiv(T - 2, C);
   return (2 + CeilDiv(509, C)) + (Q - 1) * (2 + CeilDiv(510, C)) +
          (r > 0 ? 1 + CeilDiv(r - 1, C) : 0);
 }
 
 uint64_t BiosSimpleFormula(uint64_t T, uint64_t C) {
-  const uint64_t Q = T / kMapEntries, r = T - kMapEntries * Q;
+  const uint64_t Q = FullMapPages(T), r = T - kMapEntries * Q;
   if (Q == 0) return T < 2 ? 0 : CeilDiv(T - 1, C);
   return CeilDiv(510, C) + 1 + (Q - 1) * (CeilDiv(511, C) + 1) + (r > 0 ? CeilDiv(r, C) : 0);
 }

@@ -7,8 +7,12 @@
 #include <mutex>
 #include <string>
 
+#include "swaplab/alloc/types.h"
+
 namespace swaplab::hibernate {
 namespace {
+
+using alloc::SplitMix64Hash;
 
 constexpr uint64_t kZeroFlag = uint64_t{1} << 63;
 constexpr uint64_t kEndOfMap = ~uint64_t{0};
@@ -16,12 +20,6 @@ constexpr char kTag[] = "swaplab-synthetic-1";
 constexpr size_t kTagOptions = 64;     // options live in uts after the tag
 constexpr size_t kNoiseWords = 32768;  // 256 KiB
 
-uint64_t Mix(uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 double Unit(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
 uint32_t Ppm(double share) { return static_cast<uint32_t>(share * 1e6 + 0.5); }
 
@@ -41,14 +39,14 @@ Result<SyntheticSnapshot> SyntheticSnapshot::Make(const SnapshotOptions& o) {
 }
 
 SyntheticSnapshot::SyntheticSnapshot(const SnapshotOptions& o) : o_(o) {
-  meta_ = (o.saveable_pages + 511) / 512;
+  meta_ = MetaPages(o.saveable_pages);
   noise_ = std::make_shared<Noise>(o.seed);
   pfns_.reserve(o.saveable_pages);
   uint64_t pfn = o.first_pfn;
   for (uint64_t i = 0; i < o.saveable_pages; ++i) {
-    const uint64_t h = Mix(o.seed ^ Mix(i));
+    const uint64_t h = SplitMix64Hash(o.seed ^ SplitMix64Hash(i));
     if ((h & 7) == 0) pfn += 1 + ((h >> 3) & 15);  // holes in the PFN layout
-    const uint64_t k = Mix(o.seed * 31 + pfn);
+    const uint64_t k = SplitMix64Hash(o.seed * 31 + pfn);
     if (Unit(k) < o.zero_share) {
       pfns_.push_back(pfn | kZeroFlag);
       ++zero_pages_;
@@ -74,7 +72,8 @@ const uint64_t* SyntheticSnapshot::NoiseWords() const {
   Noise& z = *noise_;
   std::call_once(z.made, [&z] {
     z.words.resize(kNoiseWords);
-    for (size_t i = 0; i < kNoiseWords; ++i) z.words[i] = Mix(z.seed * 0x2545f4914f6cdd1dULL + i);
+    for (size_t i = 0; i < kNoiseWords; ++i)
+      z.words[i] = SplitMix64Hash(z.seed * 0x2545f4914f6cdd1dULL + i);
   });
   return z.words.data();
 }
@@ -84,17 +83,18 @@ void SyntheticSnapshot::ShareNoise(const std::shared_ptr<Noise>& n) {
 }
 
 void SyntheticSnapshot::DataPage(uint64_t pfn, std::byte* out) const {
-  const uint64_t k = Mix(o_.seed * 31 + pfn);
+  const uint64_t k = SplitMix64Hash(o_.seed * 31 + pfn);
   StoreU64(out, pfn);
   StoreU64(out + 8, o_.seed);
   if (Unit(k) < o_.zero_share + o_.compressible_share) {
     uint64_t pat[8];
-    for (int i = 0; i < 8; ++i) pat[i] = Mix(k + static_cast<uint64_t>(i)) & 0x0f0f0f0f0f0f0f0fULL;
+    for (int i = 0; i < 8; ++i)
+      pat[i] = SplitMix64Hash(k + static_cast<uint64_t>(i)) & 0x0f0f0f0f0f0f0f0fULL;
     for (size_t off = 16; off < kPageSize; off += 8) StoreU64(out + off, pat[(off / 8) % 8]);
   } else {  // a slice of the noise, XORed with a key of the page's own: no
             // repeats inside the page and none between pages (different
             // keys), so LZO / LZ4 find nothing; about memcpy speed
-    const uint64_t key = Mix(k ^ 0x5bd1e9955bd1e995ULL) | 1;
+    const uint64_t key = SplitMix64Hash(k ^ 0x5bd1e9955bd1e995ULL) | 1;
     const uint64_t* src = NoiseWords() + (k % (kNoiseWords - kPageSize / 8));
     for (size_t i = 2; i < kPageSize / 8; ++i) StoreU64(out + 8 * i, src[i] ^ key);
   }
@@ -169,7 +169,7 @@ Result<SyntheticSnapshot> SyntheticSnapshot::FromInfoPage(const std::byte* info,
   const uint64_t T = LoadU64(info + kInfoPages), N = LoadU64(info + kInfoImagePages);
   const uint64_t M = N < T ? T - N - 1 : 0;
   // pfns_ and data_pfns_ take up to 16 bytes per saveable page
-  if (o.saveable_pages == 0 || (o.saveable_pages - 1) / 512 + 1 != M ||
+  if (o.saveable_pages == 0 || MetaPages(o.saveable_pages) != M ||
       o.saveable_pages > max_bytes / 16)
     return Status(-EINVAL, "swsusp_info: the swaplab tag's saveable page count " +
                                std::to_string(o.saveable_pages) + " does not fit " +

@@ -84,8 +84,8 @@ Status CheckInfoCounts(const SwsuspInfo& i) {
     return Status(-EINVAL, "swsusp_info: image_pages " + S(i.image_pages) + " is not below pages " +
                                S(i.pages));
   if (i.pages > (uint64_t{1} << 40) || i.size != i.pages * kPageSize)
-    return Status(-EINVAL,
-                  "swsusp_info: size " + S(i.size) + " is not pages " + S(i.pages) + " * 4096");
+    return Status(-EINVAL, "swsusp_info: size " + S(i.size) + " is not pages " + S(i.pages) +
+                               " * " + S(kPageSize));
   return Status::Ok();
 }
 

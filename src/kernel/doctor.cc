@@ -21,6 +21,7 @@
 
 #include "swaplab/alloc/printable.h"
 #include "swaplab/area/swap_area.h"
+#include "swaplab/hibernate/image_format.h"
 
 namespace swaplab::kernel {
 
@@ -41,7 +42,7 @@ const char* Name(Severity s) {
 namespace {
 
 constexpr size_t kMaxRead = 1 << 20;
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kPage = alloc::kPageSize;
 // PAGES_FOR_IO (kernel/power/power.h): enough_swap's margin, spec §4.7.
 constexpr uint64_t kPagesForIo = 1024;
 // systemd's HIBERNATION_SWAP_THRESHOLD (src/shared/hibernate-util.c).
@@ -642,7 +643,7 @@ class Doctor {
                                                             : std::max(goal, f.min_image_pages);
     }
     // Spec §3.1: T = 1 + metadata (one 8-byte PFN entry per page) + data.
-    f.image_total_pages = 1 + (f.image_pages + 511) / 512 + f.image_pages;
+    f.image_total_pages = hibernate::StreamPages(f.image_pages);
     const uint64_t free_slots = (t.size_kib - std::min(t.size_kib, t.used_kib)) / 4;
     const std::string est =
         f.image_from_option

@@ -173,7 +173,7 @@ Status KernelArea::Build() {
       if (ffd < 0) return Errno(errno, "open " + file_);
       loop_config cfg{};
       cfg.fd = static_cast<uint32_t>(ffd);
-      cfg.block_size = 4096;
+      cfg.block_size = alloc::kPageSize;  // a page a block: the swap file's pages
       cfg.info.lo_flags = LO_FLAGS_DIRECT_IO;
       const int rc = ioctl(loop_fd_, LOOP_CONFIGURE, &cfg);
       const int cerr = errno;
@@ -394,7 +394,7 @@ Status CleanupRecorded(std::vector<std::string>* log) {
 Status Cleanup(std::vector<std::string>* log) {
   const Status st = CleanupRecorded(log);
   for (const auto& p : workload::RemoveDeadWorkDirs())
-    log->push_back("remove " + Printable(p, 4096));
+    log->push_back("remove " + Printable(p, kPathMax));
   return st;
 }
 

@@ -34,7 +34,7 @@ std::vector<std::pair<std::string, std::string>> Rows(const hibernate::AreaWithI
   const auto& img = ai.image;
   const auto& h = a.header;
   std::vector<std::pair<std::string, std::string>> r;
-  r.emplace_back("path", swaplab::Printable(a.path, 4096));
+  r.emplace_back("path", swaplab::Printable(a.path, kPathMax));
   r.emplace_back("type", a.blkdev ? "block device" : "regular file");
   r.emplace_back("bdev", DevName(a.bdev));
   r.emplace_back("rotational", a.limits.rotational ? "yes" : "no");
@@ -97,7 +97,8 @@ std::vector<std::pair<std::string, std::string>> Rows(const hibernate::AreaWithI
           fmt::format("{} in {} map pages, {} runs on disk", (*img)->chain.entries.size(),
                       (*img)->chain.map_dblocks.size(), (*img)->layout.runs_disk_order));
     } else if (img) {
-      r.emplace_back("image", "unreadable: " + swaplab::Printable(img->status().message(), 4096));
+      r.emplace_back("image",
+                     "unreadable: " + swaplab::Printable(img->status().message(), kPathMax));
     }
   } else {
     r.emplace_back("hibernation", "no image");

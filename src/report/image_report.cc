@@ -25,7 +25,7 @@ ordered_json ImageWriteJson(const workload::ImageWriteResult& r) {
   const auto& o = r.options;
   const auto& rep = r.report;
   ordered_json j;
-  j["area"] = Printable(o.area, 4096);
+  j["area"] = Printable(o.area, kPathMax);
   j["batch"] = o.batch_name;
   j["bio_capacity"] = o.capacity_name;
   j["max_pages"] = r.max_pages;
@@ -151,7 +151,7 @@ void PrintText(const ordered_json& j, std::string& out, const std::string& prefi
 
 ordered_json ImageReadJson(const workload::ImageReadResult& res) {
   ordered_json j;
-  j["area"] = Printable(res.options.area, 4096);
+  j["area"] = Printable(res.options.area, kPathMax);
   if (res.inspection) {
     const auto& r = *res.inspection;
     j["origin"] = hibernate::Name(r.info.origin);
@@ -211,7 +211,7 @@ ordered_json ImageReadJson(const workload::ImageReadResult& res) {
   j["stream_seconds"] = rep.stream_seconds;  // every other stream page
   j["read_seconds_measured"] = res.seconds;
   j["read_cpu_seconds"] = res.cpu_seconds;
-  if (!res.options.dump.empty()) j["dump"] = Printable(res.options.dump, 4096);
+  if (!res.options.dump.empty()) j["dump"] = Printable(res.options.dump, kPathMax);
   return j;
 }
 

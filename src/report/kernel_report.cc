@@ -17,7 +17,7 @@ namespace {
 // Paths, the device's name, the kernel's release and error messages in
 // warnings, reasons and actions: any bytes, escaped for the terminal and
 // kept valid UTF-8 for JSON (as image_report.cc does for its paths).
-std::string P(const std::string& s) { return Printable(s, 4096); }
+std::string P(const std::string& s) { return Printable(s, kPathMax); }
 std::vector<std::string> P(std::vector<std::string> v) {
   for (auto& s : v) s = P(s);
   return v;

@@ -47,7 +47,7 @@ nlohmann::ordered_json CountersJson(const workload::ReplayResult& r) {
 nlohmann::ordered_json ReplayJson(const workload::ReplayResult& r) {
   const auto& s = r.summary;
   nlohmann::ordered_json j;
-  j["trace"] = Printable(r.options.trace, 4096);  // a path: any bytes
+  j["trace"] = Printable(r.options.trace, kPathMax);  // a path: any bytes
   j["policy"] = r.options.policy.name;
   j["knobs"] = KnobsJson(r.options.policy);
   j["cpus"] = r.options.cpus;
@@ -107,7 +107,7 @@ std::string ReplayText(const workload::ReplayResult& r) {
   const auto& s = r.summary;
   const auto& o = r.options;
   std::string out =
-      fmt::format("replay {}: {} CPUs, {} slots per cluster\n{}\n", Printable(o.trace, 4096),
+      fmt::format("replay {}: {} CPUs, {} slots per cluster\n{}\n", Printable(o.trace, kPathMax),
                   o.cpus, r.cluster_size, o.policy.Describe());
   out +=
       fmt::format("records {}  folios {}  pages placed {}  unplaced {}  runs/folio {:.3f}\n",
@@ -137,7 +137,7 @@ std::string ReplayText(const workload::ReplayResult& r) {
                        100.0 * static_cast<double>(s.agree) / static_cast<double>(s.expected));
     for (const auto& d : s.disagreements)
       out += fmt::format("  {}:{}: folio {} page {}: expected dev {} offset {}, got {}\n",
-                         Printable(o.trace, 4096), d.line, d.folio, d.page, d.expected_dev,
+                         Printable(o.trace, kPathMax), d.line, d.folio, d.page, d.expected_dev,
                          d.expected_offset, d.got);
   }
   out += fmt::format("invariants: {}\n", r.invariants);

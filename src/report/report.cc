@@ -46,7 +46,7 @@ namespace {
 
 // Names, titles, setup lines and labels come from scenario files: escaped
 // on every text and CSV line (JSON escapes on its own).
-std::string P(const std::string& s) { return Printable(s, 4096); }
+std::string P(const std::string& s) { return Printable(s, kPathMax); }
 std::vector<std::string> Escaped(std::vector<std::string> v) {
   for (auto& s : v) s = P(s);
   return v;

@@ -24,7 +24,7 @@ using nlohmann::ordered_json;
 // What came from the guest (its release, console lines, warnings) or the
 // command line (paths, names): any bytes. Text escapes them; JSON keeps
 // valid UTF-8 and replaces the rest instead of throwing.
-std::string P(const std::string& s) { return Printable(s, 4096); }
+std::string P(const std::string& s) { return Printable(s, kPathMax); }
 std::string Dump(const ordered_json& j) {
   return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }

@@ -156,10 +156,10 @@ Status RunModelSide(const std::string& trace_path, const alloc::Policy& policy, 
   // The image step changes the system, so each image gets a fresh replay:
   // first to learn how many snapshot pages give the kernel's stream pages,
   // then per page and per run.
-  // First guess: the stream is the pages, swsusp_info and one map page per
-  // 511 slots (about one per 512 stream pages); the loop corrects it when
-  // the map pages come out one more or less.
-  const uint64_t overhead = 1 + (stream_pages + 511) / 512;
+  // First guess: the stream is the pages, swsusp_info and the metadata
+  // pages (counted as if the stream were all data); the loop corrects it
+  // when they come out one more or less.
+  const uint64_t overhead = 1 + hibernate::MetaPages(stream_pages);
   uint64_t pages = stream_pages > overhead + 1 ? stream_pages - overhead : 1;
   workload::ImageResult per_page, per_run;
   for (int attempt = 0; attempt < 3; ++attempt) {

@@ -156,7 +156,7 @@ Result<ChurnVmResult> RunChurnInVm(const ChurnVmOptions& o,
   if (l.processes == 0 || l.concurrent == 0 || l.growing == 0 || l.min_pages == 0 ||
       l.max_pages < l.min_pages || l.zap_permille > 1000 || l.mix.empty())
     return Status(-EINVAL, "churn load: processes, concurrent, growing and sizes of at least one");
-  if (o.zram_bytes < (1u << 20) || o.zram_bytes % 4096)
+  if (o.zram_bytes < (1u << 20) || o.zram_bytes % alloc::kPageSize)
     return Status(-EINVAL, "zram size: a whole number of pages, at least 1 MiB");
   if (o.memcg_bytes < (4u << 20) || o.memcg_bytes >= uint64_t(o.vm.mem_mib) << 20)
     return Status(-EINVAL, "memory cgroup limit: at least 4 MiB and below the guest's memory (" +
@@ -267,7 +267,7 @@ Result<NonfullTableReport> RunNonfullTable(const NonfullTableOptions& o,
   auto load = ChurnLoadOf(*churn, sc.seed);
   if (!load.ok()) return load.status();
   rep.load = *load;
-  rep.zram_bytes = sc.devices[0].pages * 4096;
+  rep.zram_bytes = sc.devices[0].pages * alloc::kPageSize;
   rep.mthp_kb = MthpSizes(load->mix);
   rep.columns = NonfullColumns(sc);
   rep.rows = sc.rows;
@@ -282,7 +282,7 @@ Result<NonfullTableReport> RunNonfullTable(const NonfullTableOptions& o,
   msc.repetitions = o.runs;
   msc.variants.clear();
   for (const auto& col : rep.columns) {
-    auto p = ModelPolicy("linux-6.12", col.model_knobs);
+    auto p = ModelPolicy(std::string(kGuestPreset), col.model_knobs);
     if (!p.ok()) return p.status();
     workload::VariantSpec v;
     v.label = col.label;

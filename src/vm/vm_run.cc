@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "swaplab/alloc/preset_for_release.h"
+#include "swaplab/alloc/types.h"
 #include "swaplab/area/output_file.h"
 #include "swaplab/vm/initramfs.h"
 #include "swaplab/vm/vm_hibernate.h"
@@ -109,11 +110,11 @@ Result<VmRunResult> RunInVm(const VmRunOptions& o, const volatile std::sig_atomi
   fs::create_directories(in_dir, ec);
   fs::copy_file(o.trace, in_dir + "/in.trace", ec);
   if (ec) return Status(-EIO, "cannot copy " + o.trace + ": " + ec.message());
-  const uint64_t disk_mib = (*area_pages * 4096 >> 20) + 64;
+  const uint64_t disk_mib = (*area_pages * alloc::kPageSize >> 20) + 64;
   // 4 KiB blocks: a filesystem this small gets 1 KiB ones by default, and a
   // swap file on those loses the pages whose blocks do not start on a page.
-  if (Status st = RunToFile({"mkfs.ext4", "-q", "-F", "-b", "4096", "-L", "swaplab-vm", "-d",
-                             in_dir, disk, std::to_string(disk_mib) + "M"},
+  if (Status st = RunToFile({"mkfs.ext4", "-q", "-F", "-b", std::to_string(alloc::kPageSize), "-L",
+                             "swaplab-vm", "-d", in_dir, disk, std::to_string(disk_mib) + "M"},
                             "/dev/null");
       !st.ok())
     return Status(st.code(), "mkfs.ext4 of the guest's disk: " + st.message());

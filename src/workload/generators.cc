@@ -11,13 +11,7 @@
 
 namespace swaplab::workload {
 
-uint64_t Rng::Next() {
-  // SplitMix64 (Steele, Lea, Flood 2014).
-  uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+uint64_t Rng::Next() { return alloc::SplitMix64Next(&s_); }
 
 uint64_t Rng::Below(uint64_t n) {
   // Lemire's multiply-shift; the tiny bias is irrelevant for workloads.

@@ -13,6 +13,7 @@
 #include "swaplab/alloc/swap_system.h"
 #include "swaplab/area/area_lock.h"
 #include "swaplab/area/io_engine_factory.h"
+#include "swaplab/hibernate/image_format.h"
 #include "swaplab/hibernate/snapshot.h"
 
 namespace swaplab::workload {
@@ -26,11 +27,10 @@ namespace {
 // stream pages. Compressed, no unit holds more than 256 pages' worth of
 // input, so a 256th of the stream is a floor. A bound, never a prediction.
 uint64_t SlotsNeededAtLeast(uint64_t saveable, double zero_share, bool compressed) {
-  const uint64_t meta = (saveable + 511) / 512;
   const double data = static_cast<double>(saveable) * (1.0 - zero_share) * 0.95;
-  uint64_t stream = 1 + meta + static_cast<uint64_t>(data);
+  uint64_t stream = 1 + hibernate::MetaPages(saveable) + static_cast<uint64_t>(data);
   if (compressed) stream = (stream + 255) / 256;
-  return stream + (stream + 510) / 511;
+  return stream + hibernate::MapPages(stream);
 }
 
 // The size against the area and the machine, before any of it is built.
@@ -51,7 +51,7 @@ Status CheckImageSize(const area::AreaInfo& info, const ImageWriteOptions& o) {
                               usable, Printable(info.path)));
   // The snapshot keeps two PFN lists (8 bytes a page) and, when it is built
   // before the write (--snapshot-memory), every stream page.
-  const uint64_t stream_bytes = (1 + (saveable + 511) / 512 + saveable) * area::kPageSize;
+  const uint64_t stream_bytes = hibernate::StreamPages(saveable) * area::kPageSize;
   const uint64_t mem = 16 * saveable + (stream_bytes <= snapshot_memory ? stream_bytes : 0);
   const long phys = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (phys > 0 && page > 0 && mem > static_cast<uint64_t>(phys) * static_cast<uint64_t>(page))

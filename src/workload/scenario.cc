@@ -195,7 +195,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     SL_TRY(r.Bool(d, p, "discard", &ds.discard));
     if (d.contains("prio")) {
       int prio = 0;
-      SL_TRY(r.Int(d, p, "prio", &prio, 0, 32767));
+      SL_TRY(r.Int(d, p, "prio", &prio, 0, alloc::kMaxSwapPrio));
       ds.prio = prio;
     }
     std::string backing = "simulated";

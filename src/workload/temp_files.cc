@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "swaplab/alloc/printable.h"  // kPathMax
+
 namespace swaplab::workload {
 
 namespace fs = std::filesystem;
@@ -21,7 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kSlots = 16;
-constexpr size_t kPathMax = 4096;
 // A slot is written only while `used` is false for everyone else, and read
 // by the handler only when `used` is true: the handler needs no lock.
 char g_paths[kSlots][kPathMax];

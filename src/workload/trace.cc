@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "swaplab/alloc/printable.h"
+#include "swaplab/alloc/types.h"
 
 namespace swaplab::workload {
 
@@ -213,9 +214,9 @@ inline bool InRange(int k, uint64_t u) {
     case kDiscard:
       return u <= 1;
     case kPrio:
-      return u <= 32767;
+      return u <= alloc::kMaxSwapPrio;
     case kOrder:
-      return u <= 15;
+      return u <= alloc::kMaxOrder;
     case kCpu:
       return u <= 1023;
     case kN:
@@ -233,9 +234,9 @@ std::string RangeError(int k, uint64_t u) {
       return "pages " + v + " is above the limit of 2^32 (" + std::to_string(kMaxTracePages) +
              ") pages, the largest swap area";
     case kPrio:
-      return "prio " + v + " is outside 0..32767";
+      return "prio " + v + " is outside 0.." + std::to_string(alloc::kMaxSwapPrio);
     case kOrder:
-      return "order " + v + " is outside 0..15";
+      return "order " + v + " is outside 0.." + std::to_string(alloc::kMaxOrder);
     case kCpu:
       return "cpu " + v + " is outside 0..1023";
     case kN:
@@ -437,9 +438,9 @@ size_t SpecIndex(TraceOp op) {
 }  // namespace
 
 TraceReader::TraceReader(std::unique_ptr<std::istream> in, std::string name)
-    : in_(std::move(in)), name_(Printable(name, 4096)) {}
+    : in_(std::move(in)), name_(Printable(name, kPathMax)) {}
 
-TraceReader::TraceReader(int fd, std::string name) : fd_(fd), name_(Printable(name, 4096)) {}
+TraceReader::TraceReader(int fd, std::string name) : fd_(fd), name_(Printable(name, kPathMax)) {}
 
 TraceReader::~TraceReader() {
   if (fd_ >= 0) ::close(fd_);
@@ -449,7 +450,7 @@ TraceReader::~TraceReader() {
 // endless line. Checked before the open and again on the descriptor (opened
 // without blocking), so a path swapped in between is refused too.
 Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
-  const std::string shown = Printable(path, 4096);
+  const std::string shown = Printable(path, kPathMax);
   auto refuse = [&shown](const struct stat& st) {
     const char* what = S_ISFIFO(st.st_mode)  ? "a FIFO"
                        : S_ISCHR(st.st_mode) ? "a character device"

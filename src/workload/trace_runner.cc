@@ -75,7 +75,7 @@ namespace {
 
 Status At(const TraceRunner::Where& where, const std::string& what, int code = -EINVAL) {
   return Status(code,
-                Printable(*where.trace, 4096) + ":" + std::to_string(where.line) + ": " + what);
+                Printable(*where.trace, kPathMax) + ":" + std::to_string(where.line) + ": " + what);
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ nlohmann::ordered_json Json(const kernel::DoctorReport& r) {
   j["findings"] = findings;
   ordered_json swaps = ordered_json::array();
   for (const auto& s : f.swaps) {
-    ordered_json w = {{"path", Printable(s.path, 4096)},
+    ordered_json w = {{"path", Printable(s.path, kPathMax)},
                       {"type", Printable(s.type)},
                       {"size_kib", s.size_kib},
                       {"used_kib", s.used_kib},
@@ -82,7 +82,7 @@ nlohmann::ordered_json Json(const kernel::DoctorReport& r) {
       {"cmdline_resume_offset", Printable(f.cmdline_resume_offset)}};
   j["swaps"] = swaps;
   j["target"] =
-      f.target >= 0 ? ordered_json(Printable(f.swaps[f.target].path, 4096)) : ordered_json();
+      f.target >= 0 ? ordered_json(Printable(f.swaps[f.target].path, kPathMax)) : ordered_json();
   j["image"] = {{"pages", f.image_pages},
                 {"total_pages", f.image_total_pages},
                 {"from_option", f.image_from_option},

@@ -19,7 +19,7 @@ namespace {
 // 1: the image (or the area) failed a check or could not be read;
 // 2: the command line was wrong or the path cannot be used at all.
 int Fail(const Status& st, const char* what, int code) {
-  fmt::print(stderr, "swaplab image {}: {}\n", what, Printable(st.ToString(), 4096));
+  fmt::print(stderr, "swaplab image {}: {}\n", what, Printable(st.ToString(), kPathMax));
   return code;
 }
 

@@ -119,7 +119,7 @@ KernelCommands AddKernel(CLI::App& app, KernelOptions& o) {
   c.run->add_option("--policy", o.policy, "model preset to compare with")->capture_default_str();
   AddKnobOption(c.run, &o.knobs);
   c.run->add_option("--prio", o.prio, "swapon priority when the trace gives none")
-      ->check(CLI::Range(0, 32767));
+      ->check(CLI::Range(0, alloc::kMaxSwapPrio));
   c.run->add_option("--timeout", o.timeout_s, "seconds before the run gives up")
       ->check(CLI::Range(1, 3600));
   c.run

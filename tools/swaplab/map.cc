@@ -26,7 +26,7 @@ namespace swaplab::tools {
 namespace {
 
 int Fail(const std::string& msg, int code) {
-  fmt::print(stderr, "swaplab map: {}\n", Printable(msg, 4096));
+  fmt::print(stderr, "swaplab map: {}\n", Printable(msg, kPathMax));
   return code;
 }
 

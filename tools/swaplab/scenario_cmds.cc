@@ -33,7 +33,7 @@ int WriteHtml(const std::vector<workload::ScenarioResult>& results, const Scenar
   ho.wall_seconds = wall;
   const std::string page = report::RenderHtml(results, &maps, ho);
   if (Status s = area::WriteOutputDirFile(o.html_dir, "index.html", page); !s.ok()) {
-    fmt::print(stderr, "swaplab: --html: {}\n", Printable(s.message(), 4096));
+    fmt::print(stderr, "swaplab: --html: {}\n", Printable(s.message(), kPathMax));
     return 1;
   }
   return 0;
@@ -48,7 +48,7 @@ int Emit(const std::vector<workload::ScenarioResult>& results, const ScenarioCmd
                                  {"report.json", b.json + "\n"},
                                  {"report.csv", b.csv}}) {
       if (Status s = area::WriteOutputDirFile(o.out_dir, name, content); !s.ok()) {
-        fmt::print(stderr, "swaplab: --out: {}\n", Printable(s.message(), 4096));
+        fmt::print(stderr, "swaplab: --out: {}\n", Printable(s.message(), kPathMax));
         return 1;
       }
     }
@@ -65,7 +65,7 @@ int RunAll(std::vector<workload::Scenario>& scenarios, const ScenarioCmdOptions&
        {std::pair<const char*, std::string>{"--out", o.out_dir}, {"--html", o.html_dir}}) {
     if (dir.empty()) continue;
     if (Status s = area::PrepareOutputDir(dir); !s.ok()) {
-      fmt::print(stderr, "swaplab: {}: {}\n", flag, Printable(s.message(), 4096));
+      fmt::print(stderr, "swaplab: {}: {}\n", flag, Printable(s.message(), kPathMax));
       return 2;
     }
   }

@@ -17,7 +17,7 @@ namespace swaplab::tools {
 namespace {
 
 int Fail(const Status& s) {
-  fmt::print(stderr, "swaplab trace convert: {}\n", Printable(s.message(), 4096));
+  fmt::print(stderr, "swaplab trace convert: {}\n", Printable(s.message(), kPathMax));
   // the input's or the output path's fault: 2; the disk's: 1
   return s.code() == -EIO || s.code() == -ENOSPC || s.code() == -ENOMEM ? 1 : 2;
 }
@@ -63,8 +63,8 @@ int Convert(const TraceCmdOptions& o) {
   bytes += buf.size();
   if (Status s = (*w)->Commit(); !s.ok()) return Fail(s);
   partial.keep();
-  fmt::print("{}: {} records, {} bytes ({}; the input was {})\n", Printable(o.out, 4096), records,
-             bytes, binary ? "binary" : "text", in_binary ? "binary" : "text");
+  fmt::print("{}: {} records, {} bytes ({}; the input was {})\n", Printable(o.out, kPathMax),
+             records, bytes, binary ? "binary" : "text", in_binary ? "binary" : "text");
   return 0;
 }
 

@@ -34,7 +34,7 @@ int Fail(const Status& st, int code, const char* cmd = "vm hibernate") {
   std::string out;
   for (size_t at = 0; at <= msg.size();) {
     const size_t nl = std::min(msg.find('\n', at), msg.size());
-    out += (at ? "\n" : "") + Printable(std::string_view(msg).substr(at, nl - at), 4096);
+    out += (at ? "\n" : "") + Printable(std::string_view(msg).substr(at, nl - at), kPathMax);
     at = nl + 1;
   }
   fmt::print(stderr, "swaplab {}: {}\n", cmd, out);

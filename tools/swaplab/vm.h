@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "swaplab/area/io_engine_factory.h"
+#include "swaplab/vm/qemu.h"
 #include "swaplab/workload/host_cpu.h"
 #include "swaplab/workload/scenario.h"
 #include "vm_kernel.h"
@@ -19,7 +20,7 @@ struct VmCmdOptions {
   std::string compress = "lzo";
   bool resume = false;
   bool json = false;
-  std::string kernel, modules, append, accel = "auto", keep, policy = "linux-6.12", agent;
+  std::string kernel, modules, append, accel = "auto", keep, policy{vm::kGuestPreset}, agent;
   int mem_mib = 384, smp = 1, timeout_s = 300;
   bool rotational = false;
   uint64_t seed = 1;

@@ -16,6 +16,9 @@ namespace swaplab {
 // Bytes of an input token kept in a parser's error message (traces,
 // scenario files); a longer token is cut.
 inline constexpr size_t kMaxTokenInMessage = 64;
+// PATH_MAX: bytes of a path, or of a message that names one, kept when it
+// is shown (Printable(path, kPathMax)): a path is never cut.
+inline constexpr size_t kPathMax = 4096;
 
 // Printable ASCII as it is, a backslash doubled, every other byte (control
 // characters and terminal escapes, NUL, bytes >= 0x80) as \xNN; at most

@@ -56,7 +56,7 @@ struct SwaponOptions {
   bool blkdev = true;  // a block device: may hold large folios (O3)
   DiscardMode discard = DiscardMode::kNone;
   bool discard_supported = true;  // the device accepts discard
-  std::optional<int> prio;        // 0..32767, or default
+  std::optional<int> prio;        // 0..kMaxSwapPrio, or default
   // Block device the area is on, and the block of slot 0 (hibernation
   // lookups, §6). With no extents, slot s is block first_block + s.
   uint64_t bdev = 0;

@@ -22,8 +22,33 @@ inline constexpr int kDefaultClusterShift = kMaxFolioOrder;
 // Highest cluster shift the library accepts (entry counts fit 16 bits).
 inline constexpr int kMaxClusterShift = 15;
 inline constexpr int kMaxOrders = kMaxClusterShift + 1;
+// The highest folio order a trace or a caller may name: a folio fits a
+// cluster of the largest shift.
+inline constexpr int kMaxOrder = kMaxOrders - 1;
+// The highest priority swapon(2) takes (SWAP_FLAG_PRIO_MASK, 0x7fff):
+// swapon --priority, a trace's `prio`, a scenario's device.
+inline constexpr int kMaxSwapPrio = 32767;
 // Inline count capacity of a slot entry in the primary tree (4 bits).
 inline constexpr int kDefaultCountMax = 15;
+
+// SplitMix64 (Steele, Lea, Flood 2014), the one seeded generator of the
+// project: the model's scan-base draws, the workload's Rng, the synthetic
+// snapshot's page contents. The same seed gives the same sequence on every
+// platform. SplitMix64Hash(x) mixes x + the golden gamma;
+// SplitMix64Next(state) advances the state by that gamma and returns the
+// hash of the state it left.
+inline constexpr uint64_t kSplitMix64Gamma = 0x9e3779b97f4a7c15ULL;
+constexpr uint64_t SplitMix64Hash(uint64_t x) {
+  uint64_t z = x + kSplitMix64Gamma;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+constexpr uint64_t SplitMix64Next(uint64_t* state) {
+  const uint64_t z = SplitMix64Hash(*state);
+  *state += kSplitMix64Gamma;
+  return z;
+}
 
 // CPU the caller says an operation runs on (design.md: CpuId).
 using CpuId = int;

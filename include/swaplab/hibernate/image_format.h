@@ -21,6 +21,20 @@ namespace swaplab::hibernate {
 using alloc::kPageSize;
 inline constexpr uint64_t kMapEntries = kPageSize / 8 - 1;       // E = 511 (MAP_PAGE_ENTRIES)
 inline constexpr uint64_t kPagesForIo = (4u << 20) / kPageSize;  // PAGES_FOR_IO = 1024
+// PFNs one metadata page of the snapshot holds: 8 bytes each (§3.2).
+inline constexpr uint64_t kPfnsPerMetaPage = kPageSize / 8;  // 512
+
+// The image's arithmetic (§3.2, §4.4), named once. M = ⌈N / 512⌉: the
+// metadata pages of N saveable pages.
+constexpr uint64_t MetaPages(uint64_t saveable) {
+  return (saveable + kPfnsPerMetaPage - 1) / kPfnsPerMetaPage;
+}
+// T = 1 + M + N: the stream's pages without compression (swsusp_info, the
+// metadata, the data).
+constexpr uint64_t StreamPages(uint64_t saveable) { return 1 + MetaPages(saveable) + saveable; }
+// Q = ⌊T / 511⌋: the map pages that fill up; the chain has Q + 1 (§4.4).
+constexpr uint64_t FullMapPages(uint64_t stream_pages) { return stream_pages / kMapEntries; }
+constexpr uint64_t MapPages(uint64_t stream_pages) { return FullMapPages(stream_pages) + 1; }
 
 // The swsusp_header overlay on page 0 is the area's (area/swap_header.h):
 // its offsets, signatures, SF_* bits and decoder.

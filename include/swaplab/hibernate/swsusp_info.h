@@ -46,7 +46,7 @@ struct SwsuspInfo {
   int32_t cpus = 0;            // never set by the kernel (0)
   uint64_t image_pages = 0;    // N = nr_copy_pages
   uint64_t pages = 0;          // T = N + M + 1
-  uint64_t size = 0;           // T × 4096
+  uint64_t size = 0;           // T × kPageSize
   uint64_t meta_pages() const { return pages - image_pages - 1; }  // M (valid once checked)
 };
 

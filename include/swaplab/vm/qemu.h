@@ -15,6 +15,11 @@
 
 namespace swaplab::vm {
 
+// The model preset of the guest's default kernel (Debian's 6.12, above):
+// what vm hibernate, vm reproduce and vm churn compare the guest with
+// unless --policy says otherwise.
+inline constexpr std::string_view kGuestPreset = "linux-6.12";
+
 enum class Accel { kTcg, kKvm, kAuto };
 Result<Accel> ParseAccel(std::string_view s);  // "tcg" | "kvm" | "auto"
 const char* Name(Accel a);

@@ -29,8 +29,8 @@ struct HibernateOptions {
   hibernate::Compressor compress = hibernate::Compressor::kLzo;
   bool resume = false;
   uint64_t seed = 1;
-  std::string policy = "linux-6.12";  // the guest's kernel
-  std::vector<std::string> knobs;     // "NAME=VALUE" applied to the preset (--knob)
+  std::string policy{kGuestPreset};  // the guest's kernel
+  std::vector<std::string> knobs;    // "NAME=VALUE" applied to the preset (--knob)
   // The model's slot source for the image: kBase as 6.12 takes slots,
   // kFreeClustersSorted as a kernel booted with hibernate_alloc=clusters
   // (kernel-patches/rfc-6.12) does.

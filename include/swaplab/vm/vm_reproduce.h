@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "swaplab/alloc/status.h"
+#include "swaplab/alloc/types.h"
 #include "swaplab/vm/vm_hibernate.h"
 
 namespace swaplab::vm {
 
 // Seed 001's sizes: a 5.0 GiB image (1,310,720 pages) written without
 // compression to a 6 GiB swap device (shuffled) and a 12 GiB one (holes).
-inline constexpr uint64_t kSeedImageBytes = 1310720ull * 4096;
+inline constexpr uint64_t kSeedImageBytes = 1310720ull * alloc::kPageSize;
 inline constexpr uint64_t kSeedShuffledSwapBytes = 6ull << 30;
 inline constexpr uint64_t kSeedHolesSwapBytes = 12ull << 30;
 // The scales a guest can hold: an image of 40 MiB .. 1 GiB (below that the
@@ -33,7 +34,7 @@ struct SeedTableOptions {
   VmOptions vm;             // kernel, accel, CPUs; mem_mib 0: chosen from the image size
   double scale = 1.0 / 64;  // of the seed's sizes
   hibernate::Compressor compress = hibernate::Compressor::kNone;  // the seed wrote uncompressed
-  std::string policy = "linux-6.12";
+  std::string policy{kGuestPreset};
   uint64_t seed = 1;
 };
 

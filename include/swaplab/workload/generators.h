@@ -21,8 +21,9 @@
 
 namespace swaplab::workload {
 
-// SplitMix64: one seeded generator type, passed explicitly (conventions).
-// The same seed gives the same sequence on every platform.
+// alloc::SplitMix64Next as a type: one seeded generator, passed
+// explicitly (conventions). The same seed gives the same sequence on every
+// platform.
 class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed) {}

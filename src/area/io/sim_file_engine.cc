@@ -5,12 +5,13 @@
 #include <memory>
 #include <vector>
 
+#include "swaplab/alloc/types.h"
 #include "swaplab/area/io_engine.h"
 
 namespace swaplab::area {
 namespace {
 
-constexpr size_t kPage = 4096;
+constexpr size_t kPage = alloc::kPageSize;
 
 class SimFileEngine final : public IoEngine {
  public:
