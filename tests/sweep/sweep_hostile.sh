@@ -7,7 +7,12 @@
 # every command run on it (merge --html, emit parallel, emit slurm, point).
 # Each must exit 0, 1 or 2 (never a signal: an abort is 134), a command that
 # reads the bad file must exit 1 or 2 naming it, nothing may be written
-# outside DIR, and no command may run (no PWNED file).
+# outside DIR, and no command may run (no PWNED file). A command that does
+# not read the file (point never opens sweep.json, merge and emit never
+# open in/ID.json, emit and point never open another point's result) runs
+# on the file's first corruption only: it never sees the bytes, so running
+# it on every case would repeat that run (and `point` simulates a whole
+# point each time).
 # Usage: sweep_hostile.sh SWAPLAB SOURCE_DIR
 set -uo pipefail
 S=$1
@@ -48,6 +53,7 @@ PY
 }
 
 n=0
+declare -A ran_once  # "FILE CMD" of a command that does not read FILE, once run
 # one NAME FILE MUST_FAIL SETUP: a fresh copy of the sweep, SETUP run in it
 # (with $F the file's path), then every command; MUST_FAIL lists the
 # commands that read FILE and so must refuse it (exit 1 or 2, FILE named).
@@ -63,6 +69,10 @@ one() {
   sleep 0.01
   local cmd rc
   for cmd in merge emit-parallel emit-slurm point; do
+    if [[ " $must " != *" $cmd "* ]]; then
+      [ -z "${ran_once["$file $cmd"]:-}" ] || continue
+      ran_once["$file $cmd"]=1
+    fi
     rc=0
     case $cmd in
       merge) (cd "$W/a/b" && timeout 20 "$S" sweep merge "$D" --html "$D/page.html") >/dev/null 2>"$L/err" || rc=$? ;;
