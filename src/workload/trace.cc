@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cstring>
 #include <iterator>
+#include <span>
 #include <string_view>
 
 #include "swaplab/alloc/printable.h"
@@ -362,40 +363,76 @@ void AppendVarint(uint64_t v, std::string* out) {
   out->push_back(static_cast<char>(v));
 }
 
-// The keys FormatRecord writes for r, as a mask (the binary encoding
-// writes the same ones).
-unsigned WrittenKeys(const TraceRecord& r) {
-  auto bit = [](Key k) { return 1u << k; };
-  switch (r.op) {
+// The keys a record of each op may carry, in the order the text format
+// writes them (FormatRecord); the binary encoding writes the same ones, as
+// a mask (AppendBinaryRecord).
+std::span<const Key> KeyOrder(TraceOp op) {
+  static constexpr Key kSwapon[] = {kDev, kPages, kSsd, kBlkdev, kDiscard, kPrio};
+  static constexpr Key kDevOnly[] = {kDev};
+  static constexpr Key kAllocKeys[] = {kFolio, kOrder, kCpu};
+  static constexpr Key kPartKeys[] = {kFolio, kPage, kN};
+  static constexpr Key kFolioOnly[] = {kFolio};
+  static constexpr Key kExpectKeys[] = {kFolio, kPage, kDev, kOffset};
+  static constexpr Key kForeignKeys[] = {kDev, kOffset, kN, kCpu};
+  static constexpr Key kForeignFreeKeys[] = {kDev, kOffset, kN};
+  static constexpr Key kScanBaseKeys[] = {kDev, kCpu, kOffset};
+  static constexpr Key kNOnly[] = {kN};
+  switch (op) {
     case TraceOp::kSwapon:
-      return bit(kDev) | bit(kPages) | bit(kSsd) | bit(kBlkdev) | bit(kDiscard) |
-             (r.prio ? bit(kPrio) : 0u);
+      return kSwapon;
     case TraceOp::kSwapoff:
-      return bit(kDev);
+      return kDevOnly;
     case TraceOp::kAlloc:
-      return bit(kFolio) | bit(kOrder) | bit(kCpu);
+      return kAllocKeys;
     case TraceOp::kFree:
     case TraceOp::kCache:
-      return bit(kFolio) | (r.page != 0 || r.n ? bit(kPage) : 0u) | (r.n ? bit(kN) : 0u);
+      return kPartKeys;
     case TraceOp::kDropCache:
-      return r.folio ? bit(kFolio) : 0u;
     case TraceOp::kDup:
-      return bit(kFolio);
+      return kFolioOnly;
     case TraceOp::kSuspendStorage:
     case TraceOp::kResumeStorage:
-      return 0;
+      return {};
     case TraceOp::kExpect:
-      return bit(kFolio) | (r.page != 0 ? bit(kPage) : 0u) | bit(kDev) | bit(kOffset);
+      return kExpectKeys;
     case TraceOp::kForeign:
+      return kForeignKeys;
     case TraceOp::kForeignFree:
-      return bit(kDev) | bit(kOffset) | (r.n && *r.n != 1 ? bit(kN) : 0u) |
-             (r.op == TraceOp::kForeign ? bit(kCpu) : 0u);
+      return kForeignFreeKeys;
     case TraceOp::kScanBase:
-      return bit(kDev) | bit(kCpu) | bit(kOffset);
+      return kScanBaseKeys;
     case TraceOp::kCpus:
-      return bit(kN);
+      return kNOnly;
   }
-  return 0;
+  return {};
+}
+
+// Whether r carries key k of its op's KeyOrder: the optional ones only
+// when set (and not at their default), every other one always.
+bool Written(Key k, const TraceRecord& r) {
+  switch (k) {
+    case kPrio:
+      return r.prio.has_value();
+    case kFolio:
+      return r.op != TraceOp::kDropCache || r.folio.has_value();
+    case kPage:  // a part's first page, or an expect line's page in its folio
+      return r.page != 0 || (r.op != TraceOp::kExpect && r.n.has_value());
+    case kN:
+      if (r.op == TraceOp::kCpus) return true;
+      if (r.op == TraceOp::kForeign || r.op == TraceOp::kForeignFree)
+        return r.n.has_value() && *r.n != 1;
+      return r.n.has_value();
+    default:
+      return true;
+  }
+}
+
+// The keys FormatRecord writes for r, as a mask.
+unsigned WrittenKeys(const TraceRecord& r) {
+  unsigned m = 0;
+  for (Key k : KeyOrder(r.op))
+    if (Written(k, r)) m |= 1u << k;
+  return m;
 }
 
 // Key k's value in r, as written (the reverse of Store).
@@ -781,65 +818,12 @@ bool RecordPageRange(const TraceRecord& r, uint64_t folio_pages, uint64_t* first
 
 std::string FormatRecord(const TraceRecord& r) {
   std::string o = Name(r.op);  // appended to in place: no stream per record
-  auto field = [&o](const char* key, auto v) {
+  for (Key k : KeyOrder(r.op)) {
+    if (!Written(k, r)) continue;
     o += ' ';
-    o += key;
+    o += kKeyNames[k];
     o += '=';
-    o += std::to_string(v);
-  };
-  switch (r.op) {
-    case TraceOp::kSwapon:
-      field("dev", r.dev);
-      field("pages", r.pages);
-      field("ssd", int{r.ssd});
-      field("blkdev", int{r.blkdev});
-      field("discard", int{r.discard});
-      if (r.prio) field("prio", *r.prio);
-      break;
-    case TraceOp::kSwapoff:
-      field("dev", r.dev);
-      break;
-    case TraceOp::kAlloc:
-      field("folio", *r.folio);
-      field("order", r.order);
-      field("cpu", r.cpu);
-      break;
-    case TraceOp::kFree:
-    case TraceOp::kCache:
-      field("folio", *r.folio);
-      if (r.page != 0 || r.n) field("page", r.page);
-      if (r.n) field("n", *r.n);
-      break;
-    case TraceOp::kDropCache:
-      if (r.folio) field("folio", *r.folio);
-      break;
-    case TraceOp::kDup:
-      field("folio", *r.folio);
-      break;
-    case TraceOp::kSuspendStorage:
-    case TraceOp::kResumeStorage:
-      break;
-    case TraceOp::kExpect:
-      field("folio", *r.folio);
-      if (r.page != 0) field("page", r.page);
-      field("dev", r.dev);
-      field("offset", r.offset);
-      break;
-    case TraceOp::kForeign:
-    case TraceOp::kForeignFree:
-      field("dev", r.dev);
-      field("offset", r.offset);
-      if (r.n && *r.n != 1) field("n", *r.n);
-      if (r.op == TraceOp::kForeign) field("cpu", r.cpu);
-      break;
-    case TraceOp::kScanBase:
-      field("dev", r.dev);
-      field("cpu", r.cpu);
-      field("offset", r.offset);
-      break;
-    case TraceOp::kCpus:
-      field("n", r.n.value_or(0));
-      break;
+    o += std::to_string(KeyValue(k, r));
   }
   return o;
 }
