@@ -33,6 +33,7 @@ Result<HibernateOptions> SeedLayoutOptions(const SeedTableOptions& o, workload::
   h.resume = true;
   h.seed = o.seed;
   h.policy = o.policy;
+  h.io = o.io;
   // The snapshot needs as much free memory again as the image, and the
   // kernel and the agent their own: three times the image, at least 384.
   if (h.vm.mem_mib <= 0)

@@ -21,6 +21,7 @@ run 2 'no-such\\x1b\[2J' "$S" reproduce "$(printf 'no-such\033[2J')" --vm --kern
 ! grep -q "$(printf '\033')" "$W/err" || fail "an escape from the command line reached the terminal"
 run 2 "no --check-data, --csv" "$S" reproduce nonfull-vs-free-8g --vm --kernel rfc-6.12 --csv
 run 2 "no --check-data, --csv" "$S" reproduce nonfull-vs-free-all --vm --kernel rfc-6.12 --host-cpu none
+run 2 "no --io: the guest swaps to zram" "$S" reproduce nonfull-vs-free-8g --vm --kernel rfc-6.12 --io posix
 run 2 "no built kernel .no-such-kernel." "$S" reproduce nonfull-vs-free-10g --vm --kernel no-such-kernel
 grep -q "no-such-kernel" "$W/err" || fail "a missing kernel is not named: $(cat "$W/err")"
 run 2 'no built kernel .x\\x1b\[2J.' "$S" reproduce nonfull-vs-free-10g --vm --kernel "$(printf 'x\033[2J')"

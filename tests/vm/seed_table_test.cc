@@ -38,6 +38,16 @@ TEST(SeedTable, SizesScaleTheSeeds) {
   EXPECT_EQ(SeedLayoutOptions(o, RfcLayout::kShuffled)->vm.mem_mib, 2000);
 }
 
+TEST(SeedTable, EachLayoutReadsWithTheEngineAskedFor) {
+  SeedTableOptions o;
+  EXPECT_EQ(SeedLayoutOptions(o, RfcLayout::kShuffled)->io, area::EngineKind::kAuto);
+  for (auto kind : {area::EngineKind::kPosix, area::EngineKind::kUring, area::EngineKind::kSim}) {
+    o.io = kind;  // reproduce --vm --io KIND
+    EXPECT_EQ(SeedLayoutOptions(o, RfcLayout::kShuffled)->io, kind);
+    EXPECT_EQ(SeedLayoutOptions(o, RfcLayout::kHoles)->io, kind);
+  }
+}
+
 TEST(SeedTable, RefusesScalesAndLayoutsItCannotRun) {
   SeedTableOptions o;
   for (double bad : {0.0, -1.0, 1.0 / 4, 1.0 / 129, 1.0}) {

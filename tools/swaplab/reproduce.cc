@@ -87,15 +87,15 @@ int RunReproduce(const ScenarioCmdOptions& o) {
       return 2;
     }
     if (o.vm_kernel.empty() || o.check_data || o.csv || o.list || !o.html_dir.empty() ||
-        !o.host_cpu.empty()) {
+        !o.host_cpu.empty() || o.io != area::EngineKind::kAuto) {
       fmt::print(stderr,
                  "swaplab reproduce NAME --vm: runs seed 003's scenarios on a kernel built with "
                  "kernel-patches/nonfull-6.12 (--kernel rfc-6.12), printed as text or --json, "
-                 "--out DIR writes both (no --check-data, --csv, --html, --list or --host-cpu)\n");
+                 "--out DIR writes both (no --check-data, --csv, --html, --list or --host-cpu; no "
+                 "--io: the guest swaps to zram, no image is read)\n");
       return 2;
     }
-    return RunReproduceVmNonfull(*chosen, o.vm_scale_set ? o.vm_scale : 0, o.accel, o.vm_kernel,
-                                 o.vm_runs, o.json, o.out_dir, o.progress);
+    return RunReproduceVmNonfull(*chosen, o);
   }
   if (o.vm) {
     if (!o.name.empty() || o.check_data || o.csv || !o.out_dir.empty() || o.list ||
@@ -116,10 +116,8 @@ int RunReproduce(const ScenarioCmdOptions& o) {
       if (!c) return 2;
       cpu = *c;
     }
-    if (!o.vm_kernel.empty())
-      return RunReproduceVmColumns(o.vm_scale, o.accel, o.vm_kernel, o.vm_runs,
-                                   cpu ? &*cpu : nullptr, o.json, o.progress);
-    return RunReproduceVm(o.vm_scale, o.accel, cpu ? &*cpu : nullptr, o.json, o.progress);
+    if (!o.vm_kernel.empty()) return RunReproduceVmColumns(o, cpu ? &*cpu : nullptr);
+    return RunReproduceVm(o, cpu ? &*cpu : nullptr);
   }
   auto all = workload::ShippedInReportOrder();
   if (!all.ok()) {  // a shipped file is part of the program: a bug

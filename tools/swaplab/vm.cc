@@ -205,35 +205,35 @@ int RunVm(const VmCommands& c, const VmCmdOptions& o) {
   return 0;
 }
 
-int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu,
-                   bool json, const std::string& progress) {
+int RunReproduceVm(const ScenarioCmdOptions& o, const workload::HostCpuCost* cpu) {
   vm::SeedTableOptions so;
-  so.scale = scale;
-  so.vm.accel = *vm::ParseAccel(accel);
+  so.scale = o.vm_scale;
+  so.vm.accel = *vm::ParseAccel(o.accel);
   so.vm.mem_mib = 0;  // from the image size
-  ProgressBar bar(progress, 0, "stages");
+  so.io = o.io;
+  ProgressBar bar(o.progress, 0, "stages");
   ShowStages(bar, so.vm, /*resume=*/true, 2);  // both layouts, each resumed (RunSeedTable)
   auto rep = kernel::WithSignals<vm::SeedTableReport>(
       kVmSignals, [&](auto* intr) { return vm::RunSeedTable(so, intr); });
   if (rep.ok()) bar.Update(2 * vm::HibernateStages(true).size(), "done");
   bar.End();
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm");
-  fmt::print("{}", json ? report::VmSeedTableJson(*rep, cpu) : report::VmSeedTableText(*rep, cpu));
+  fmt::print("{}",
+             o.json ? report::VmSeedTableJson(*rep, cpu) : report::VmSeedTableText(*rep, cpu));
   return 0;
 }
 
-int RunReproduceVmColumns(double scale, const std::string& accel, const std::string& kernel,
-                          int runs, const workload::HostCpuCost* cpu, bool json,
-                          const std::string& progress) {
+int RunReproduceVmColumns(const ScenarioCmdOptions& o, const workload::HostCpuCost* cpu) {
   vm::RfcTableOptions ro;
-  ro.table.scale = scale;
-  ro.table.vm.accel = *vm::ParseAccel(accel);
+  ro.table.scale = o.vm_scale;
+  ro.table.vm.accel = *vm::ParseAccel(o.accel);
   ro.table.vm.mem_mib = 0;  // from the image size
-  ro.table.vm.kernel = kernel;
-  ro.runs = runs;
+  ro.table.vm.kernel = o.vm_kernel;
+  ro.table.io = o.io;
+  ro.runs = o.vm_runs;
   if (auto gk = vm::ResolveGuestKernel(ro.table.vm); !gk.ok())
     return Fail(gk.status(), 2, "reproduce --vm --kernel");
-  ProgressBar bar(progress, 2 * ro.columns.size() * static_cast<size_t>(runs), "runs");
+  ProgressBar bar(o.progress, 2 * ro.columns.size() * static_cast<size_t>(ro.runs), "runs");
   auto rep = kernel::WithSignals<vm::RfcTableReport>(kVmSignals, [&](auto* intr) {
     return vm::RunRfcTable(ro, intr, [&bar](size_t k, size_t n) {
       bar.Update(k, fmt::format("{}/{} hibernations", k, n));
@@ -241,27 +241,26 @@ int RunReproduceVmColumns(double scale, const std::string& accel, const std::str
   });
   bar.End();
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm --kernel");
-  fmt::print("{}", json ? report::VmRfcTableJson(*rep, cpu) : report::VmRfcTableText(*rep, cpu));
+  fmt::print("{}", o.json ? report::VmRfcTableJson(*rep, cpu) : report::VmRfcTableText(*rep, cpu));
   return 0;
 }
 
-int RunReproduceVmNonfull(const workload::Scenario& sc_in, double scale, const std::string& accel,
-                          const std::string& kernel, int runs, bool json,
-                          const std::string& out_dir, const std::string& progress) {
+int RunReproduceVmNonfull(const workload::Scenario& sc_in, const ScenarioCmdOptions& o) {
+  const std::string& out_dir = o.out_dir;
   if (!out_dir.empty())  // new, empty or ours: known before the VM runs
     if (Status s = area::PrepareOutputDir(out_dir); !s.ok()) return Fail(s, 2, "reproduce --vm");
   vm::NonfullTableOptions no;
   no.scenario = sc_in;
-  workload::ScaleScenario(no.scenario, scale > 0 ? scale : vm::kNonfullVmScale);
-  no.vm.accel = *vm::ParseAccel(accel);
-  no.vm.kernel = kernel;
+  workload::ScaleScenario(no.scenario, o.vm_scale_set ? o.vm_scale : vm::kNonfullVmScale);
+  no.vm.accel = *vm::ParseAccel(o.accel);
+  no.vm.kernel = o.vm_kernel;
   no.vm.smp = 2;
   no.vm.mem_mib = 1024;  // room for the large folios the faults ask for
   no.vm.timeout_s = 1800;
-  no.runs = runs;
+  no.runs = o.vm_runs;
   if (auto gk = vm::ResolveGuestKernel(no.vm); !gk.ok())
     return Fail(gk.status(), 2, "reproduce --vm --kernel");
-  ProgressBar bar(progress, 2 * static_cast<size_t>(runs), "boots");
+  ProgressBar bar(o.progress, 2 * static_cast<size_t>(no.runs), "boots");
   auto rep = kernel::WithSignals<vm::NonfullTableReport>(kVmSignals, [&](auto* intr) {
     return vm::RunNonfullTable(
         no, intr, [&bar](size_t k, size_t n) { bar.Update(k, fmt::format("{}/{} builds", k, n)); });
@@ -269,7 +268,7 @@ int RunReproduceVmNonfull(const workload::Scenario& sc_in, double scale, const s
   bar.End();
   if (!rep.ok()) return Fail(rep.status(), ExitCode(rep.status()), "reproduce --vm --kernel");
   const std::string text = report::VmNonfullTableText(*rep), js = report::VmNonfullTableJson(*rep);
-  fmt::print("{}", json ? js : text);
+  fmt::print("{}", o.json ? js : text);
   if (!out_dir.empty()) {
     for (const auto& [name, content] :
          {std::pair<const char*, const std::string&>{"report.txt", text}, {"report.json", js}})

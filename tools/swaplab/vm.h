@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "scenario_cmds.h"
 #include "swaplab/area/io_engine_factory.h"
 #include "swaplab/vm/qemu.h"
 #include "swaplab/workload/host_cpu.h"
@@ -44,21 +45,17 @@ struct VmCommands {
 
 VmCommands AddVm(CLI::App& app, VmCmdOptions& o);
 int RunVm(const VmCommands& c, const VmCmdOptions& o);
-// `reproduce --vm`: seed 001's two layouts at `scale` (cpu: the prices
-// added to the model's seconds, or nullptr; progress: --progress).
-int RunReproduceVm(double scale, const std::string& accel, const workload::HostCpuCost* cpu,
-                   bool json, const std::string& progress);
+// `reproduce --vm`: seed 001's two layouts at o.vm_scale, the guest's
+// image read off its disk with the engine o.io names (cpu: the prices
+// added to the model's seconds, or nullptr). o: reproduce's options.
+int RunReproduceVm(const ScenarioCmdOptions& o, const workload::HostCpuCost* cpu);
 // `reproduce --vm --kernel NAME`: seed 001's columns, each a boot of the
-// patched kernel `kernel` with its parameters, `runs` times per cell (cpu:
-// the prices of the model's "+ host CPU" rows, or nullptr).
-int RunReproduceVmColumns(double scale, const std::string& accel, const std::string& kernel,
-                          int runs, const workload::HostCpuCost* cpu, bool json,
-                          const std::string& progress);
-// `reproduce NAME --vm --kernel NAME`: seed 003's scenario `sc` at `scale`
-// (0: kNonfullVmScale) on the patched kernel, prefer_nonfull=0 vs 1;
-// out_dir: also report.txt and report.json there.
-int RunReproduceVmNonfull(const workload::Scenario& sc, double scale, const std::string& accel,
-                          const std::string& kernel, int runs, bool json,
-                          const std::string& out_dir, const std::string& progress);
+// patched kernel o.vm_kernel with its parameters, o.vm_runs times per cell
+// (cpu: the prices of the model's "+ host CPU" rows, or nullptr).
+int RunReproduceVmColumns(const ScenarioCmdOptions& o, const workload::HostCpuCost* cpu);
+// `reproduce NAME --vm --kernel NAME`: seed 003's scenario `sc` at
+// o.vm_scale when given (else kNonfullVmScale) on the patched kernel,
+// prefer_nonfull=0 vs 1; o.out_dir: also report.txt and report.json there.
+int RunReproduceVmNonfull(const workload::Scenario& sc, const ScenarioCmdOptions& o);
 
 }  // namespace swaplab::tools

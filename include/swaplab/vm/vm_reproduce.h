@@ -11,6 +11,7 @@
 
 #include "swaplab/alloc/status.h"
 #include "swaplab/alloc/types.h"
+#include "swaplab/area/io_engine_factory.h"
 #include "swaplab/vm/vm_hibernate.h"
 
 namespace swaplab::vm {
@@ -36,6 +37,8 @@ struct SeedTableOptions {
   hibernate::Compressor compress = hibernate::Compressor::kNone;  // the seed wrote uncompressed
   std::string policy{kGuestPreset};
   uint64_t seed = 1;
+  // The engine that reads each guest's image off its disk (--io).
+  area::EngineKind io = area::EngineKind::kAuto;
 };
 
 struct SeedTableReport {
