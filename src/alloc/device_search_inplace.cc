@@ -116,6 +116,167 @@ uint64_t SwapSystem::State::ScanClusterInPlace(SwapDevice& d, SwapCluster& c, ui
   return found;
 }
 
+namespace {
+
+// One 6.12 search of a device (SearchDeviceInPlace): this CPU's next[order]
+// on the device, what the last scan found and set it to, whether a commit
+// found the device no longer WRITEOK (§11 U7), and the rounds a discard
+// restarted.
+class InPlaceSearch {
+ public:
+  InPlaceSearch(SwapSystem::State& s, SwapDevice& d, const AllocRequest& rq)
+      : s_(s),
+        d_(d),
+        rq_(rq),
+        stats_(s.cpus[rq.cpu].stats),
+        hint_(d.pcp_next[static_cast<size_t>(rq.cpu) * kMaxOrders + rq.order]) {}
+
+  uint64_t Run();
+
+ private:
+  void FromHint();
+  bool Round();
+  bool Step(SearchStep step, bool* restart);
+  bool Scan(SwapCluster* c);
+  uint64_t ListLen(ListId list, int order) EXCLUDES(d_.lock);
+  void ScanNonfull();
+  void ScanFrag(SearchStep step);
+  bool DiscardRestart();
+  void StealHigher();
+
+  SwapSystem::State& s_;
+  SwapDevice& d_;
+  const AllocRequest& rq_;
+  CpuCounters& stats_;
+  uint64_t& hint_;
+  uint64_t found_ = 0, next_ = 0;
+  bool abort_ = false;
+  int restarts_ = 0;
+  uint64_t frags_ = 0;  // clusters the nonfull and frag steps scanned
+};
+
+// Rounds of the hint and the steps, while a discard restarts them; the
+// offset the last scan returned becomes next[order].
+uint64_t InPlaceSearch::Run() {
+  for (restarts_ = 0;; ++restarts_) {
+    next_ = 0;
+    FromHint();
+    const bool restart = Round();
+    if (!restart || found_ != 0 || abort_) break;
+  }
+  hint_ = next_;
+  return found_;
+}
+
+void InPlaceSearch::FromHint() {
+  const uint64_t off = hint_;
+  if (off != 0 && off < (d_.nr_clusters << s_.cluster_shift)) {
+    SwapCluster& c = d_.ClusterOf(off, s_.cluster_shift);
+    c.lock.Lock();
+    found_ = s_.ScanClusterInPlace(d_, c, off, rq_, &next_, &abort_);
+    if (found_ != 0) Bump(stats_.served_by_hint);
+  }
+}
+
+// One pass over the steps until one serves, ends the search or restarts
+// it; returns whether it restarts.
+bool InPlaceSearch::Round() {
+  bool restart = false;
+  frags_ = 0;
+  for (SearchStep step : s_.policy.search) {
+    if (found_ != 0 || abort_) break;
+    const bool done = Step(step, &restart);
+    if (found_ != 0) Bump(stats_.served_by_step[static_cast<size_t>(step)]);
+    if (done || restart) break;
+  }
+  return restart;
+}
+
+// One step; returns whether the search ends there whatever it found.
+bool InPlaceSearch::Step(SearchStep step, bool* restart) {
+  const bool below_pmd = rq_.order < s_.pmd_order;
+  switch (step) {
+    case SearchStep::kFreeIfDiscard:
+    case SearchStep::kFree:
+    case SearchStep::kFreeIfNotDiscard:
+      if ((step == SearchStep::kFreeIfDiscard && !d_.page_discard) ||
+          (step == SearchStep::kFreeIfNotDiscard && d_.page_discard))
+        return false;
+      return Scan(TakeFromList(s_, d_, ListId::kFree, 0, Take::kStay));
+    case SearchStep::kNonfull:
+      if (below_pmd) ScanNonfull();
+      return false;
+    case SearchStep::kReclaimFull:
+      if (s_.VmSwapFull()) s_.ReclaimFull(d_, false);
+      return false;
+    case SearchStep::kFragOne:
+    case SearchStep::kFragAll:
+      if (below_pmd) ScanFrag(step);
+      return false;
+    case SearchStep::kSyncDiscardRestart:
+      *restart = DiscardRestart();
+      return false;
+    case SearchStep::kStealHigher:
+      if (rq_.order == 0) StealHigher();
+      return false;
+  }
+  return false;
+}
+
+// Scans a cluster taken off a list (nullptr: the list had none).
+bool InPlaceSearch::Scan(SwapCluster* c) {
+  if (c == nullptr) return false;
+  c->lock.AssertHeld();  // TakeFromList returns it locked
+  found_ = s_.ScanClusterInPlace(d_, *c, s_.ClusterStart(d_, *c), rq_, &next_, &abort_);
+  return true;
+}
+
+uint64_t InPlaceSearch::ListLen(ListId list, int order) {
+  SpinGuard g(d_.lock);
+  return s_.ListDeviceLocked(d_, list, order).len;
+}
+
+// nonfull: each cluster moved to frag before its scan.
+void InPlaceSearch::ScanNonfull() {
+  for (uint64_t guard = d_.nr_clusters + 1; found_ == 0 && !abort_ && guard > 0; --guard) {
+    if (!Scan(TakeFromList(s_, d_, ListId::kNonfull, rq_.order, Take::kToFragTail))) break;
+    ++frags_;
+  }
+}
+
+// frag-all: 6.12's bound, the live frag count (frag_cluster_nr)
+// against every cluster scanned so far; frag-one: one cluster.
+void InPlaceSearch::ScanFrag(SearchStep step) {
+  const int k = rq_.order;
+  for (bool first = true; found_ == 0 && !abort_; first = false) {
+    if (step == SearchStep::kFragOne ? !first : frags_ >= ListLen(ListId::kFrag, k)) break;
+    if (!Scan(TakeFromList(s_, d_, ListId::kFrag, k, Take::kRotateFrag))) break;
+    ++frags_;
+  }
+}
+
+// A discard restart goes back to next[order] (at most 64 times).
+bool InPlaceSearch::DiscardRestart() {
+  if (ListLen(ListId::kDiscard, 0) > 0 && restarts_ < 64) {
+    s_.DoDiscard(d_);
+    return true;
+  }
+  return false;
+}
+
+// The head of frag[o], then of nonfull[o]: an order-0 scan of a
+// cluster with count < CLUSTER cannot fail on one thread (6.12
+// loops on the head until it does not).
+void InPlaceSearch::StealHigher() {
+  for (int o = 1; o <= s_.pmd_order && found_ == 0 && !abort_; ++o) {
+    for (ListId l : {ListId::kFrag, ListId::kNonfull}) {
+      if (found_ == 0 && !abort_) Scan(TakeFromList(s_, d_, l, o, Take::kStay));
+    }
+  }
+}
+
+}  // namespace
+
 // Mirrors 6.12 cluster_alloc_swap_entry(): this CPU's next[order] on this
 // device first, then the policy's steps with clusters scanned in place
 // (free: the head of the free list, and the search ends there whatever it
@@ -124,91 +285,7 @@ uint64_t SwapSystem::State::ScanClusterInPlace(SwapDevice& d, SwapCluster& c, ui
 // step added to it; a discard restart goes back to next[order]). The
 // offset the last scan returned becomes next[order].
 uint64_t SwapSystem::State::SearchDeviceInPlace(SwapDevice& d, const AllocRequest& rq) {
-  const int k = rq.order;
-  CpuCounters& stats = cpus[rq.cpu].stats;
-  uint64_t& hint = d.pcp_next[static_cast<size_t>(rq.cpu) * kMaxOrders + k];
-  uint64_t found = 0, next = 0;
-  bool abort = false;
-  // Scans a cluster taken off `list` (nullptr: the list had none).
-  auto scan = [&](SwapCluster* c) -> bool {
-    if (c == nullptr) return false;
-    c->lock.AssertHeld();  // TakeFromList returns it locked
-    found = ScanClusterInPlace(d, *c, ClusterStart(d, *c), rq, &next, &abort);
-    return true;
-  };
-  auto list_len = [&](ListId list, int order) {
-    SpinGuard g(d.lock);
-    return ListDeviceLocked(d, list, order).len;
-  };
-  for (int restarts = 0;; ++restarts) {
-    next = 0;
-    const uint64_t off = hint;
-    if (off != 0 && off < (d.nr_clusters << cluster_shift)) {
-      SwapCluster& c = d.ClusterOf(off, cluster_shift);
-      c.lock.Lock();
-      found = ScanClusterInPlace(d, c, off, rq, &next, &abort);
-      if (found != 0) Bump(stats.served_by_hint);
-    }
-    bool restart = false;
-    uint64_t frags = 0;  // clusters the nonfull and frag steps scanned
-    for (SearchStep step : policy.search) {
-      if (found != 0 || abort) break;
-      bool done = false;
-      switch (step) {
-        case SearchStep::kFreeIfDiscard:
-        case SearchStep::kFree:
-        case SearchStep::kFreeIfNotDiscard:
-          if ((step == SearchStep::kFreeIfDiscard && !d.page_discard) ||
-              (step == SearchStep::kFreeIfNotDiscard && d.page_discard))
-            break;
-          done = scan(TakeFromList(*this, d, ListId::kFree, 0, Take::kStay));
-          break;
-        case SearchStep::kNonfull:
-          if (k >= pmd_order) break;
-          for (uint64_t guard = d.nr_clusters + 1; found == 0 && !abort && guard > 0; --guard) {
-            if (!scan(TakeFromList(*this, d, ListId::kNonfull, k, Take::kToFragTail))) break;
-            ++frags;
-          }
-          break;
-        case SearchStep::kReclaimFull:
-          if (VmSwapFull()) ReclaimFull(d, false);
-          break;
-        case SearchStep::kFragOne:
-        case SearchStep::kFragAll:
-          if (k >= pmd_order) break;
-          // frag-all: 6.12's bound, the live frag count (frag_cluster_nr)
-          // against every cluster scanned so far; frag-one: one cluster.
-          for (bool first = true; found == 0 && !abort; first = false) {
-            if (step == SearchStep::kFragOne ? !first : frags >= list_len(ListId::kFrag, k)) break;
-            if (!scan(TakeFromList(*this, d, ListId::kFrag, k, Take::kRotateFrag))) break;
-            ++frags;
-          }
-          break;
-        case SearchStep::kSyncDiscardRestart:
-          if (list_len(ListId::kDiscard, 0) > 0 && restarts < 64) {
-            DoDiscard(d);
-            restart = true;
-          }
-          break;
-        case SearchStep::kStealHigher:
-          if (k != 0) break;
-          // The head of frag[o], then of nonfull[o]: an order-0 scan of a
-          // cluster with count < CLUSTER cannot fail on one thread (6.12
-          // loops on the head until it does not).
-          for (int o = 1; o <= pmd_order && found == 0 && !abort; ++o) {
-            for (ListId l : {ListId::kFrag, ListId::kNonfull}) {
-              if (found == 0 && !abort) scan(TakeFromList(*this, d, l, o, Take::kStay));
-            }
-          }
-          break;
-      }
-      if (found != 0) Bump(stats.served_by_step[static_cast<size_t>(step)]);
-      if (done || restart) break;
-    }
-    if (!restart || found != 0 || abort) break;
-  }
-  hint = next;
-  return found;
+  return InPlaceSearch(*this, d, rq).Run();
 }
 
 }  // namespace swaplab::alloc
