@@ -27,13 +27,10 @@ std::string Printable(const std::array<char, 10>& m) {
 std::string DevName(uint64_t d) { return fmt::format("{}:{}", major(d), minor(d)); }
 
 // The inspect report as ordered (field, value) rows, shared by text and CSV.
-std::vector<std::pair<std::string, std::string>> Rows(const hibernate::AreaWithImage& ai,
-                                                      uint64_t max_extents) {
-  const AreaInfo& a = ai.area;
-  const Status& verdict = ai.swapon;
-  const auto& img = ai.image;
-  const auto& h = a.header;
-  std::vector<std::pair<std::string, std::string>> r;
+using FieldRows = std::vector<std::pair<std::string, std::string>>;
+
+// Where the area is and what the block layer says of it.
+void DeviceRows(const AreaInfo& a, FieldRows& r) {
   r.emplace_back("path", swaplab::Printable(a.path, kPathMax));
   r.emplace_back("type", a.blkdev ? "block device" : "regular file");
   r.emplace_back("bdev", DevName(a.bdev));
@@ -44,6 +41,10 @@ std::vector<std::pair<std::string, std::string>> Rows(const hibernate::AreaWithI
       fmt::format(
           "{} bytes ({} pages{})", a.size_bytes, a.size_bytes / kPageSize,
           a.size_bytes % kPageSize ? fmt::format(" + {} bytes", a.size_bytes % kPageSize) : ""));
+}
+
+// The swap header's fields.
+void HeaderRows(const area::DecodedHeader& h, FieldRows& r) {
   r.emplace_back("signature",
                  fmt::format("{} (\"{}\")", area::Name(h.signature), Printable(h.magic)));
   r.emplace_back("byte_order",
@@ -57,6 +58,10 @@ std::vector<std::pair<std::string, std::string>> Rows(const hibernate::AreaWithI
   r.emplace_back("badpages", bad.empty() ? "-" : bad);
   r.emplace_back("uuid", area::UuidToString(h.v1.uuid));
   r.emplace_back("label", h.v1.label.empty() ? "-" : swaplab::Printable(h.v1.label));
+}
+
+// The page-to-block map (the first max_extents extents) and resume_offset.
+void ExtentRows(const AreaInfo& a, uint64_t max_extents, FieldRows& r) {
   r.emplace_back("extents", fmt::format("{} (largest {} pages), holes: {}",
                                         a.extent_summary.extents, a.extent_summary.largest_pages,
                                         a.extent_summary.has_holes ? "yes" : "no"));
@@ -76,33 +81,46 @@ std::vector<std::pair<std::string, std::string>> Rows(const hibernate::AreaWithI
                                 : fmt::format("{} (the block of the file's page 0: resume_offset= "
                                                   "for hibernating to it)",
                                               *resume_offset));
-  if (h.hibernation) {
-    const auto& s = *h.hibernation;
-    r.emplace_back("hibernation", "image present (S1SUSPEND)");
-    r.emplace_back("swsusp.image", fmt::format("{} (dblock of the first map page)", s.image));
-    r.emplace_back("swsusp.flags",
-                   fmt::format("0x{:x} ({})", s.flags, area::SwsuspFlagNames(s.flags)));
-    r.emplace_back("swsusp.crc32", fmt::format("0x{:08x}", s.crc32));
-    r.emplace_back("swsusp.hw_sig", fmt::format("0x{:08x}", s.hw_sig));
-    r.emplace_back("swsusp.orig_sig", Printable(s.orig_sig));
-    if (img && img->ok()) {
-      const auto& i = (*img)->info;
-      r.emplace_back("swsusp_info", fmt::format("{} image, {}", hibernate::Name(i.origin),
-                                                hibernate::Name((*img)->compress)));
-      r.emplace_back("swsusp_info.pages", fmt::format("{} (image_pages {} + meta pages {} + 1)",
-                                                      i.pages, i.image_pages, i.meta_pages()));
-      r.emplace_back("swsusp_info.num_physpages", std::to_string(i.num_physpages));
-      r.emplace_back(
-          "image.stream_pages",
-          fmt::format("{} in {} map pages, {} runs on disk", (*img)->chain.entries.size(),
-                      (*img)->chain.map_dblocks.size(), (*img)->layout.runs_disk_order));
-    } else if (img) {
-      r.emplace_back("image",
-                     "unreadable: " + swaplab::Printable(img->status().message(), kPathMax));
-    }
-  } else {
+}
+
+// The swsusp header, and the image it points at when one was read.
+void HibernationRows(const hibernate::AreaWithImage& ai, FieldRows& r) {
+  const auto& h = ai.area.header;
+  const auto& img = ai.image;
+  if (!h.hibernation) {
     r.emplace_back("hibernation", "no image");
+    return;
   }
+  const auto& s = *h.hibernation;
+  r.emplace_back("hibernation", "image present (S1SUSPEND)");
+  r.emplace_back("swsusp.image", fmt::format("{} (dblock of the first map page)", s.image));
+  r.emplace_back("swsusp.flags",
+                 fmt::format("0x{:x} ({})", s.flags, area::SwsuspFlagNames(s.flags)));
+  r.emplace_back("swsusp.crc32", fmt::format("0x{:08x}", s.crc32));
+  r.emplace_back("swsusp.hw_sig", fmt::format("0x{:08x}", s.hw_sig));
+  r.emplace_back("swsusp.orig_sig", Printable(s.orig_sig));
+  if (img && img->ok()) {
+    const auto& i = (*img)->info;
+    r.emplace_back("swsusp_info", fmt::format("{} image, {}", hibernate::Name(i.origin),
+                                              hibernate::Name((*img)->compress)));
+    r.emplace_back("swsusp_info.pages", fmt::format("{} (image_pages {} + meta pages {} + 1)",
+                                                    i.pages, i.image_pages, i.meta_pages()));
+    r.emplace_back("swsusp_info.num_physpages", std::to_string(i.num_physpages));
+    r.emplace_back("image.stream_pages",
+                   fmt::format("{} in {} map pages, {} runs on disk", (*img)->chain.entries.size(),
+                               (*img)->chain.map_dblocks.size(), (*img)->layout.runs_disk_order));
+  } else if (img) {
+    r.emplace_back("image", "unreadable: " + swaplab::Printable(img->status().message(), kPathMax));
+  }
+}
+
+FieldRows Rows(const hibernate::AreaWithImage& ai, uint64_t max_extents) {
+  const Status& verdict = ai.swapon;
+  FieldRows r;
+  DeviceRows(ai.area, r);
+  HeaderRows(ai.area.header, r);
+  ExtentRows(ai.area, max_extents, r);
+  HibernationRows(ai, r);
   r.emplace_back("swapon", verdict.ok()
                                ? "accepted"
                                : "refused: " + swaplab::Printable(verdict.message(), 1024));

@@ -182,147 +182,214 @@ ClusterMap ImageAreaMap(const hibernate::ImageChain& chain, uint64_t device_page
   return m;
 }
 
-std::string ClusterMapSvg(const std::string& title, const std::vector<MapPanel>& panels,
-                          const MapSvgOptions& o) {
-  constexpr int kMargin = 10, kCaption = 18, kGap = 14, kLegendRow = 16;
-  const int cell = std::max(2, o.cell_px);
-  const uint64_t max_cells = std::max<uint64_t>(1, o.max_cells);
+namespace {
+
+// The drawing of one SVG: the grid's geometry, shared by every panel, and
+// what the legend collects while the panels are drawn.
+class MapSvgDrawer {
+ public:
+  MapSvgDrawer(const std::vector<MapPanel>& panels, const MapSvgOptions& o);
+  void DrawPanel(const MapPanel& p);
+  void DrawLegend();
+  std::string Finish(const std::string& title) const;
+
+ private:
+  static constexpr int kMargin = 10, kCaption = 18, kGap = 14, kLegendRow = 16;
+
+  // Which run each cell is numbered with (-1: none) and whether more start there.
+  struct RunLabels {
+    std::vector<int64_t> first;
+    std::vector<bool> several;
+  };
+  RunLabels LabelRuns(const ClusterMap& m, uint64_t ncells) const;
+  void DrawCells(const ClusterMap& m, uint64_t ncells);
+  void DrawRunNumbers(const RunLabels& labels);
+  void NotePanel(const MapPanel& p, bool overlay);
+  void DrawSwatches();
+  void DrawNotes();
+  int CellX(uint64_t i) const { return kMargin + static_cast<int>(i % columns_) * cell_; }
+  int CellY(uint64_t i) const { return y_ + static_cast<int>(i / columns_) * cell_; }
+
+  const MapSvgOptions& o_;
+  int cell_;
+  uint64_t max_cells_;
+  uint64_t per_cell_ = 1;
+  uint64_t columns_ = 1;
+  int width_ = 0;
+  int y_ = kMargin;
+  std::array<bool, kCellKinds> used_{};
+  std::vector<std::string> legend_notes_;
+  std::string body_;
+  XmlWriter w_{&body_};
+};
+
+MapSvgDrawer::MapSvgDrawer(const std::vector<MapPanel>& panels, const MapSvgOptions& o)
+    : o_(o), cell_(std::max(2, o.cell_px)), max_cells_(std::max<uint64_t>(1, o.max_cells)) {
   uint64_t max_clusters = 0;
   for (const auto& p : panels) max_clusters = std::max<uint64_t>(max_clusters, p.map->cells.size());
-  const uint64_t per_cell = std::max<uint64_t>(1, (max_clusters + max_cells - 1) / max_cells);
-  const uint64_t columns = std::clamp<uint64_t>((max_clusters + per_cell - 1) / per_cell, 1,
-                                                static_cast<uint64_t>(std::max(1, o.columns)));
-  std::array<bool, kCellKinds> used{};
-  std::vector<std::string> legend_notes;
-  if (per_cell > 1)
-    legend_notes.push_back(fmt::format(
+  per_cell_ = std::max<uint64_t>(1, (max_clusters + max_cells_ - 1) / max_cells_);
+  columns_ = std::clamp<uint64_t>((max_clusters + per_cell_ - 1) / per_cell_, 1,
+                                  static_cast<uint64_t>(std::max(1, o.columns)));
+  if (per_cell_ > 1)
+    legend_notes_.push_back(fmt::format(
         "aggregated: each cell is {} clusters (more clusters than the {} cells drawn); its colour "
         "is the list most of them are on, image if one holds an image slot; shade: slots in use",
-        per_cell, max_cells));
+        per_cell_, max_cells_));
   else
-    legend_notes.push_back("one cell per cluster in disk order, rows wrap; shade: slots in use");
+    legend_notes_.push_back("one cell per cluster in disk order, rows wrap; shade: slots in use");
+  width_ = std::max<int>(560, static_cast<int>(columns_) * cell_ + 2 * kMargin);
+}
 
-  std::string body;
-  XmlWriter w(&body);
-  int y = kMargin;
-  const int width = std::max<int>(560, static_cast<int>(columns) * cell + 2 * kMargin);
-  for (const auto& p : panels) {
-    const ClusterMap& m = *p.map;
-    const uint64_t ncells = (m.cells.size() + per_cell - 1) / per_cell;
-    w.Leaf("text", {{"x", Num(kMargin)}, {"y", Num(y + 13)}, {"class", "caption"}},
-           fmt::format("{} ({} clusters of {} slots)", p.caption, m.cells.size(), m.cluster_size));
-    y += kCaption;
-    w.Open("g", {{"class", "map"}});
-    std::vector<int64_t> labels(ncells, -1);  // first run starting in the cell
-    std::vector<bool> several(ncells, false);
-    const bool overlay =
-        o.number_runs && !m.run_starts.empty() && m.run_starts.size() <= o.max_run_labels;
-    if (overlay) {
-      for (size_t r = 0; r < m.run_starts.size(); ++r) {
-        const uint64_t c = m.run_starts[r] / per_cell;
-        if (c >= ncells) continue;
-        if (labels[c] < 0)
-          labels[c] = static_cast<int64_t>(r);
-        else
-          several[c] = true;
-      }
-    }
-    for (uint64_t i = 0; i < ncells; ++i) {
-      const uint64_t first = i * per_cell;
-      const uint64_t last = std::min<uint64_t>(m.cells.size(), first + per_cell) - 1;
-      const Drawn d = Aggregate(m, first, last);
-      used[static_cast<size_t>(d.kind)] = true;
-      const int x = kMargin + static_cast<int>(i % columns) * cell;
-      const int cy = y + static_cast<int>(i / columns) * cell;
-      const bool empty = d.kind == CellKind::kFree || d.kind == CellKind::kNotImage || d.fill == 0;
-      const std::string opacity = empty ? "1" : Num(0.35 + 0.65 * d.fill);
-      w.Open("rect", {{"class", "c"},
-                      {"x", Num(x)},
-                      {"y", Num(cy)},
-                      {"width", Num(cell - 1)},
-                      {"height", Num(cell - 1)},
-                      {"fill", Colour(d.kind)},
-                      {"fill-opacity", opacity}});
-      w.Leaf("title", {}, d.title);
-      w.Close();
-    }
-    if (overlay) {
-      w.Open("g", {{"class", "runs"}});
-      for (uint64_t i = 0; i < ncells; ++i) {
-        if (labels[i] < 0) continue;
-        const int x = kMargin + static_cast<int>(i % columns) * cell;
-        const int cy = y + static_cast<int>(i / columns) * cell;
-        w.Leaf("text", {{"x", Num(x + 0.5)}, {"y", Num(cy + cell - 1.5)}, {"class", "run"}},
-               fmt::format("{}{}", labels[i] + 1, several[i] ? "+" : ""));
-      }
-      w.Close();
-    }
-    w.Close();
-    y += static_cast<int>((ncells + columns - 1) / columns) * cell + kGap;
-    if (!m.runs_note.empty()) {
-      std::string note =
-          fmt::format("{}: {} ({} runs)", p.caption, m.runs_note, m.run_starts.size());
-      if (o.number_runs && m.run_starts.size() > o.max_run_labels)
-        note += fmt::format("; too many to number (over {})", o.max_run_labels);
-      else if (overlay)
-        note += "; numbers: the run starting in the cell (+: more start there)";
-      legend_notes.push_back(note);
-    }
-    for (const auto& n : m.notes) legend_notes.push_back(p.caption + ": " + n);
+void MapSvgDrawer::DrawPanel(const MapPanel& p) {
+  const ClusterMap& m = *p.map;
+  const uint64_t ncells = (m.cells.size() + per_cell_ - 1) / per_cell_;
+  w_.Leaf("text", {{"x", Num(kMargin)}, {"y", Num(y_ + 13)}, {"class", "caption"}},
+          fmt::format("{} ({} clusters of {} slots)", p.caption, m.cells.size(), m.cluster_size));
+  y_ += kCaption;
+  w_.Open("g", {{"class", "map"}});
+  const bool overlay =
+      o_.number_runs && !m.run_starts.empty() && m.run_starts.size() <= o_.max_run_labels;
+  const RunLabels labels = LabelRuns(m, overlay ? ncells : 0);
+  DrawCells(m, ncells);
+  if (overlay) DrawRunNumbers(labels);
+  w_.Close();
+  y_ += static_cast<int>((ncells + columns_ - 1) / columns_) * cell_ + kGap;
+  NotePanel(p, overlay);
+}
+
+// With ncells 0 (no overlay) labels nothing.
+MapSvgDrawer::RunLabels MapSvgDrawer::LabelRuns(const ClusterMap& m, uint64_t ncells) const {
+  RunLabels l{std::vector<int64_t>(ncells, -1), std::vector<bool>(ncells, false)};
+  if (!ncells) return l;
+  for (size_t r = 0; r < m.run_starts.size(); ++r) {
+    const uint64_t c = m.run_starts[r] / per_cell_;
+    if (c >= ncells) continue;
+    if (l.first[c] < 0)
+      l.first[c] = static_cast<int64_t>(r);
+    else
+      l.several[c] = true;
   }
-  // The legend: a swatch per kind drawn, then the notes.
-  w.Open("g", {{"class", "legend"}});
+  return l;
+}
+
+void MapSvgDrawer::DrawCells(const ClusterMap& m, uint64_t ncells) {
+  for (uint64_t i = 0; i < ncells; ++i) {
+    const uint64_t first = i * per_cell_;
+    const uint64_t last = std::min<uint64_t>(m.cells.size(), first + per_cell_) - 1;
+    const Drawn d = Aggregate(m, first, last);
+    used_[static_cast<size_t>(d.kind)] = true;
+    const bool empty = d.kind == CellKind::kFree || d.kind == CellKind::kNotImage || d.fill == 0;
+    const std::string opacity = empty ? "1" : Num(0.35 + 0.65 * d.fill);
+    w_.Open("rect", {{"class", "c"},
+                     {"x", Num(CellX(i))},
+                     {"y", Num(CellY(i))},
+                     {"width", Num(cell_ - 1)},
+                     {"height", Num(cell_ - 1)},
+                     {"fill", Colour(d.kind)},
+                     {"fill-opacity", opacity}});
+    w_.Leaf("title", {}, d.title);
+    w_.Close();
+  }
+}
+
+void MapSvgDrawer::DrawRunNumbers(const RunLabels& labels) {
+  w_.Open("g", {{"class", "runs"}});
+  for (uint64_t i = 0; i < labels.first.size(); ++i) {
+    if (labels.first[i] < 0) continue;
+    w_.Leaf("text",
+            {{"x", Num(CellX(i) + 0.5)}, {"y", Num(CellY(i) + cell_ - 1.5)}, {"class", "run"}},
+            fmt::format("{}{}", labels.first[i] + 1, labels.several[i] ? "+" : ""));
+  }
+  w_.Close();
+}
+
+void MapSvgDrawer::NotePanel(const MapPanel& p, bool overlay) {
+  const ClusterMap& m = *p.map;
+  if (!m.runs_note.empty()) {
+    std::string note = fmt::format("{}: {} ({} runs)", p.caption, m.runs_note, m.run_starts.size());
+    if (o_.number_runs && m.run_starts.size() > o_.max_run_labels)
+      note += fmt::format("; too many to number (over {})", o_.max_run_labels);
+    else if (overlay)
+      note += "; numbers: the run starting in the cell (+: more start there)";
+    legend_notes_.push_back(note);
+  }
+  for (const auto& n : m.notes) legend_notes_.push_back(p.caption + ": " + n);
+}
+
+// The legend: a swatch per kind drawn, then the notes.
+void MapSvgDrawer::DrawLegend() {
+  w_.Open("g", {{"class", "legend"}});
+  DrawSwatches();
+  y_ += kLegendRow + 4;
+  DrawNotes();
+  w_.Close();
+  y_ += kMargin;
+}
+
+void MapSvgDrawer::DrawSwatches() {
   int lx = kMargin;
   for (int k = 0; k < kCellKinds; ++k) {
-    if (!used[k]) continue;
+    if (!used_[k]) continue;
     const auto kind = static_cast<CellKind>(k);
-    if (lx + 110 > width) {
+    if (lx + 110 > width_) {
       lx = kMargin;
-      y += kLegendRow;
+      y_ += kLegendRow;
     }
-    w.Empty("rect", {{"class", "key"},
-                     {"x", Num(lx)},
-                     {"y", Num(y)},
-                     {"width", "12"},
-                     {"height", "12"},
-                     {"fill", Colour(kind)},
-                     {"stroke", "#888"}});
-    w.Leaf("text", {{"x", Num(lx + 16)}, {"y", Num(y + 10)}, {"class", "keytext"}}, Name(kind));
+    w_.Empty("rect", {{"class", "key"},
+                      {"x", Num(lx)},
+                      {"y", Num(y_)},
+                      {"width", "12"},
+                      {"height", "12"},
+                      {"fill", Colour(kind)},
+                      {"stroke", "#888"}});
+    w_.Leaf("text", {{"x", Num(lx + 16)}, {"y", Num(y_ + 10)}, {"class", "keytext"}}, Name(kind));
     lx += 110;
   }
-  y += kLegendRow + 4;
-  // Notes wrapped at spaces to the picture's width (about 6 px a character).
-  const size_t line_chars = static_cast<size_t>(std::max(40, (width - 2 * kMargin) / 6));
-  for (const auto& n : legend_notes) {
+}
+
+// Notes wrapped at spaces to the picture's width (about 6 px a character).
+void MapSvgDrawer::DrawNotes() {
+  const size_t line_chars = static_cast<size_t>(std::max(40, (width_ - 2 * kMargin) / 6));
+  for (const auto& n : legend_notes_) {
     for (size_t at = 0; at < n.size();) {
       size_t end = n.size();
       if (end - at > line_chars) {
         end = n.rfind(' ', at + line_chars);
         if (end == std::string::npos || end <= at) end = at + line_chars;
       }
-      w.Leaf("text", {{"x", Num(kMargin)}, {"y", Num(y + 10)}, {"class", "note"}},
-             n.substr(at, end - at));
-      y += kLegendRow;
+      w_.Leaf("text", {{"x", Num(kMargin)}, {"y", Num(y_ + 10)}, {"class", "note"}},
+              n.substr(at, end - at));
+      y_ += kLegendRow;
       at = end < n.size() && n[end] == ' ' ? end + 1 : end;
     }
   }
-  w.Close();
-  y += kMargin;
+}
 
+std::string MapSvgDrawer::Finish(const std::string& title) const {
   std::string out;
   XmlWriter svg(&out);
   svg.Open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
-                   {"width", Num(width)},
-                   {"height", Num(y)},
-                   {"viewBox", fmt::format("0 0 {} {}", width, y)},
+                   {"width", Num(width_)},
+                   {"height", Num(y_)},
+                   {"viewBox", fmt::format("0 0 {} {}", width_, y_)},
                    {"font-family", "sans-serif"}});
   svg.Leaf("title", {}, title);
   svg.Leaf("style", {},
            ".caption{font-size:13px;font-weight:bold}.keytext,.note{font-size:11px}"
            ".run{font-size:5px;fill:#fff}");
-  svg.Raw(body);
+  svg.Raw(body_);
   svg.Finish();
   return out;
+}
+
+}  // namespace
+
+std::string ClusterMapSvg(const std::string& title, const std::vector<MapPanel>& panels,
+                          const MapSvgOptions& o) {
+  MapSvgDrawer d(panels, o);
+  for (const auto& p : panels) d.DrawPanel(p);
+  d.DrawLegend();
+  return d.Finish(title);
 }
 
 }  // namespace swaplab::report

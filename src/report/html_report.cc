@@ -52,88 +52,120 @@ std::string SeedCell(const workload::Scenario& sc, const std::string& row,
   return jt == it->second.end() ? "" : jt->second;
 }
 
-void ScenarioSection(XmlWriter& w, const workload::ScenarioResult& r, const MapCapture* maps,
-                     const HtmlOptions& o) {
-  const workload::Scenario& sc = *r.scenario;
-  w.Open("section", {{"id", sc.name}});
-  w.Leaf("h2", {}, sc.name + " — " + sc.title);
-  w.Open("ul", {{"class", "setup"}});
-  for (const auto& s : sc.setup) w.Leaf("li", {}, s);
-  if (sc.scale != 1.0) w.Leaf("li", {}, fmt::format("run at scale {:g}", sc.scale));
-  if (r.structural_image)
-    w.Leaf("li", {}, "image structural: no page data generated, written or checked");
-  w.Leaf("li", {},
-         fmt::format("seed {}, {} repetition(s){}, {} CPUs modelled", sc.seed, sc.repetitions,
-                     sc.repetitions > 1 ? " (medians)" : "", sc.cpus));
-  for (const auto& v : r.variants) w.Leaf("li", {}, v.label + ": " + v.effective_policy.Describe());
-  w.Close();
+// One scenario's section of the report: its setup, the results table beside
+// the seed's figures, the charts and the cluster maps.
+class ScenarioSection {
+ public:
+  ScenarioSection(XmlWriter& w, const workload::ScenarioResult& r)
+      : w_(w), r_(r), sc_(*r.scenario), seed_(!sc_.seed_reported.cells.empty()), rows_(Rows(r)) {}
+  void Write(const MapCapture* maps, const HtmlOptions& o);
 
-  // The table: ours, and the seed's figure beside each of our cells.
-  const bool seed = !sc.seed_reported.cells.empty();
-  const auto rows = Rows(r);
-  w.Open("table", {{"class", "results"}});
-  w.Open("tr").Leaf("th", {}, "");
-  for (const auto& v : r.variants) {
-    w.Leaf("th", {}, v.label);
-    if (seed) w.Leaf("th", {{"class", "seed"}}, "seed");
+ private:
+  void SetupList();
+  void ResultsTable();
+  void SeedNotes();
+  void Plots();
+  void ClusterMaps(const MapCapture& maps, const HtmlOptions& o);
+
+  XmlWriter& w_;
+  const workload::ScenarioResult& r_;
+  const workload::Scenario& sc_;
+  const bool seed_;  // the seed reported figures to set beside ours
+  const std::vector<std::string> rows_;
+};
+
+void ScenarioSection::Write(const MapCapture* maps, const HtmlOptions& o) {
+  w_.Open("section", {{"id", sc_.name}});
+  w_.Leaf("h2", {}, sc_.name + " — " + sc_.title);
+  SetupList();
+  ResultsTable();
+  SeedNotes();
+  if (!sc_.answers.empty()) w_.Leaf("p", {}, sc_.answers);
+  Plots();
+  if (maps != nullptr && r_.has_image) ClusterMaps(*maps, o);
+  w_.Close();
+}
+
+void ScenarioSection::SetupList() {
+  w_.Open("ul", {{"class", "setup"}});
+  for (const auto& s : sc_.setup) w_.Leaf("li", {}, s);
+  if (sc_.scale != 1.0) w_.Leaf("li", {}, fmt::format("run at scale {:g}", sc_.scale));
+  if (r_.structural_image)
+    w_.Leaf("li", {}, "image structural: no page data generated, written or checked");
+  w_.Leaf("li", {},
+          fmt::format("seed {}, {} repetition(s){}, {} CPUs modelled", sc_.seed, sc_.repetitions,
+                      sc_.repetitions > 1 ? " (medians)" : "", sc_.cpus));
+  for (const auto& v : r_.variants)
+    w_.Leaf("li", {}, v.label + ": " + v.effective_policy.Describe());
+  w_.Close();
+}
+
+// The table: ours, and the seed's figure beside each of our cells.
+void ScenarioSection::ResultsTable() {
+  w_.Open("table", {{"class", "results"}});
+  w_.Open("tr").Leaf("th", {}, "");
+  for (const auto& v : r_.variants) {
+    w_.Leaf("th", {}, v.label);
+    if (seed_) w_.Leaf("th", {{"class", "seed"}}, "seed");
   }
-  w.Close();
-  for (const auto& row : rows) {
-    const auto kind = KindOfRow(r, row);
-    w.Open("tr").Leaf("td", {}, row);
-    for (const auto& v : r.variants) {
+  w_.Close();
+  for (const auto& row : rows_) {
+    const auto kind = KindOfRow(r_, row);
+    w_.Open("tr").Leaf("td", {}, row);
+    for (const auto& v : r_.variants) {
       const double med = v.Median(row);
       // data-v: the median as --json prints it (shortest round-trip form).
-      w.Leaf("td", {{"class", "v"}, {"data-v", std::isnan(med) ? "" : fmt::format("{}", med)}},
-             FormatValue(med, kind));
-      if (seed) w.Leaf("td", {{"class", "seed"}}, SeedCell(sc, row, v.label));
+      w_.Leaf("td", {{"class", "v"}, {"data-v", std::isnan(med) ? "" : fmt::format("{}", med)}},
+              FormatValue(med, kind));
+      if (seed_) w_.Leaf("td", {{"class", "seed"}}, SeedCell(sc_, row, v.label));
     }
-    w.Close();
+    w_.Close();
   }
-  w.Close();
-  if (seed) {
-    w.Leaf(
-        "p", {{"class", "note"}},
-        "seed: what " +
-            (sc.seed_reported.source.empty() ? std::string("the seed") : sc.seed_reported.source) +
-            " reported for the same cell");
-    for (const auto& s : sc.seed_reported.setup) w.Leaf("p", {{"class", "note"}}, s);
-  }
-  if (!sc.answers.empty()) w.Leaf("p", {}, sc.answers);
+  w_.Close();
+}
 
-  w.Open("div", {{"class", "plots"}});
-  for (const auto& row : rows) {
-    const auto kind = KindOfRow(r, row);
+void ScenarioSection::SeedNotes() {
+  if (!seed_) return;
+  w_.Leaf(
+      "p", {{"class", "note"}},
+      "seed: what " +
+          (sc_.seed_reported.source.empty() ? std::string("the seed") : sc_.seed_reported.source) +
+          " reported for the same cell");
+  for (const auto& s : sc_.seed_reported.setup) w_.Leaf("p", {{"class", "note"}}, s);
+}
+
+void ScenarioSection::Plots() {
+  w_.Open("div", {{"class", "plots"}});
+  for (const auto& row : rows_) {
+    const auto kind = KindOfRow(r_, row);
     if (!Plotted(row, kind)) continue;
     std::vector<Bar> bars;
-    for (const auto& v : r.variants) {
-      const std::string s = SeedCell(sc, row, v.label);
+    for (const auto& v : r_.variants) {
+      const std::string s = SeedCell(sc_, row, v.label);
       bars.push_back(
           {v.label, v.Median(row), ParseSeedNumber(s), FormatValue(v.Median(row), kind), s});
     }
-    w.Raw(InlineSvg(BarChartSvg(row, bars)));
+    w_.Raw(InlineSvg(BarChartSvg(row, bars)));
   }
-  w.Close();
+  w_.Close();
+}
 
-  if (maps != nullptr && r.has_image) {
-    std::vector<MapPanel> panels;
-    for (const auto& v : r.variants)
-      for (const char* phase : {"before", "after"})
-        if (const auto* m = maps->Find(sc.name, v.label, phase))
-          panels.push_back({v.label + ", " + phase + " the image write", m});
-    if (!panels.empty()) {
-      MapSvgOptions mo;
-      mo.max_cells = o.map_cells;
-      mo.max_run_labels = 300;
-      w.Open("figure");
-      w.Raw(InlineSvg(ClusterMapSvg(sc.name + ": device 0's clusters", panels, mo)));
-      w.Leaf("figcaption", {},
-             "Device 0's clusters (repetition 0), before and after the image write, per "
-             "strategy. Hover a cell for its cluster, count, order and list.");
-      w.Close();
-    }
-  }
-  w.Close();
+void ScenarioSection::ClusterMaps(const MapCapture& maps, const HtmlOptions& o) {
+  std::vector<MapPanel> panels;
+  for (const auto& v : r_.variants)
+    for (const char* phase : {"before", "after"})
+      if (const auto* m = maps.Find(sc_.name, v.label, phase))
+        panels.push_back({v.label + ", " + phase + " the image write", m});
+  if (panels.empty()) return;
+  MapSvgOptions mo;
+  mo.max_cells = o.map_cells;
+  mo.max_run_labels = 300;
+  w_.Open("figure");
+  w_.Raw(InlineSvg(ClusterMapSvg(sc_.name + ": device 0's clusters", panels, mo)));
+  w_.Leaf("figcaption", {},
+          "Device 0's clusters (repetition 0), before and after the image write, per "
+          "strategy. Hover a cell for its cluster, count, order and list.");
+  w_.Close();
 }
 
 }  // namespace
@@ -169,7 +201,7 @@ std::string RenderHtml(const std::vector<workload::ScenarioResult>& results, con
   for (const auto& r : results)
     w.Open("li").Leaf("a", {{"href", "#" + r.scenario->name}}, r.scenario->name).Close();
   w.Close();
-  for (const auto& r : results) ScenarioSection(w, r, maps, o);
+  for (const auto& r : results) ScenarioSection(w, r).Write(maps, o);
   w.Finish();
   return out;
 }

@@ -47,17 +47,8 @@ nlohmann::ordered_json FallbackJson(const kernel::KernelComparison& k) {
   return fj;
 }
 
-}  // namespace
-
-nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
-  const auto& r = k.kernel;
-  const auto& s = k.model.summary;
-  nlohmann::ordered_json j;
-  j["trace"] = P(k.trace);
-  j["device"] = P(k.device);
-  j["policy"] = k.policy.name;
-  j["knobs"] = KnobsJson(k.policy);
-  if (!k.out.empty()) j["out"] = P(k.out);
+// The swap areas the run made, one object each.
+nlohmann::ordered_json AreasJson(const kernel::RunReport& r) {
   nlohmann::ordered_json aj = nlohmann::ordered_json::array();
   for (const auto& a : r.areas)
     aj.push_back({{"dev", a.dev},
@@ -69,18 +60,11 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
                   {"blkdev", a.blkdev},
                   {"swap_type", a.swap_type},
                   {"note", P(a.note)}});
-  j["areas"] = aj;
-  j["records"] = r.records;
-  j["folios"] = r.folios;
-  j["pages_swapped"] = r.pages_swapped;
-  j["pages_not_swapped"] = r.pages_not_swapped;
-  j["expected"] = s.expected;
-  j["agree"] = s.agree;
-  j["agreement"] = workload::Agreement(s);
-  j["fallback"] = FallbackJson(k);
-  j["kernel_pswpout"] = r.pswpout;
-  j["model_pswpout"] = k.model.pswpout;
-  j["kernel_pgdeactivate"] = r.lru_deactivated;
+  return aj;
+}
+
+// Where the model put a page the kernel put elsewhere.
+nlohmann::ordered_json DisagreementsJson(const workload::ReplaySummary& s) {
   nlohmann::ordered_json dj = nlohmann::ordered_json::array();
   for (const auto& d : s.disagreements)
     dj.push_back({{"line", d.line},
@@ -89,19 +73,19 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
                   {"kernel_dev", d.expected_dev},
                   {"kernel_offset", d.expected_offset},
                   {"model", d.got}});
-  j["disagreements"] = dj;
+  return dj;
+}
+
+// What the kernel did that the trace did not ask for.
+nlohmann::ordered_json AnomaliesJson(const kernel::RunReport& r) {
   nlohmann::ordered_json nj = nlohmann::ordered_json::array();
   for (const auto& a : r.anomalies)
     nj.push_back({{"line", a.line}, {"folio", a.folio}, {"what", P(a.what)}});
-  j["kernel_on_its_own"] = nj;
-  j["kernel_on_its_own_total"] = r.anomalies_total;
-  j["unexplained_slots"] = r.unexplained_slots;
-  j["worker_pages_swapped"] = r.worker_pages_swapped;
-  j["drop_cache_made_global"] = r.drop_cache_global;
-  j["uncached_at_pageout"] = r.uncached_at_pageout;
-  j["swapin_bypassed_cache"] = r.swapin_bypassed_cache;
-  j["swapin_extra_pages"] = r.swapin_extra_pages;
-  j["model_pages_unplaced"] = s.pages_unplaced;
+  return nj;
+}
+
+// Slots of the run's areas taken or given back outside the trace.
+nlohmann::ordered_json InterferenceJson(const kernel::RunReport& r) {
   nlohmann::ordered_json ij = nlohmann::ordered_json::array();
   for (const auto& i : r.interference) {
     nlohmann::ordered_json e = {{"line", i.line},
@@ -117,19 +101,56 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
     e["runs"] = std::move(runs);
     ij.push_back(std::move(e));
   }
-  j["interference"] = std::move(ij);
-  j["interference_total"] = r.interference_total;
-  j["interference_unaccounted"] = r.interference_unaccounted;
-  j["foreign_slots"] = r.foreign_slots;
-  j["scan_bases"] = r.scan_bases;
-  j["watch_policy"] = r.watch_policy;
-  j["watch_exact"] = r.watch_exact;
-  j["model_foreign_agree"] = s.foreign_agree;
-  j["warnings"] = P(r.warnings);
-  j["runs"] = r.runs;
-  j["rerun_reasons"] = P(r.rerun_reasons);
-  j["seconds"] = r.seconds;
-  j["records_seconds"] = r.records_seconds;
+  return ij;
+}
+
+}  // namespace
+
+nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
+  const auto& r = k.kernel;
+  const auto& s = k.model.summary;
+  nlohmann::ordered_json j = {{"trace", P(k.trace)},
+                              {"device", P(k.device)},
+                              {"policy", k.policy.name},
+                              {"knobs", KnobsJson(k.policy)}};
+  if (!k.out.empty()) j["out"] = P(k.out);
+  j["areas"] = AreasJson(r);
+  // Where the pages went, on each side.
+  j.update({{"records", r.records},
+            {"folios", r.folios},
+            {"pages_swapped", r.pages_swapped},
+            {"pages_not_swapped", r.pages_not_swapped},
+            {"expected", s.expected},
+            {"agree", s.agree},
+            {"agreement", workload::Agreement(s)},
+            {"fallback", FallbackJson(k)},
+            {"kernel_pswpout", r.pswpout},
+            {"model_pswpout", k.model.pswpout},
+            {"kernel_pgdeactivate", r.lru_deactivated},
+            {"disagreements", DisagreementsJson(s)},
+            {"kernel_on_its_own", AnomaliesJson(r)},
+            {"kernel_on_its_own_total", r.anomalies_total}});
+  // What the kernel did beside the trace, and how the model took it.
+  j.update({{"unexplained_slots", r.unexplained_slots},
+            {"worker_pages_swapped", r.worker_pages_swapped},
+            {"drop_cache_made_global", r.drop_cache_global},
+            {"uncached_at_pageout", r.uncached_at_pageout},
+            {"swapin_bypassed_cache", r.swapin_bypassed_cache},
+            {"swapin_extra_pages", r.swapin_extra_pages},
+            {"model_pages_unplaced", s.pages_unplaced},
+            {"interference", InterferenceJson(r)},
+            {"interference_total", r.interference_total},
+            {"interference_unaccounted", r.interference_unaccounted},
+            {"foreign_slots", r.foreign_slots},
+            {"scan_bases", r.scan_bases},
+            {"watch_policy", r.watch_policy},
+            {"watch_exact", r.watch_exact},
+            {"model_foreign_agree", s.foreign_agree}});
+  j.update({{"warnings", P(r.warnings)},
+            {"runs", r.runs},
+            {"rerun_reasons", P(r.rerun_reasons)},
+            {"seconds", r.seconds},
+            {"records_seconds", r.records_seconds}});
   return j;
 }
 

@@ -282,138 +282,205 @@ std::string Command(const json& sweep) {
   return sweep.value("command", std::string("swaplab sweep SPEC.json --out DIR"));
 }
 
+namespace {
+
+// One of the spec's heatmaps: the table's column it shows, its cells'
+// values and their range, and its SVG.
+class Heatmap {
+ public:
+  Heatmap(const json& sweep, const Table& t, const json& h)
+      : sweep_(sweep),
+        t_(t),
+        h_(h),
+        name_(h["name"].get<std::string>()),
+        xa_(h["x"].get<std::string>()),
+        ya_(h["y"].get<std::string>()),
+        va_(h["value"].get<std::string>()),
+        fa_(h.value("facet", "")) {}
+  // The column, the axes' values and the cells; an error for a value that
+  // is no column or too many cells.
+  Status Collect();
+  std::string Svg() const;
+  const std::string& name() const { return name_; }
+
+ private:
+  static constexpr int kCellW = 70, kCellH = 40, kLeft = 90, kTop = 62, kGap = 30;
+
+  size_t ValueColumn() const;
+  void CollectCells(size_t col);
+  void DrawHeading(report::XmlWriter& w, const std::string& title) const;
+  void DrawPanel(report::XmlWriter& w, size_t f) const;
+  void DrawCell(report::XmlWriter& w, size_t f, size_t xi, size_t yi, int x, int y) const;
+  void DrawScale(report::XmlWriter& w) const;
+
+  const json& sweep_;
+  const Table& t_;
+  const json& h_;
+  const std::string name_, xa_, ya_, va_, fa_;
+  std::vector<json> xs_, ys_, fs_;
+  // (facet, x, y) → the values over every other axis (seeds, ...).
+  std::map<std::array<std::string, 3>, std::vector<double>> cells_;
+  double lo_ = INFINITY, hi_ = -INFINITY;
+  size_t per_cell_ = 0;
+};
+
+// The derived metric named by "value", else the metric; SIZE_MAX: neither.
+size_t Heatmap::ValueColumn() const {
+  size_t col = SIZE_MAX;
+  for (size_t i = 0; i < t_.derived.size(); ++i)
+    if (t_.derived[i] == va_) col = i;
+  for (size_t i = 0; i < t_.metrics.size() && col == SIZE_MAX; ++i)
+    if (t_.metrics[i] == va_) col = t_.derived.size() + i;
+  return col;
+}
+
+Status Heatmap::Collect() {
+  const size_t col = ValueColumn();
+  if (col == SIZE_MAX && !t_.rows.empty())
+    return Status(-EINVAL, "heatmap " + Shown(name_) + ": value " + Shown(va_) +
+                               " is neither a derived metric nor a metric of the points");
+  xs_ = AxisValues(sweep_, xa_), ys_ = AxisValues(sweep_, ya_);
+  fs_ = fa_.empty() ? std::vector<json>{json()} : AxisValues(sweep_, fa_);
+  if (xs_.size() * ys_.size() * fs_.size() > kMaxHeatmapCells)
+    return Status(-EINVAL, fmt::format("heatmap {}: {} cells, at most {}", Shown(name_),
+                                       xs_.size() * ys_.size() * fs_.size(), kMaxHeatmapCells));
+  CollectCells(col);
+  return Status::Ok();
+}
+
+void Heatmap::CollectCells(size_t col) {
+  for (const auto& r : t_.rows) {
+    if (col == SIZE_MAX || !std::isfinite(r.values[col])) continue;
+    cells_[{fa_.empty() ? "null" : r.axes.at(fa_).dump(), r.axes.at(xa_).dump(),
+            r.axes.at(ya_).dump()}]
+        .push_back(r.values[col]);
+  }
+  for (const auto& [k, v] : cells_) {
+    const Stats s = Summarise(v);
+    lo_ = std::min(lo_, s.mean), hi_ = std::max(hi_, s.mean);
+    per_cell_ = std::max(per_cell_, v.size());
+  }
+}
+
+std::string Heatmap::Svg() const {
+  const int panel_w = static_cast<int>(xs_.size()) * kCellW;
+  const int width = std::max(520, kLeft + static_cast<int>(fs_.size()) * (panel_w + kGap) + 10);
+  const int height = kTop + static_cast<int>(ys_.size()) * kCellH + 76;
+  const std::string title = h_.value("title", va_);
+  std::string svg;
+  report::XmlWriter w(&svg);
+  w.Open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
+                 {"class", "heatmap"},
+                 {"width", report::Num(width)},
+                 {"height", report::Num(height)},
+                 {"viewBox", fmt::format("0 0 {} {}", width, height)},
+                 {"font-family", "sans-serif"},
+                 {"font-size", "11"}});
+  DrawHeading(w, title);
+  for (size_t f = 0; f < fs_.size(); ++f) DrawPanel(w, f);
+  DrawScale(w);
+  w.Leaf("text", {{"x", "8"}, {"y", report::Num(height - 6)}, {"font-size", "10"}},
+         "made by: " + Command(sweep_) + " && swaplab sweep merge DIR");
+  w.Finish();
+  return svg;
+}
+
+void Heatmap::DrawHeading(report::XmlWriter& w, const std::string& title) const {
+  w.Leaf("title", {}, title);
+  w.Leaf("text", {{"x", "8"}, {"y", "16"}, {"font-weight", "bold"}}, title);
+  w.Leaf("text", {{"x", "8"}, {"y", "32"}},
+         fmt::format("{} of {} points, {:.1f} CPU s ({:.4f} CPU-hours); cell: mean of {} over {} "
+                     "(small: ± sample sd)",
+                     t_.rows.size(), t_.points, t_.cpu_seconds, t_.cpu_seconds / 3600, va_,
+                     per_cell_ > 1 ? fmt::format("{} runs", per_cell_) : "1 run"));
+}
+
+// Facet f's grid: the y labels (first facet only), the cells, the x labels.
+void Heatmap::DrawPanel(report::XmlWriter& w, size_t f) const {
+  const int x0 = kLeft + static_cast<int>(f) * (static_cast<int>(xs_.size()) * kCellW + kGap);
+  if (!fa_.empty())
+    w.Leaf("text", {{"x", report::Num(x0)}, {"y", "50"}, {"font-weight", "bold"}},
+           fmt::format("{} = {}", fa_, Cell(fs_[f])));
+  for (size_t yi = 0; yi < ys_.size(); ++yi) {
+    const int y = kTop + static_cast<int>(yi) * kCellH;
+    if (f == 0)
+      w.Leaf("text",
+             {{"x", report::Num(kLeft - 6)},
+              {"y", report::Num(y + kCellH / 2 + 4)},
+              {"text-anchor", "end"}},
+             Cell(ys_[yi]));
+    for (size_t xi = 0; xi < xs_.size(); ++xi)
+      DrawCell(w, f, xi, yi, x0 + static_cast<int>(xi) * kCellW, y);
+  }
+  for (size_t xi = 0; xi < xs_.size(); ++xi)
+    w.Leaf("text",
+           {{"x", report::Num(x0 + static_cast<int>(xi) * kCellW + kCellW / 2)},
+            {"y", report::Num(kTop + static_cast<int>(ys_.size()) * kCellH + 14)},
+            {"text-anchor", "middle"}},
+           Cell(xs_[xi]));
+}
+
+void Heatmap::DrawCell(report::XmlWriter& w, size_t f, size_t xi, size_t yi, int x, int y) const {
+  const auto it =
+      cells_.find({fa_.empty() ? "null" : fs_[f].dump(), xs_[xi].dump(), ys_[yi].dump()});
+  const Stats s = it == cells_.end() ? Stats{} : Summarise(it->second);
+  w.Open("rect", {{"class", "c"},
+                  {"x", report::Num(x)},
+                  {"y", report::Num(y)},
+                  {"width", report::Num(kCellW - 1)},
+                  {"height", report::Num(kCellH - 1)},
+                  {"fill", Fill(s.mean, lo_, hi_)}});
+  w.Leaf("title", {},
+         fmt::format("{}={} {}={}: {} mean {}, min {}, max {}, sd {}, n {}", xa_, Cell(xs_[xi]),
+                     ya_, Cell(ys_[yi]), va_, Number(s.mean), Number(s.min), Number(s.max),
+                     Number(s.sd), s.n));
+  w.Close();
+  w.Leaf(
+      "text",
+      {{"x", report::Num(x + kCellW / 2)}, {"y", report::Num(y + 18)}, {"text-anchor", "middle"}},
+      Short(s.mean));
+  if (s.n > 1)
+    w.Leaf("text",
+           {{"x", report::Num(x + kCellW / 2)},
+            {"y", report::Num(y + 32)},
+            {"text-anchor", "middle"},
+            {"font-size", "9"}},
+           "±" + Short(s.sd));
+}
+
+// The axes' names and the colour scale's ends.
+void Heatmap::DrawScale(report::XmlWriter& w) const {
+  const int ly = kTop + static_cast<int>(ys_.size()) * kCellH + 40;
+  w.Leaf("text",
+         {{"x", report::Num(kLeft - 6)}, {"y", report::Num(ly - 18)}, {"text-anchor", "end"}},
+         ya_ + " ↑");
+  w.Leaf("text", {{"x", report::Num(kLeft)}, {"y", report::Num(ly - 4 + 0)}}, xa_ + " →");
+  if (!std::isfinite(lo_)) return;
+  int kx = kLeft;
+  for (const auto& [label, v] :
+       {std::pair<const char*, double>{"lowest ", lo_}, {"highest ", hi_}}) {
+    w.Empty("rect", {{"x", report::Num(kx)},
+                     {"y", report::Num(ly + 2)},
+                     {"width", "12"},
+                     {"height", "12"},
+                     {"fill", Fill(v, lo_, hi_)},
+                     {"stroke", "#888"}});
+    w.Leaf("text", {{"x", report::Num(kx + 16)}, {"y", report::Num(ly + 12)}}, label + Short(v));
+    kx += 130;
+  }
+}
+
+}  // namespace
+
 Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sweep,
                                                                   const Table& t) {
   std::vector<std::pair<std::string, std::string>> out;
   const json& spec = sweep.at("spec");
   if (!spec.contains("heatmaps")) return out;
   for (const json& h : spec["heatmaps"]) {
-    const std::string name = h["name"].get<std::string>(), xa = h["x"].get<std::string>(),
-                      ya = h["y"].get<std::string>(), va = h["value"].get<std::string>();
-    const std::string fa = h.value("facet", "");
-    size_t col = SIZE_MAX;
-    for (size_t i = 0; i < t.derived.size(); ++i)
-      if (t.derived[i] == va) col = i;
-    for (size_t i = 0; i < t.metrics.size() && col == SIZE_MAX; ++i)
-      if (t.metrics[i] == va) col = t.derived.size() + i;
-    if (col == SIZE_MAX && !t.rows.empty())
-      return Status(-EINVAL, "heatmap " + Shown(name) + ": value " + Shown(va) +
-                                 " is neither a derived metric nor a metric of the points");
-    const auto xs = AxisValues(sweep, xa), ys = AxisValues(sweep, ya);
-    const auto fs = fa.empty() ? std::vector<json>{json()} : AxisValues(sweep, fa);
-    if (xs.size() * ys.size() * fs.size() > kMaxHeatmapCells)
-      return Status(-EINVAL, fmt::format("heatmap {}: {} cells, at most {}", Shown(name),
-                                         xs.size() * ys.size() * fs.size(), kMaxHeatmapCells));
-    // (facet, x, y) → the values over every other axis (seeds, ...).
-    std::map<std::array<std::string, 3>, std::vector<double>> cells;
-    for (const auto& r : t.rows) {
-      if (col == SIZE_MAX || !std::isfinite(r.values[col])) continue;
-      cells[{fa.empty() ? "null" : r.axes.at(fa).dump(), r.axes.at(xa).dump(),
-             r.axes.at(ya).dump()}]
-          .push_back(r.values[col]);
-    }
-    double lo = INFINITY, hi = -INFINITY;
-    size_t per_cell = 0;
-    for (const auto& [k, v] : cells) {
-      const Stats s = Summarise(v);
-      lo = std::min(lo, s.mean), hi = std::max(hi, s.mean);
-      per_cell = std::max(per_cell, v.size());
-    }
-    constexpr int kCellW = 70, kCellH = 40, kLeft = 90, kTop = 62, kGap = 30;
-    const int panel_w = static_cast<int>(xs.size()) * kCellW;
-    const int width = std::max(520, kLeft + static_cast<int>(fs.size()) * (panel_w + kGap) + 10);
-    const int height = kTop + static_cast<int>(ys.size()) * kCellH + 76;
-    const std::string title = h.value("title", va);
-    std::string svg;
-    report::XmlWriter w(&svg);
-    w.Open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
-                   {"class", "heatmap"},
-                   {"width", report::Num(width)},
-                   {"height", report::Num(height)},
-                   {"viewBox", fmt::format("0 0 {} {}", width, height)},
-                   {"font-family", "sans-serif"},
-                   {"font-size", "11"}});
-    w.Leaf("title", {}, title);
-    w.Leaf("text", {{"x", "8"}, {"y", "16"}, {"font-weight", "bold"}}, title);
-    w.Leaf("text", {{"x", "8"}, {"y", "32"}},
-           fmt::format("{} of {} points, {:.1f} CPU s ({:.4f} CPU-hours); cell: mean of {} over {} "
-                       "(small: ± sample sd)",
-                       t.rows.size(), t.points, t.cpu_seconds, t.cpu_seconds / 3600, va,
-                       per_cell > 1 ? fmt::format("{} runs", per_cell) : "1 run"));
-    for (size_t f = 0; f < fs.size(); ++f) {
-      const int x0 = kLeft + static_cast<int>(f) * (panel_w + kGap);
-      if (!fa.empty())
-        w.Leaf("text", {{"x", report::Num(x0)}, {"y", "50"}, {"font-weight", "bold"}},
-               fmt::format("{} = {}", fa, Cell(fs[f])));
-      for (size_t yi = 0; yi < ys.size(); ++yi) {
-        const int y = kTop + static_cast<int>(yi) * kCellH;
-        if (f == 0)
-          w.Leaf("text",
-                 {{"x", report::Num(kLeft - 6)},
-                  {"y", report::Num(y + kCellH / 2 + 4)},
-                  {"text-anchor", "end"}},
-                 Cell(ys[yi]));
-        for (size_t xi = 0; xi < xs.size(); ++xi) {
-          const int x = x0 + static_cast<int>(xi) * kCellW;
-          const auto it =
-              cells.find({fa.empty() ? "null" : fs[f].dump(), xs[xi].dump(), ys[yi].dump()});
-          const Stats s = it == cells.end() ? Stats{} : Summarise(it->second);
-          w.Open("rect", {{"class", "c"},
-                          {"x", report::Num(x)},
-                          {"y", report::Num(y)},
-                          {"width", report::Num(kCellW - 1)},
-                          {"height", report::Num(kCellH - 1)},
-                          {"fill", Fill(s.mean, lo, hi)}});
-          w.Leaf("title", {},
-                 fmt::format("{}={} {}={}: {} mean {}, min {}, max {}, sd {}, n {}", xa,
-                             Cell(xs[xi]), ya, Cell(ys[yi]), va, Number(s.mean), Number(s.min),
-                             Number(s.max), Number(s.sd), s.n));
-          w.Close();
-          w.Leaf("text",
-                 {{"x", report::Num(x + kCellW / 2)},
-                  {"y", report::Num(y + 18)},
-                  {"text-anchor", "middle"}},
-                 Short(s.mean));
-          if (s.n > 1)
-            w.Leaf("text",
-                   {{"x", report::Num(x + kCellW / 2)},
-                    {"y", report::Num(y + 32)},
-                    {"text-anchor", "middle"},
-                    {"font-size", "9"}},
-                   "±" + Short(s.sd));
-        }
-      }
-      for (size_t xi = 0; xi < xs.size(); ++xi)
-        w.Leaf("text",
-               {{"x", report::Num(x0 + static_cast<int>(xi) * kCellW + kCellW / 2)},
-                {"y", report::Num(kTop + static_cast<int>(ys.size()) * kCellH + 14)},
-                {"text-anchor", "middle"}},
-               Cell(xs[xi]));
-    }
-    const int ly = kTop + static_cast<int>(ys.size()) * kCellH + 40;
-    w.Leaf("text",
-           {{"x", report::Num(kLeft - 6)}, {"y", report::Num(ly - 18)}, {"text-anchor", "end"}},
-           ya + " ↑");
-    w.Leaf("text", {{"x", report::Num(kLeft)}, {"y", report::Num(ly - 4 + 0)}}, xa + " →");
-    if (std::isfinite(lo)) {
-      int kx = kLeft;
-      for (const auto& [label, v] :
-           {std::pair<const char*, double>{"lowest ", lo}, {"highest ", hi}}) {
-        w.Empty("rect", {{"x", report::Num(kx)},
-                         {"y", report::Num(ly + 2)},
-                         {"width", "12"},
-                         {"height", "12"},
-                         {"fill", Fill(v, lo, hi)},
-                         {"stroke", "#888"}});
-        w.Leaf("text", {{"x", report::Num(kx + 16)}, {"y", report::Num(ly + 12)}},
-               label + Short(v));
-        kx += 130;
-      }
-    }
-    w.Leaf("text", {{"x", "8"}, {"y", report::Num(height - 6)}, {"font-size", "10"}},
-           "made by: " + Command(sweep) + " && swaplab sweep merge DIR");
-    w.Finish();
-    out.emplace_back("heatmap-" + name + ".svg", std::move(svg));
+    Heatmap map(sweep, t, h);
+    if (Status st = map.Collect(); !st.ok()) return st;
+    out.emplace_back("heatmap-" + map.name() + ".svg", map.Svg());
   }
   return out;
 }

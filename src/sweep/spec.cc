@@ -243,138 +243,215 @@ Result<workload::Scenario> PointScenario(const json& input, const std::string& w
   return sc;
 }
 
+namespace {
+
+// ExpandSpec's steps, in the order they check the spec (its first error is
+// the one reported), and what they have read so far.
+class SpecExpander {
+ public:
+  SpecExpander(json spec, const std::string& file, double scale)
+      : spec_(std::move(spec)), file_(file), scale_(scale) {}
+  Result<Sweep> Expand();
+
+ private:
+  Status ReadNameAndBase();
+  Status ReadScale();
+  Status ReadStructuralAndCombine();
+  Status ReadAxes();
+  Status CheckHeatmapCells() const;
+  Status CountPoints();
+  std::vector<size_t> PointIndices(uint64_t p) const;
+  json PointInput(const std::vector<size_t>& idx) const;
+  Status AddPoint(uint64_t p);
+
+  json spec_;
+  const std::string& file_;
+  const double scale_;  // --scale
+  Sweep s_;
+  json base_;  // the base scenario, resolved
+  std::string combine_ = "grid";
+  std::set<std::string> names_;  // of the axes
+  uint64_t n_ = 1;               // points
+  std::set<std::string> ids_;    // of the points made so far
+};
+
+Result<Sweep> SpecExpander::Expand() {
+  static constexpr std::initializer_list<const char*> kKeys = {
+      "name", "title", "base", "scale", "structural", "combine", "axes", "derived", "heatmaps"};
+  if (std::string k = UnknownKey(spec_, kKeys); !k.empty())
+    return Bad(file_, "$: unknown key " + Shown(k) + " (allowed: " + Keys(kKeys) + ")");
+  if (Status st = ReadNameAndBase(); !st.ok()) return st;
+  if (Status st = ReadScale(); !st.ok()) return st;
+  if (Status st = ReadStructuralAndCombine(); !st.ok()) return st;
+  if (Status st = ReadAxes(); !st.ok()) return st;
+  if (Status st = CheckDerivedAndHeatmaps(spec_, names_, file_); !st.ok()) return st;
+  if (Status st = CheckHeatmapCells(); !st.ok()) return st;
+  if (Status st = CountPoints(); !st.ok()) return st;
+  for (uint64_t p = 0; p < n_; ++p)
+    if (Status st = AddPoint(p); !st.ok()) return st;
+  s_.spec = std::move(spec_);
+  return std::move(s_);
+}
+
+Status SpecExpander::ReadNameAndBase() {
+  if (!spec_.contains("name") || !spec_["name"].is_string())
+    return Bad(file_, "$.name: expected a string");
+  s_.name = spec_["name"].get<std::string>();
+  if (spec_.contains("title") && !spec_["title"].is_string())
+    return Bad(file_, "$.title: expected a string");
+  if (!spec_.contains("base")) return Bad(file_, "$.base: required");
+  auto base = ResolveBase(spec_["base"], file_);
+  if (!base.ok()) return base.status();
+  base_ = *base;
+  spec_["base"] = base_;
+  return Status::Ok();
+}
+
+Status SpecExpander::ReadScale() {
+  double spec_scale = 1.0;
+  if (spec_.contains("scale")) {
+    if (!spec_["scale"].is_number() || !(spec_["scale"].get<double>() > 0) ||
+        spec_["scale"].get<double>() > 16)
+      return Bad(file_, "$.scale: expected a number in (0, 16]");
+    spec_scale = spec_["scale"].get<double>();
+  }
+  s_.scale = Rounded(spec_scale * scale_);
+  if (!(s_.scale >= 1e-4 && s_.scale <= 16))
+    return Bad(file_, fmt::format("$.scale × --scale = {}: outside [0.0001, 16]", s_.scale));
+  return Status::Ok();
+}
+
+Status SpecExpander::ReadStructuralAndCombine() {
+  if (spec_.contains("structural")) {
+    if (!spec_["structural"].is_boolean())
+      return Bad(file_, "$.structural: expected true or false");
+    s_.structural = spec_["structural"].get<bool>();
+  }
+  if (spec_.contains("combine")) {
+    if (!spec_["combine"].is_string())
+      return Bad(file_, "$.combine: expected \"grid\" or \"list\"");
+    combine_ = spec_["combine"].get<std::string>();
+    if (combine_ != "grid" && combine_ != "list")
+      return Bad(file_, "$.combine: " + Shown(combine_) + ": expected \"grid\" or \"list\"");
+  }
+  return Status::Ok();
+}
+
+Status SpecExpander::ReadAxes() {
+  if (!spec_.contains("axes") || !spec_["axes"].is_array() || spec_["axes"].empty())
+    return Bad(file_, "$.axes: expected a non-empty list");
+  if (spec_["axes"].size() > kMaxAxes)
+    return Bad(file_, fmt::format("$.axes: {} axes, at most {}", spec_["axes"].size(), kMaxAxes));
+  for (size_t i = 0; i < spec_["axes"].size(); ++i) {
+    auto a = ParseAxis(spec_["axes"][i], i, base_, file_);
+    if (!a.ok()) return a.status();
+    if (!names_.insert(a->name).second)
+      return Bad(file_, fmt::format("$.axes[{}].name: {} named twice", i, Shown(a->name)));
+    s_.axes.push_back(*a);
+  }
+  return Status::Ok();
+}
+
+// A heatmap's cells (x × y × facets) bounded like the points.
+Status SpecExpander::CheckHeatmapCells() const {
+  if (!spec_.contains("heatmaps")) return Status::Ok();
+  auto values = [this](const json& name) -> uint64_t {
+    for (const Axis& a : s_.axes)
+      if (a.name == name.get<std::string>()) return a.values.size();
+    return 1;
+  };
+  for (size_t i = 0; i < spec_["heatmaps"].size(); ++i) {
+    const json& h = spec_["heatmaps"][i];
+    const uint64_t cells =
+        values(h["x"]) * values(h["y"]) * (h.contains("facet") ? values(h["facet"]) : 1);
+    if (cells > kMaxHeatmapCells)
+      return Bad(file_,
+                 fmt::format("$.heatmaps[{}]: {} cells, at most {}", i, cells, kMaxHeatmapCells));
+  }
+  return Status::Ok();
+}
+
+// The number of points, bounded before any is made.
+Status SpecExpander::CountPoints() {
+  for (const Axis& a : s_.axes) {
+    if (combine_ == "list") {
+      if (a.values.size() != s_.axes[0].values.size())
+        return Bad(file_, fmt::format("$.axes: \"list\" zips axes of equal length; {} has {} "
+                                      "values, {} has {}",
+                                      Shown(s_.axes[0].name), s_.axes[0].values.size(),
+                                      Shown(a.name), a.values.size()));
+      n_ = a.values.size();
+    } else {
+      n_ *= a.values.size();
+      if (n_ > kMaxPoints) break;
+    }
+  }
+  if (n_ > kMaxPoints) {
+    return Bad(file_, fmt::format("$.axes: the grid has more than {} points (the product of the "
+                                  "axes' lengths); split the sweep",
+                                  kMaxPoints));
+  }
+  return Status::Ok();
+}
+
+// Point p's value index on each axis. Grid: the first axis varies slowest.
+std::vector<size_t> SpecExpander::PointIndices(uint64_t p) const {
+  std::vector<size_t> idx(s_.axes.size(), 0);
+  uint64_t rest = p;
+  for (size_t a = s_.axes.size(); a-- > 0;) {
+    if (combine_ == "list") {
+      idx[a] = p;
+    } else {
+      idx[a] = rest % s_.axes[a].values.size();
+      rest /= s_.axes[a].values.size();
+    }
+  }
+  return idx;
+}
+
+// What a point runs: the base scenario with the point's axis values set.
+json SpecExpander::PointInput(const std::vector<size_t>& idx) const {
+  json scenario = base_, axes = json::object(), knobs = json::array();
+  for (size_t a = 0; a < s_.axes.size(); ++a) {
+    const Axis& ax = s_.axes[a];
+    const json& v = ax.values[idx[a]];
+    axes[ax.name] = v;
+    if (ax.kind == Axis::Kind::kPath) {
+      scenario[json::json_pointer(ax.path)] = FieldValue(ax, v);
+    } else if (ax.kind == Axis::Kind::kSeed) {
+      scenario["seed"] = v;
+    } else {
+      knobs.push_back({{"knob", ax.knob}, {"variant", ax.variant}, {"value", KnobText(v)}});
+    }
+  }
+  return {{"axes", axes},
+          {"knobs", knobs},
+          {"scale", s_.scale},
+          {"structural", s_.structural},
+          {"scenario", scenario}};
+}
+
+Status SpecExpander::AddPoint(uint64_t p) {
+  json input = PointInput(PointIndices(p));
+  const json axes = input["axes"];
+  const std::string id = fmt::format("{:016x}", Fnv1a(input.dump()));
+  const std::string where = Printable(file_) + ": point " + PointName(axes);
+  auto sc = PointScenario(input, where);
+  if (!sc.ok()) return sc.status();
+  if (!ids_.insert(id).second) return Bad(file_, "point " + PointName(axes) + " is listed twice");
+  input["id"] = id;
+  s_.points.push_back(Point{id, axes, std::move(input)});
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Sweep> ExpandSpec(const std::string& text, const std::string& file, double scale) {
   auto parsed = workload::ParseJson(text, file);
   if (!parsed.ok()) return parsed.status();
   json spec = std::move(parsed).value();
   if (!spec.is_object()) return Bad(file, "$: expected an object");
-  static constexpr std::initializer_list<const char*> kKeys = {
-      "name", "title", "base", "scale", "structural", "combine", "axes", "derived", "heatmaps"};
-  if (std::string k = UnknownKey(spec, kKeys); !k.empty())
-    return Bad(file, "$: unknown key " + Shown(k) + " (allowed: " + Keys(kKeys) + ")");
-  Sweep s;
-  if (!spec.contains("name") || !spec["name"].is_string())
-    return Bad(file, "$.name: expected a string");
-  s.name = spec["name"].get<std::string>();
-  if (spec.contains("title") && !spec["title"].is_string())
-    return Bad(file, "$.title: expected a string");
-  if (!spec.contains("base")) return Bad(file, "$.base: required");
-  auto base = ResolveBase(spec["base"], file);
-  if (!base.ok()) return base.status();
-  spec["base"] = *base;
-  double spec_scale = 1.0;
-  if (spec.contains("scale")) {
-    if (!spec["scale"].is_number() || !(spec["scale"].get<double>() > 0) ||
-        spec["scale"].get<double>() > 16)
-      return Bad(file, "$.scale: expected a number in (0, 16]");
-    spec_scale = spec["scale"].get<double>();
-  }
-  s.scale = Rounded(spec_scale * scale);
-  if (!(s.scale >= 1e-4 && s.scale <= 16))
-    return Bad(file, fmt::format("$.scale × --scale = {}: outside [0.0001, 16]", s.scale));
-  if (spec.contains("structural")) {
-    if (!spec["structural"].is_boolean()) return Bad(file, "$.structural: expected true or false");
-    s.structural = spec["structural"].get<bool>();
-  }
-  std::string combine = "grid";
-  if (spec.contains("combine")) {
-    if (!spec["combine"].is_string()) return Bad(file, "$.combine: expected \"grid\" or \"list\"");
-    combine = spec["combine"].get<std::string>();
-    if (combine != "grid" && combine != "list")
-      return Bad(file, "$.combine: " + Shown(combine) + ": expected \"grid\" or \"list\"");
-  }
-  if (!spec.contains("axes") || !spec["axes"].is_array() || spec["axes"].empty())
-    return Bad(file, "$.axes: expected a non-empty list");
-  if (spec["axes"].size() > kMaxAxes)
-    return Bad(file, fmt::format("$.axes: {} axes, at most {}", spec["axes"].size(), kMaxAxes));
-  std::set<std::string> names;
-  for (size_t i = 0; i < spec["axes"].size(); ++i) {
-    auto a = ParseAxis(spec["axes"][i], i, *base, file);
-    if (!a.ok()) return a.status();
-    if (!names.insert(a->name).second)
-      return Bad(file, fmt::format("$.axes[{}].name: {} named twice", i, Shown(a->name)));
-    s.axes.push_back(*a);
-  }
-  if (Status st = CheckDerivedAndHeatmaps(spec, names, file); !st.ok()) return st;
-  if (spec.contains("heatmaps")) {
-    // A heatmap's cells (x × y × facets) bounded like the points.
-    auto values = [&s](const json& name) -> uint64_t {
-      for (const Axis& a : s.axes)
-        if (a.name == name.get<std::string>()) return a.values.size();
-      return 1;
-    };
-    for (size_t i = 0; i < spec["heatmaps"].size(); ++i) {
-      const json& h = spec["heatmaps"][i];
-      const uint64_t cells =
-          values(h["x"]) * values(h["y"]) * (h.contains("facet") ? values(h["facet"]) : 1);
-      if (cells > kMaxHeatmapCells)
-        return Bad(file,
-                   fmt::format("$.heatmaps[{}]: {} cells, at most {}", i, cells, kMaxHeatmapCells));
-    }
-  }
-
-  // The number of points, bounded before any is made.
-  uint64_t n = 1;
-  for (const Axis& a : s.axes) {
-    if (combine == "list") {
-      if (a.values.size() != s.axes[0].values.size())
-        return Bad(file, fmt::format("$.axes: \"list\" zips axes of equal length; {} has {} "
-                                     "values, {} has {}",
-                                     Shown(s.axes[0].name), s.axes[0].values.size(), Shown(a.name),
-                                     a.values.size()));
-      n = a.values.size();
-    } else {
-      n *= a.values.size();
-      if (n > kMaxPoints) break;
-    }
-  }
-  if (n > kMaxPoints) {
-    return Bad(file, fmt::format("$.axes: the grid has more than {} points (the product of the "
-                                 "axes' lengths); split the sweep",
-                                 kMaxPoints));
-  }
-
-  std::set<std::string> ids;
-  std::vector<size_t> idx(s.axes.size(), 0);
-  for (uint64_t p = 0; p < n; ++p) {
-    // Grid: the first axis varies slowest.
-    uint64_t rest = p;
-    for (size_t a = s.axes.size(); a-- > 0;) {
-      if (combine == "list") {
-        idx[a] = p;
-      } else {
-        idx[a] = rest % s.axes[a].values.size();
-        rest /= s.axes[a].values.size();
-      }
-    }
-    json scenario = *base, axes = json::object(), knobs = json::array();
-    for (size_t a = 0; a < s.axes.size(); ++a) {
-      const Axis& ax = s.axes[a];
-      const json& v = ax.values[idx[a]];
-      axes[ax.name] = v;
-      if (ax.kind == Axis::Kind::kPath) {
-        scenario[json::json_pointer(ax.path)] = FieldValue(ax, v);
-      } else if (ax.kind == Axis::Kind::kSeed) {
-        scenario["seed"] = v;
-      } else {
-        knobs.push_back({{"knob", ax.knob}, {"variant", ax.variant}, {"value", KnobText(v)}});
-      }
-    }
-    json input = {{"axes", axes},
-                  {"knobs", knobs},
-                  {"scale", s.scale},
-                  {"structural", s.structural},
-                  {"scenario", scenario}};
-    const std::string id = fmt::format("{:016x}", Fnv1a(input.dump()));
-    const std::string where = Printable(file) + ": point " + PointName(axes);
-    auto sc = PointScenario(input, where);
-    if (!sc.ok()) return sc.status();
-    if (!ids.insert(id).second) return Bad(file, "point " + PointName(axes) + " is listed twice");
-    input["id"] = id;
-    s.points.push_back(Point{id, axes, std::move(input)});
-  }
-  s.spec = std::move(spec);
-  return s;
+  return SpecExpander(std::move(spec), file, scale).Expand();
 }
 
 Result<Sweep> LoadSpec(const std::string& path, double scale) {
