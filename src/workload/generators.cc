@@ -213,7 +213,9 @@ Result<MthpResult> MthpMix(Workload& w, const MthpSpec& s) {
   return res;
 }
 
-Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
+namespace {
+
+Status CheckChurn(Workload& w, const ChurnSpec& s) {
   if (Status st = CheckMix("build-churn", s.mix); !st.ok()) return st;
   if (Status st = CheckCommon("build-churn", 1, 0, s.cpus, w.sys()); !st.ok()) return st;
   if (s.concurrent == 0 || s.min_pages == 0 || s.max_pages < s.min_pages)
@@ -222,89 +224,132 @@ Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
     return Bad("build-churn", "partial free share outside 0..1");
   if (s.growing == 0 || s.batch_pages == 0)
     return Bad("build-churn", "needs growing ≥ 1 and batch ≥ 1 page");
+  return Status::Ok();
+}
+
+// One build-churn run: the processes alive, those still swapping out, and
+// the result so far. Run() takes turns of reclaim until every process has
+// swapped out.
+class Churn {
+ public:
+  Churn(Workload& w, const ChurnSpec& s) : w_(w), s_(s) {}
+  Result<ChurnResult> Run();
+
+ private:
   struct Proc {
     std::vector<std::pair<uint64_t, uint64_t>> folios;  // (id, pages)
     int cpu = 0;
     uint64_t serial = 0, target = 0, pages = 0;
   };
-  std::deque<Proc> live;      // done swapping out, alive until they exit
-  std::vector<Proc> growing;  // still swapping out (ChurnSpec::growing)
-  uint64_t started = 0;
-  ChurnResult res;
-  auto exit_one = [&](bool random) -> Status {
-    const size_t k = random ? w.rng().Below(live.size()) : 0;
-    for (auto [f, n] : live[k].folios) {
-      (void)n;
-      if (!w.runner().Live(f)) continue;  // every page was zapped already
-      if (Status st = w.FreeAll(f); !st.ok()) return st;
+  Status StartProcesses();
+  Status Turn(Proc& g);
+  Status ExitOne(bool random);
+  Status Finish(size_t i);
+
+  Workload& w_;
+  const ChurnSpec& s_;
+  std::deque<Proc> live_;      // done swapping out, alive until they exit
+  std::vector<Proc> growing_;  // still swapping out (ChurnSpec::growing)
+  uint64_t started_ = 0;
+  uint64_t last_ = UINT64_MAX;  // the process of the previous turn
+  ChurnResult res_;
+};
+
+Result<ChurnResult> Churn::Run() {
+  while (started_ < s_.processes || !growing_.empty()) {
+    if (Status st = StartProcesses(); !st.ok()) return st;
+    const size_t i = growing_.size() == 1 ? 0 : w_.rng().Below(growing_.size());
+    Proc& g = growing_[i];
+    if (last_ != UINT64_MAX && last_ != g.serial) ++res_.switches;
+    last_ = g.serial;
+    if (Status st = Turn(g); !st.ok()) return st;
+    if (g.pages >= g.target) {
+      if (Status st = Finish(i); !st.ok()) return st;
     }
-    live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
-    return Status::Ok();
-  };
-  // A process done swapping out: zap single 4 KiB pages (MADV_DONTNEED,
-  // exit of a child sharing nothing), the holes that fragment clusters
-  // (seed 003); then it lives on until it exits.
-  auto finish = [&](size_t i) -> Status {
-    Proc proc = std::move(growing[i]);
-    growing.erase(growing.begin() + static_cast<std::ptrdiff_t>(i));
-    res.pages_swapped += proc.pages;
-    const uint64_t zaps =
-        static_cast<uint64_t>(static_cast<double>(proc.pages) * s.partial_free_share);
-    for (uint64_t z = 0; z < zaps; ++z) {
-      const auto& [f, n] = proc.folios[w.rng().Below(proc.folios.size())];
-      const uint64_t page = w.rng().Below(n);
-      if (!w.SlotOf(f, page).valid()) continue;  // already zapped or in memory
-      if (Status st = w.Free(f, page, 1); !st.ok()) return st;
-      ++res.pages_zapped;
+  }
+  while (s_.exit_at_end && !live_.empty()) {
+    if (Status st = ExitOne(false); !st.ok()) return st;
+  }
+  return res_;
+}
+
+// At most `concurrent` processes are alive, so at most that many grow.
+Status Churn::StartProcesses() {
+  while (growing_.size() < std::min(s_.growing, s_.concurrent) && started_ < s_.processes) {
+    if (live_.size() + growing_.size() >= s_.concurrent && !live_.empty()) {
+      if (Status st = ExitOne(s_.random_exit); !st.ok()) return st;
     }
-    live.push_back(std::move(proc));
-    ++res.processes;
-    return Status::Ok();
-  };
+    Proc proc;
+    proc.serial = started_;
+    proc.cpu = static_cast<int>(started_ % static_cast<uint64_t>(s_.cpus));
+    proc.target = s_.min_pages + w_.rng().Below(s_.max_pages - s_.min_pages + 1);
+    growing_.push_back(std::move(proc));
+    ++started_;
+  }
+  return Status::Ok();
+}
+
+// One turn of reclaim: batch_pages of process g swapped out.
+Status Churn::Turn(Proc& g) {
   // With growing == 1 and the whole process in one turn, the random draws
   // are those of the one-process-at-a-time churn (same results per seed).
-  const uint64_t turn_pages = s.growing == 1 ? UINT64_MAX : s.batch_pages;
-  uint64_t last = UINT64_MAX;  // the process of the previous turn
-  while (started < s.processes || !growing.empty()) {
-    // At most `concurrent` processes are alive, so at most that many grow.
-    while (growing.size() < std::min(s.growing, s.concurrent) && started < s.processes) {
-      if (live.size() + growing.size() >= s.concurrent && !live.empty()) {
-        if (Status st = exit_one(s.random_exit); !st.ok()) return st;
-      }
-      Proc proc;
-      proc.serial = started;
-      proc.cpu = static_cast<int>(started % static_cast<uint64_t>(s.cpus));
-      proc.target = s.min_pages + w.rng().Below(s.max_pages - s.min_pages + 1);
-      growing.push_back(std::move(proc));
-      ++started;
+  const uint64_t turn_pages = s_.growing == 1 ? UINT64_MAX : s_.batch_pages;
+  for (uint64_t turn = 0; g.pages < g.target && turn < turn_pages;) {
+    // The memcg limit (ChurnSpec::swapped_pages): other jobs finish
+    // (exit) while more than the build's share is swapped out.
+    while (s_.swapped_pages > 0 && !live_.empty() &&
+           static_cast<uint64_t>(w_.sys().total_swap_pages() - w_.sys().nr_swap_pages()) >
+               s_.swapped_pages) {
+      if (Status st = ExitOne(s_.random_exit); !st.ok()) return st;
     }
-    const size_t i = growing.size() == 1 ? 0 : w.rng().Below(growing.size());
-    Proc& g = growing[i];
-    if (last != UINT64_MAX && last != g.serial) ++res.switches;
-    last = g.serial;
-    for (uint64_t turn = 0; g.pages < g.target && turn < turn_pages;) {
-      // The memcg limit (ChurnSpec::swapped_pages): other jobs finish
-      // (exit) while more than the build's share is swapped out.
-      while (s.swapped_pages > 0 && !live.empty() &&
-             static_cast<uint64_t>(w.sys().total_swap_pages() - w.sys().nr_swap_pages()) >
-                 s.swapped_pages) {
-        if (Status st = exit_one(s.random_exit); !st.ok()) return st;
-      }
-      const uint64_t n = PickSize(s.mix, w.rng());
-      const uint64_t f = w.NewFolio();
-      if (Status st = SwapOut(w, f, OrderOfPages(n), g.cpu); !st.ok()) return st;
-      g.folios.emplace_back(f, n);
-      g.pages += n;
-      turn += n;
-    }
-    if (g.pages >= g.target) {
-      if (Status st = finish(i); !st.ok()) return st;
-    }
+    const uint64_t n = PickSize(s_.mix, w_.rng());
+    const uint64_t f = w_.NewFolio();
+    if (Status st = SwapOut(w_, f, OrderOfPages(n), g.cpu); !st.ok()) return st;
+    g.folios.emplace_back(f, n);
+    g.pages += n;
+    turn += n;
   }
-  while (s.exit_at_end && !live.empty()) {
-    if (Status st = exit_one(false); !st.ok()) return st;
+  return Status::Ok();
+}
+
+// A process exits: the oldest, or a random one; its folios are freed.
+Status Churn::ExitOne(bool random) {
+  const size_t k = random ? w_.rng().Below(live_.size()) : 0;
+  for (auto [f, n] : live_[k].folios) {
+    (void)n;
+    if (!w_.runner().Live(f)) continue;  // every page was zapped already
+    if (Status st = w_.FreeAll(f); !st.ok()) return st;
   }
-  return res;
+  live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(k));
+  return Status::Ok();
+}
+
+// A process done swapping out: zap single 4 KiB pages (MADV_DONTNEED,
+// exit of a child sharing nothing), the holes that fragment clusters
+// (seed 003); then it lives on until it exits.
+Status Churn::Finish(size_t i) {
+  Proc proc = std::move(growing_[i]);
+  growing_.erase(growing_.begin() + static_cast<std::ptrdiff_t>(i));
+  res_.pages_swapped += proc.pages;
+  const uint64_t zaps =
+      static_cast<uint64_t>(static_cast<double>(proc.pages) * s_.partial_free_share);
+  for (uint64_t z = 0; z < zaps; ++z) {
+    const auto& [f, n] = proc.folios[w_.rng().Below(proc.folios.size())];
+    const uint64_t page = w_.rng().Below(n);
+    if (!w_.SlotOf(f, page).valid()) continue;  // already zapped or in memory
+    if (Status st = w_.Free(f, page, 1); !st.ok()) return st;
+    ++res_.pages_zapped;
+  }
+  live_.push_back(std::move(proc));
+  ++res_.processes;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ChurnResult> BuildChurn(Workload& w, const ChurnSpec& s) {
+  if (Status st = CheckChurn(w, s); !st.ok()) return st;
+  return Churn(w, s).Run();
 }
 
 Result<UsememResult> Usemem(Workload& w, const UsememSpec& s) {

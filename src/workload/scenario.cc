@@ -142,14 +142,11 @@ Status ParseSteps(const ScenarioReader& r, const json& j, const char* key, int c
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
-  ScenarioReader r(file);
-  json j;
+// The text as JSON into *j; not JSON, or a key given twice, is an error.
+Status ParseJson(const ScenarioReader& r, const std::string& text, json* j) {
   DuplicateKeyFinder dups;
   try {
-    j = json::parse(text, std::ref(dups));
+    *j = json::parse(text, std::ref(dups));
   } catch (const json::exception& e) {
     // The message quotes the last token read: cut and escaped.
     return r.Error("$", "not JSON: " + Printable(e.what()));
@@ -157,126 +154,196 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   if (!dups.first_duplicate().empty())
     return r.Error(dups.first_duplicate(),
                    "key given twice in one object (a JSON parser would keep only the last)");
+  return Status::Ok();
+}
+
+// One scenario file's sections read into *sc, one step per section
+// (scenarios/README.md), in the order their checks run: the first error
+// is the one reported. base_ is the top-level policy the variants start
+// from.
+class ScenarioParser {
+ public:
+  ScenarioParser(const ScenarioReader& r, const json& j, Scenario* sc) : r_(r), j_(j), sc_(*sc) {}
+  Status Parse() {
+    SL_TRY(TopLevel());
+    SL_TRY(Devices());
+    SL_TRY(ParseSteps(r_, j_, "aging", sc_.cpus, sc_.devices[0].pages, &sc_.aging));
+    SL_TRY(ParseSteps(r_, j_, "measured", sc_.cpus, sc_.devices[0].pages, &sc_.measured));
+    if (sc_.measured.empty())
+      return r_.Error("$.measured", "required: at least one generator step to measure");
+    SL_TRY(Variants());
+    if (j_.contains("host_cpu")) SL_TRY(HostCpu(j_["host_cpu"]));
+    SL_TRY(r_.StrList(j_, "$", "rows", &sc_.rows));
+    SL_TRY(r_.StrList(j_, "$", "pct_rows", &sc_.pct_rows));
+    if (j_.contains("seed_reported")) SL_TRY(SeedReported(j_["seed_reported"]));
+    return Status::Ok();
+  }
+
+ private:
+  Status TopLevel();
+  Status Devices();
+  Status Device(size_t i, std::set<std::string>* names);
+  Status Variants();
+  Status Variant(size_t i);
+  Status HostCpu(const json& h);
+  Status SeedReported(const json& s);
+  Status SeedCells(const json& cells);
+
+  const ScenarioReader& r_;
+  const json& j_;
+  Scenario& sc_;
+  alloc::Policy base_ = *alloc::Policy::Preset(alloc::kRfcBasePreset);
+};
+
+// The keys of the top level and its plain values, then its policy.
+Status ScenarioParser::TopLevel() {
+  SL_TRY(r_.Keys(
+      j_, "$",
+      {"name",     "group",         "title",   "setup",           "seed",     "repetitions", "cpus",
+       "parallel", "policy",        "devices", "aging",           "measured", "variants",    "rows",
+       "pct_rows", "seed_reported", "answers", "reproduce_scale", "host_cpu", "$comment"}));
+  SL_TRY(r_.Str(j_, "$", "name", &sc_.name, true));
+  sc_.group = sc_.name;
+  SL_TRY(r_.Str(j_, "$", "group", &sc_.group));
+  SL_TRY(r_.Str(j_, "$", "title", &sc_.title));
+  SL_TRY(r_.Str(j_, "$", "answers", &sc_.answers));
+  SL_TRY(r_.StrList(j_, "$", "setup", &sc_.setup));
+  SL_TRY(r_.Int(j_, "$", "seed", &sc_.seed, 0, INT64_MAX));
+  SL_TRY(r_.Int(j_, "$", "repetitions", &sc_.repetitions, 1, 100));
+  SL_TRY(r_.Int(j_, "$", "cpus", &sc_.cpus, 1, 64));
+  SL_TRY(r_.Bool(j_, "$", "parallel", &sc_.parallel));
+  SL_TRY(r_.Num(j_, "$", "reproduce_scale", &sc_.reproduce_scale, 1e-4, 1));
+  if (j_.contains("policy")) SL_TRY(PolicyOf(r_, j_["policy"], "$.policy", &base_));
+  return Status::Ok();
+}
+
+Status ScenarioParser::Devices() {
+  if (!j_.contains("devices") || !j_["devices"].is_array() || j_["devices"].empty())
+    return r_.Error("$.devices", "required: a non-empty array of devices");
+  std::set<std::string> names;
+  for (size_t i = 0; i < j_["devices"].size(); ++i) SL_TRY(Device(i, &names));
+  return Status::Ok();
+}
+
+// $.devices[i]; *names: the device names so far (each is given once).
+Status ScenarioParser::Device(size_t i, std::set<std::string>* names) {
+  const std::string p = "$.devices[" + std::to_string(i) + "]";
+  const json& d = j_["devices"][i];
+  SL_TRY(r_.Keys(d, p, {"name", "size", "ssd", "blkdev", "discard", "prio", "backing", "dir"}));
+  DeviceSpec ds;
+  ds.name = "swap" + std::to_string(i);
+  SL_TRY(r_.Str(d, p, "name", &ds.name));
+  SL_TRY(r_.Pages(d, p, "size", &ds.pages, true));
+  if (ds.pages < 10) return r_.Error(p + ".size", "a swap area needs at least 10 pages (mkswap)");
+  if (ds.pages > (uint64_t{1} << 32))
+    return r_.Error(p + ".size", "larger than the largest swap area (2^32 pages)");
+  SL_TRY(r_.Bool(d, p, "ssd", &ds.ssd));
+  SL_TRY(r_.Bool(d, p, "blkdev", &ds.blkdev));
+  SL_TRY(r_.Bool(d, p, "discard", &ds.discard));
+  if (d.contains("prio")) {
+    int prio = 0;
+    SL_TRY(r_.Int(d, p, "prio", &prio, 0, alloc::kMaxSwapPrio));
+    ds.prio = prio;
+  }
+  std::string backing = "simulated";
+  SL_TRY(r_.Either(d, p, "backing", "simulated", "file", &backing));
+  ds.real_file = backing == "file";
+  SL_TRY(r_.Str(d, p, "dir", &ds.dir));
+  if (!names->insert(ds.name).second)
+    return r_.Error(p + ".name",
+                    "device name '" + Printable(ds.name, kMaxTokenInMessage) + "' used twice");
+  sc_.devices.push_back(ds);
+  return Status::Ok();
+}
+
+// No variants: one, "result", with the base policy.
+Status ScenarioParser::Variants() {
+  if (!j_.contains("variants")) {
+    sc_.variants.push_back(VariantSpec{"result", base_});
+    return Status::Ok();
+  }
+  if (!j_["variants"].is_array() || j_["variants"].empty())
+    return r_.Error("$.variants", "expected a non-empty array");
+  for (size_t i = 0; i < j_["variants"].size(); ++i) SL_TRY(Variant(i));
+  return Status::Ok();
+}
+
+Status ScenarioParser::Variant(size_t i) {
+  const std::string p = "$.variants[" + std::to_string(i) + "]";
+  const json& v = j_["variants"][i];
+  SL_TRY(r_.Keys(v, p, {"label", "policy", "source", "batch", "threads"}));
+  VariantSpec vs{"", base_};
+  SL_TRY(r_.Str(v, p, "label", &vs.label, true));
+  if (v.contains("policy")) SL_TRY(PolicyOf(r_, v["policy"], p + ".policy", &vs.policy));
+  SL_TRY(r_.Named(v, p, "source", hibernate::ParseSlotSource, &vs.source));
+  SL_TRY(r_.Named(v, p, "batch", hibernate::ParseBatchMode, &vs.batch));
+  SL_TRY(r_.Int(v, p, "threads", &vs.threads, 1, sc_.cpus));
+  sc_.variants.push_back(vs);
+  return Status::Ok();
+}
+
+// $.host_cpu: a named profile (host_cpu.h) or the costs themselves; for
+// simulated devices only.
+Status ScenarioParser::HostCpu(const json& h) {
+  const std::string p = "$.host_cpu";
+  HostCpuCost c;
+  if (h.is_string()) {  // a named profile (host_cpu.h)
+    const HostCpuProfile* prof = FindHostCpuProfile(h.get<std::string>());
+    if (prof == nullptr)
+      return r_.Error(p, "'" + Printable(h.get<std::string>(), kMaxTokenInMessage) +
+                             "' names no host CPU profile (known: " + HostCpuProfileNames() + ")");
+    c = prof->Cost();
+  } else {
+    SL_TRY(r_.Keys(h, p, {"label", "write_bio_us", "read_bio_us", "alloc_call_us"}));
+    SL_TRY(r_.Str(h, p, "label", &c.label, true));
+    SL_TRY(r_.Num(h, p, "write_bio_us", &c.write_bio_us, 0, 1e6));
+    SL_TRY(r_.Num(h, p, "read_bio_us", &c.read_bio_us, 0, 1e6));
+    SL_TRY(r_.Num(h, p, "alloc_call_us", &c.alloc_call_us, 0, 1e6));
+  }
+  for (size_t i = 0; i < sc_.devices.size(); ++i) {
+    if (sc_.devices[i].real_file)
+      return r_.Error(
+          p, "device " + Printable(sc_.devices[i].name, kMaxTokenInMessage) +
+                 " is a real file: its measured seconds already include this machine's CPU; "
+                 "host_cpu prices CPU work for simulated devices only");
+  }
+  sc_.host_cpu = c;
+  return Status::Ok();
+}
+
+Status ScenarioParser::SeedReported(const json& s) {
+  SL_TRY(r_.Keys(s, "$.seed_reported", {"source", "setup", "cells"}));
+  SL_TRY(r_.Str(s, "$.seed_reported", "source", &sc_.seed_reported.source));
+  SL_TRY(r_.StrList(s, "$.seed_reported", "setup", &sc_.seed_reported.setup));
+  if (s.contains("cells")) SL_TRY(SeedCells(s["cells"]));
+  return Status::Ok();
+}
+
+// $.seed_reported.cells: row -> column -> text, as the seed printed it.
+Status ScenarioParser::SeedCells(const json& cells) {
+  if (!cells.is_object())
+    return r_.Error("$.seed_reported.cells", "expected an object row -> column -> text");
+  for (auto row = cells.begin(); row != cells.end(); ++row) {
+    const std::string p = "$.seed_reported.cells." + PathKey(row.key());
+    if (!row->is_object()) return r_.Error(p, "expected an object column -> text");
+    for (auto col = row->begin(); col != row->end(); ++col) {
+      if (!col->is_string())
+        return r_.Error(p + "." + PathKey(col.key()), "expected a string (as the seed printed it)");
+      sc_.seed_reported.cells[row.key()][col.key()] = col->get<std::string>();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
+  ScenarioReader r(file);
+  json j;
+  SL_TRY(ParseJson(r, text, &j));
   Scenario sc;
   sc.file = file;
-  SL_TRY(r.Keys(j, "$", {"name",          "group",    "title",           "setup",    "seed",
-                         "repetitions",   "cpus",     "parallel",        "policy",   "devices",
-                         "aging",         "measured", "variants",        "rows",     "pct_rows",
-                         "seed_reported", "answers",  "reproduce_scale", "host_cpu", "$comment"}));
-  SL_TRY(r.Str(j, "$", "name", &sc.name, true));
-  sc.group = sc.name;
-  SL_TRY(r.Str(j, "$", "group", &sc.group));
-  SL_TRY(r.Str(j, "$", "title", &sc.title));
-  SL_TRY(r.Str(j, "$", "answers", &sc.answers));
-  SL_TRY(r.StrList(j, "$", "setup", &sc.setup));
-  SL_TRY(r.Int(j, "$", "seed", &sc.seed, 0, INT64_MAX));
-  SL_TRY(r.Int(j, "$", "repetitions", &sc.repetitions, 1, 100));
-  SL_TRY(r.Int(j, "$", "cpus", &sc.cpus, 1, 64));
-  SL_TRY(r.Bool(j, "$", "parallel", &sc.parallel));
-  SL_TRY(r.Num(j, "$", "reproduce_scale", &sc.reproduce_scale, 1e-4, 1));
-  alloc::Policy base = *alloc::Policy::Preset(alloc::kRfcBasePreset);
-  if (j.contains("policy")) SL_TRY(PolicyOf(r, j["policy"], "$.policy", &base));
-  if (!j.contains("devices") || !j["devices"].is_array() || j["devices"].empty())
-    return r.Error("$.devices", "required: a non-empty array of devices");
-  std::set<std::string> names;
-  for (size_t i = 0; i < j["devices"].size(); ++i) {
-    const std::string p = "$.devices[" + std::to_string(i) + "]";
-    const json& d = j["devices"][i];
-    SL_TRY(r.Keys(d, p, {"name", "size", "ssd", "blkdev", "discard", "prio", "backing", "dir"}));
-    DeviceSpec ds;
-    ds.name = "swap" + std::to_string(i);
-    SL_TRY(r.Str(d, p, "name", &ds.name));
-    SL_TRY(r.Pages(d, p, "size", &ds.pages, true));
-    if (ds.pages < 10) return r.Error(p + ".size", "a swap area needs at least 10 pages (mkswap)");
-    if (ds.pages > (uint64_t{1} << 32))
-      return r.Error(p + ".size", "larger than the largest swap area (2^32 pages)");
-    SL_TRY(r.Bool(d, p, "ssd", &ds.ssd));
-    SL_TRY(r.Bool(d, p, "blkdev", &ds.blkdev));
-    SL_TRY(r.Bool(d, p, "discard", &ds.discard));
-    if (d.contains("prio")) {
-      int prio = 0;
-      SL_TRY(r.Int(d, p, "prio", &prio, 0, alloc::kMaxSwapPrio));
-      ds.prio = prio;
-    }
-    std::string backing = "simulated";
-    SL_TRY(r.Either(d, p, "backing", "simulated", "file", &backing));
-    ds.real_file = backing == "file";
-    SL_TRY(r.Str(d, p, "dir", &ds.dir));
-    if (!names.insert(ds.name).second)
-      return r.Error(p + ".name",
-                     "device name '" + Printable(ds.name, kMaxTokenInMessage) + "' used twice");
-    sc.devices.push_back(ds);
-  }
-  SL_TRY(ParseSteps(r, j, "aging", sc.cpus, sc.devices[0].pages, &sc.aging));
-  SL_TRY(ParseSteps(r, j, "measured", sc.cpus, sc.devices[0].pages, &sc.measured));
-  if (sc.measured.empty())
-    return r.Error("$.measured", "required: at least one generator step to measure");
-  if (!j.contains("variants")) {
-    sc.variants.push_back(VariantSpec{"result", base});
-  } else {
-    if (!j["variants"].is_array() || j["variants"].empty())
-      return r.Error("$.variants", "expected a non-empty array");
-    for (size_t i = 0; i < j["variants"].size(); ++i) {
-      const std::string p = "$.variants[" + std::to_string(i) + "]";
-      const json& v = j["variants"][i];
-      SL_TRY(r.Keys(v, p, {"label", "policy", "source", "batch", "threads"}));
-      VariantSpec vs{"", base};
-      SL_TRY(r.Str(v, p, "label", &vs.label, true));
-      if (v.contains("policy")) SL_TRY(PolicyOf(r, v["policy"], p + ".policy", &vs.policy));
-      SL_TRY(r.Named(v, p, "source", hibernate::ParseSlotSource, &vs.source));
-      SL_TRY(r.Named(v, p, "batch", hibernate::ParseBatchMode, &vs.batch));
-      SL_TRY(r.Int(v, p, "threads", &vs.threads, 1, sc.cpus));
-      sc.variants.push_back(vs);
-    }
-  }
-  if (j.contains("host_cpu")) {
-    const json& h = j["host_cpu"];
-    const std::string p = "$.host_cpu";
-    HostCpuCost c;
-    if (h.is_string()) {  // a named profile (host_cpu.h)
-      const HostCpuProfile* prof = FindHostCpuProfile(h.get<std::string>());
-      if (prof == nullptr)
-        return r.Error(p, "'" + Printable(h.get<std::string>(), kMaxTokenInMessage) +
-                              "' names no host CPU profile (known: " + HostCpuProfileNames() + ")");
-      c = prof->Cost();
-    } else {
-      SL_TRY(r.Keys(h, p, {"label", "write_bio_us", "read_bio_us", "alloc_call_us"}));
-      SL_TRY(r.Str(h, p, "label", &c.label, true));
-      SL_TRY(r.Num(h, p, "write_bio_us", &c.write_bio_us, 0, 1e6));
-      SL_TRY(r.Num(h, p, "read_bio_us", &c.read_bio_us, 0, 1e6));
-      SL_TRY(r.Num(h, p, "alloc_call_us", &c.alloc_call_us, 0, 1e6));
-    }
-    for (size_t i = 0; i < sc.devices.size(); ++i) {
-      if (sc.devices[i].real_file)
-        return r.Error(
-            p, "device " + Printable(sc.devices[i].name, kMaxTokenInMessage) +
-                   " is a real file: its measured seconds already include this machine's CPU; "
-                   "host_cpu prices CPU work for simulated devices only");
-    }
-    sc.host_cpu = c;
-  }
-  SL_TRY(r.StrList(j, "$", "rows", &sc.rows));
-  SL_TRY(r.StrList(j, "$", "pct_rows", &sc.pct_rows));
-  if (j.contains("seed_reported")) {
-    const json& s = j["seed_reported"];
-    SL_TRY(r.Keys(s, "$.seed_reported", {"source", "setup", "cells"}));
-    SL_TRY(r.Str(s, "$.seed_reported", "source", &sc.seed_reported.source));
-    SL_TRY(r.StrList(s, "$.seed_reported", "setup", &sc.seed_reported.setup));
-    if (s.contains("cells")) {
-      if (!s["cells"].is_object())
-        return r.Error("$.seed_reported.cells", "expected an object row -> column -> text");
-      for (auto row = s["cells"].begin(); row != s["cells"].end(); ++row) {
-        const std::string p = "$.seed_reported.cells." + PathKey(row.key());
-        if (!row->is_object()) return r.Error(p, "expected an object column -> text");
-        for (auto col = row->begin(); col != row->end(); ++col) {
-          if (!col->is_string())
-            return r.Error(p + "." + PathKey(col.key()),
-                           "expected a string (as the seed printed it)");
-          sc.seed_reported.cells[row.key()][col.key()] = col->get<std::string>();
-        }
-      }
-    }
-  }
+  SL_TRY(ScenarioParser(r, j, &sc).Parse());
   return sc;
 }
 

@@ -333,28 +333,51 @@ Status TraceRunner::CheckModelMemory(uint64_t pages, const Where& where) {
       -ENOMEM);
 }
 
+// swapon: the trace's device `dev` becomes a swap area of the model.
+Status TraceRunner::DoSwapon(const TraceRecord& r, const Where& where) {
+  if (devs_.count(r.dev)) return At(where, "dev " + std::to_string(r.dev) + " is already on");
+  if (r.pages > Page::kMaxSlotOffset + 1)  // the page record's offsets
+    return At(where, "pages " + std::to_string(r.pages) + " is above the runner's limit of 2^40");
+  if (Status st = CheckModelMemory(r.pages, where); !st.ok()) return st;
+  alloc::SwaponOptions o;
+  o.name = "trace-dev" + std::to_string(r.dev);
+  o.pages = r.pages;
+  o.ssd = r.ssd;
+  o.blkdev = r.blkdev;
+  o.discard = r.discard ? alloc::DiscardMode::kBoth : alloc::DiscardMode::kNone;
+  o.prio = r.prio;
+  auto t = calls_.Swapon(o);
+  if (!t.ok()) return At(where, t.status().ToString(), t.status().code());
+  devs_[r.dev] = *t;
+  return Status::Ok();
+}
+
+// cpus: read by Replay before the system is made (ReplayOptions::cpus);
+// here only checked: a statement about the whole trace comes first.
+Status TraceRunner::CheckCpus(const TraceRecord& r, const Where& where) const {
+  if (sum_.records != 1) return At(where, "'cpus' must come before every other record");
+  if (*r.n < 1 || *r.n > kMaxTraceCpus)
+    return At(where,
+              "cpus n=" + std::to_string(*r.n) + " is outside 1.." + std::to_string(kMaxTraceCpus));
+  return Status::Ok();
+}
+
+// drop-cache folio=F on the folio's CPU (a global drop is DropAllCaches).
+Status TraceRunner::DropFolioCache(uint64_t id, const Where& where) {
+  const uint32_t i = Resolve(id);
+  if (i == kNil) return At(where, "unknown folio " + std::to_string(id));
+  (void)calls_.RunOn(slab_[i].cpu);
+  Status st = DoDropCache(slab_[i], where, /*keep_mapped=*/false);
+  ForgetIfDone(i);
+  return st;
+}
+
 Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
   const Where where{&trace_name, r.line};  // made into text only for an error
   ++sum_.records;
   switch (r.op) {
-    case TraceOp::kSwapon: {
-      if (devs_.count(r.dev)) return At(where, "dev " + std::to_string(r.dev) + " is already on");
-      if (r.pages > Page::kMaxSlotOffset + 1)  // the page record's offsets
-        return At(where,
-                  "pages " + std::to_string(r.pages) + " is above the runner's limit of 2^40");
-      if (Status st = CheckModelMemory(r.pages, where); !st.ok()) return st;
-      alloc::SwaponOptions o;
-      o.name = "trace-dev" + std::to_string(r.dev);
-      o.pages = r.pages;
-      o.ssd = r.ssd;
-      o.blkdev = r.blkdev;
-      o.discard = r.discard ? alloc::DiscardMode::kBoth : alloc::DiscardMode::kNone;
-      o.prio = r.prio;
-      auto t = calls_.Swapon(o);
-      if (!t.ok()) return At(where, t.status().ToString(), t.status().code());
-      devs_[r.dev] = *t;
-      return Status::Ok();
-    }
+    case TraceOp::kSwapon:
+      return DoSwapon(r, where);
     case TraceOp::kSwapoff:
       return DoSwapoff(r, where);
     case TraceOp::kAlloc:
@@ -372,25 +395,16 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
     case TraceOp::kScanBase:
       return DoScanBase(r, where);
     case TraceOp::kCpus:
-      // Read by Replay before the system is made (ReplayOptions::cpus);
-      // here only checked: a statement about the whole trace comes first.
-      if (sum_.records != 1) return At(where, "'cpus' must come before every other record");
-      if (*r.n < 1 || *r.n > kMaxTraceCpus)
-        return At(where, "cpus n=" + std::to_string(*r.n) + " is outside 1.." +
-                             std::to_string(kMaxTraceCpus));
-      return Status::Ok();
-    case TraceOp::kDropCache: {
-      if (!r.folio) return DropAllCaches(where);
-      const uint32_t i = Resolve(*r.folio);
-      if (i == kNil) return At(where, "unknown folio " + std::to_string(*r.folio));
-      (void)calls_.RunOn(slab_[i].cpu);
-      Status st = DoDropCache(slab_[i], where, /*keep_mapped=*/false);
-      ForgetIfDone(i);
-      return st;
-    }
+      return CheckCpus(r, where);
+    case TraceOp::kDropCache:
+      return r.folio ? DropFolioCache(*r.folio, where) : DropAllCaches(where);
     default:
-      break;
+      return ApplyToFolio(r, where);
   }
+}
+
+// The records about one live folio: free, cache, dup, expect.
+Status TraceRunner::ApplyToFolio(const TraceRecord& r, const Where& where) {
   const uint32_t i = Resolve(*r.folio);
   if (i == kNil) {
     if (r.op == TraceOp::kExpect) {
@@ -417,58 +431,62 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
       return st;
     }
     case TraceOp::kDup:
-      for (Page& p : f.pages()) {
-        if (p.refs == 0 || p.in_memory) continue;  // only swapped-out pages
-        if (Status st = calls_.SwapDupEntryDirect(p.slot()); !st.ok())
-          return At(where, st.ToString(), st.code());
-        ++p.refs;
-      }
-      return Status::Ok();
-    case TraceOp::kExpect: {
-      if (r.page >= f.pages().size())
-        return At(where, "page " + std::to_string(r.page) + " is outside folio " +
-                             std::to_string(*r.folio));
-      ++sum_.expected;
-      const Page& p = f.pages()[r.page];
-      auto dev = devs_.find(r.dev);
-      const bool ok = p.slot().valid() && dev != devs_.end() && dev->second == p.slot().type &&
-                      p.slot().offset == r.offset;
-      if (ok) {
-        ++sum_.agree;
-      } else if (sum_.disagreements.size() < keep_) {
-        std::string got = "not in swap";
-        if (p.slot().valid()) {
-          got = "offset " + std::to_string(p.slot().offset) + " on device type " +
-                std::to_string(p.slot().type);
-          for (auto& [id, t] : devs_) {
-            if (t == p.slot().type)
-              got = "dev " + std::to_string(id) + " offset " + std::to_string(p.slot().offset);
-          }
-        }
-        sum_.disagreements.push_back({r.line, *r.folio, r.page, r.dev, r.offset, got});
-      }
-      MaybeCompact(i);  // again, if it was
-      return Status::Ok();
-    }
+      return DoDup(f, where);
+    case TraceOp::kExpect:
+      return DoExpect(r, i, where);
     default:
       return Status::Ok();
   }
+}
+
+// dup: every swapped-out page gains a swap reference (a fork).
+Status TraceRunner::DoDup(TFolio& f, const Where& where) {
+  for (Page& p : f.pages()) {
+    if (p.refs == 0 || p.in_memory) continue;  // only swapped-out pages
+    if (Status st = calls_.SwapDupEntryDirect(p.slot()); !st.ok())
+      return At(where, st.ToString(), st.code());
+    ++p.refs;
+  }
+  return Status::Ok();
+}
+
+// expect: the page's slot compared with where the kernel put it.
+Status TraceRunner::DoExpect(const TraceRecord& r, uint32_t i, const Where& where) {
+  const TFolio& f = slab_[i];
+  if (r.page >= f.pages().size())
+    return At(where,
+              "page " + std::to_string(r.page) + " is outside folio " + std::to_string(*r.folio));
+  ++sum_.expected;
+  const Page& p = f.pages()[r.page];
+  auto dev = devs_.find(r.dev);
+  const bool ok = p.slot().valid() && dev != devs_.end() && dev->second == p.slot().type &&
+                  p.slot().offset == r.offset;
+  if (ok) {
+    ++sum_.agree;
+  } else if (sum_.disagreements.size() < keep_) {
+    sum_.disagreements.push_back({r.line, *r.folio, r.page, r.dev, r.offset, DescribeSlot(p)});
+  }
+  MaybeCompact(i);  // again, if it was
+  return Status::Ok();
+}
+
+// Where a page is, as an expect disagreement says it ("dev 0 offset 1234").
+std::string TraceRunner::DescribeSlot(const Page& p) const {
+  if (!p.slot().valid()) return "not in swap";
+  std::string got = "offset " + std::to_string(p.slot().offset) + " on device type " +
+                    std::to_string(p.slot().type);
+  for (auto& [id, t] : devs_) {
+    if (t == p.slot().type)
+      got = "dev " + std::to_string(id) + " offset " + std::to_string(p.slot().offset);
+  }
+  return got;
 }
 
 // alloc: swap out a folio of 2^order pages on `cpu` (allocator spec §2.10);
 // each placed page then holds one swap reference (its page-table entry),
 // the folio stays in the swap cache, clean and unmapped.
 Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
-  // The reader checks this; a record built by a caller may not be.
-  if (r.order < 0 || r.order >= static_cast<int>(std::size(spare_pages_)))
-    return At(where, "order " + std::to_string(r.order) + " is outside 0.." +
-                         std::to_string(std::size(spare_pages_) - 1));
-  if (Live(*r.folio))
-    return At(where, "folio " + std::to_string(*r.folio) +
-                         " is still live (allocated at an earlier line)");
-  if (r.cpu >= sys_.options().nr_cpus)
-    return At(where, "cpu " + std::to_string(r.cpu) + " but the model has " +
-                         std::to_string(sys_.options().nr_cpus) + " CPUs (--cpus)");
+  if (Status st = CheckAlloc(r, where); !st.ok()) return st;
   Folio* f = NewFolio(r.order);
   std::vector<Folio*>& split = split_;
   split.clear();
@@ -491,6 +509,33 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
     for (Folio* p : split)
       if (!p->in_swap_cache()) Release(p);
   }
+  const uint32_t index = AddFolio(r);
+  const std::span<Page> pages = slab_[index].pages();
+  RecordSwapOut(*f, res.split, pages);
+  // Swapped out into the swap cache: the youngest in the reclaim order.
+  if (std::any_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache != 0; }))
+    Touch(index);
+  CountPlacement(pages);
+  return Status::Ok();
+}
+
+// What an alloc record must be before anything changes.
+Status TraceRunner::CheckAlloc(const TraceRecord& r, const Where& where) const {
+  // The reader checks this; a record built by a caller may not be.
+  if (r.order < 0 || r.order >= static_cast<int>(std::size(spare_pages_)))
+    return At(where, "order " + std::to_string(r.order) + " is outside 0.." +
+                         std::to_string(std::size(spare_pages_) - 1));
+  if (Live(*r.folio))
+    return At(where, "folio " + std::to_string(*r.folio) +
+                         " is still live (allocated at an earlier line)");
+  if (r.cpu >= sys_.options().nr_cpus)
+    return At(where, "cpu " + std::to_string(r.cpu) + " but the model has " +
+                         std::to_string(sys_.options().nr_cpus) + " CPUs (--cpus)");
+  return Status::Ok();
+}
+
+// The slab entry of the alloc record's new folio, its pages all empty.
+uint32_t TraceRunner::AddFolio(const TraceRecord& r) {
   const uint32_t index = NewEntry();
   index_.Insert(*r.folio, index);
   TFolio& tf = slab_[index];
@@ -507,33 +552,43 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   } else {
     tf.one = Page{};
   }
-  const std::span<Page> pages = tf.pages();
-  auto unmap = [&](Folio& cf) {
-    FolioLockGuard g(cf);
-    (void)calls_.FolioDupSwap(cf);
-    cf.mapped = false;
-    calls_.Changed(cf);
-  };
-  if (f->in_swap_cache()) {
-    unmap(*f);
+  return index;
+}
+
+// The pages of a folio just swapped out as `f` (or, when it fell back, as
+// the order-0 folios of split_): each placed page holds its slot's swap
+// reference and its swap-cache folio, the others stay in memory.
+void TraceRunner::RecordSwapOut(Folio& f, bool fell_back, std::span<Page> pages) {
+  if (f.in_swap_cache()) {
+    Unmap(f);
     for (size_t i = 0; i < pages.size(); ++i)
-      pages[i] = Page{SwapEntry{f->swap().type, f->swap().offset + i}, NumberOf(f), 1, false};
-  } else if (res.split) {
+      pages[i] = Page{SwapEntry{f.swap().type, f.swap().offset + i}, NumberOf(&f), 1, false};
+  } else if (fell_back) {
     for (size_t i = 0; i < pages.size(); ++i) {
-      Folio* p = split[i];
+      Folio* p = split_[i];
       if (!p->in_swap_cache()) {
         pages[i].in_memory = true;
         continue;
       }
-      unmap(*p);
+      Unmap(*p);
       pages[i] = Page{p->swap(), NumberOf(p), 1, false};
     }
   } else {
     for (Page& p : pages) p.in_memory = true;
   }
-  // Swapped out into the swap cache: the youngest in the reclaim order.
-  if (std::any_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache != 0; }))
-    Touch(index);
+}
+
+// A swapped-out cache folio's page-table entries take their swap
+// references; the folio is left unmapped.
+void TraceRunner::Unmap(Folio& cf) {
+  FolioLockGuard g(cf);
+  (void)calls_.FolioDupSwap(cf);
+  cf.mapped = false;
+  calls_.Changed(cf);
+}
+
+// The summary's placed and unplaced pages, and the folio's slot runs.
+void TraceRunner::CountPlacement(std::span<const Page> pages) {
   uint64_t runs = 0;
   for (size_t i = 0; i < pages.size(); ++i) {
     const Page& p = pages[i];
@@ -549,7 +604,6 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   }
   ++sum_.folios;
   sum_.folio_runs += runs;
-  return Status::Ok();
 }
 
 // free: the mapping drops those pages (zap / MADV_DONTNEED).

@@ -206,7 +206,23 @@ class TraceRunner {
   }
   static uint16_t CpuOfCompact(uint64_t v) { return static_cast<uint16_t>(v >> kCompactCpuShift); }
 
+  // One step per record kind (Apply), the folio's records in ApplyToFolio.
+  Status DoSwapon(const TraceRecord& r, const Where& where);
+  Status CheckCpus(const TraceRecord& r, const Where& where) const;
+  Status DropFolioCache(uint64_t id, const Where& where);
+  Status ApplyToFolio(const TraceRecord& r, const Where& where);
+  Status DoDup(TFolio& f, const Where& where);
+  Status DoExpect(const TraceRecord& r, uint32_t folio, const Where& where);
+  std::string DescribeSlot(const Page& p) const;
+  // alloc, in steps: the record checked, the folio swapped out, its slab
+  // entry made, its pages recorded (fell_back: as the order-0 folios of
+  // split_), the summary counted.
   Status DoAlloc(const TraceRecord& r, const Where& where);
+  Status CheckAlloc(const TraceRecord& r, const Where& where) const;
+  uint32_t AddFolio(const TraceRecord& r);
+  void RecordSwapOut(alloc::Folio& f, bool fell_back, std::span<Page> pages);
+  void Unmap(alloc::Folio& cf);
+  void CountPlacement(std::span<const Page> pages);
   Status DoFree(const TraceRecord& r, TFolio& f, const Where& where);
   // *in: some page came back into memory.
   Status DoCache(const TraceRecord& r, TFolio& f, const Where& where, bool* in);
