@@ -156,12 +156,9 @@ Status CheckExisting(const std::string& path, const FormatOptions& o, const Targ
       -EBUSY, fmt::format("{}: holds {}; use --force to overwrite", path, internal::Describe(*c)));
 }
 
-}  // namespace
-
-// Mirrors util-linux disk-utils/mkswap.c as described in hibernation spec
-// §1.2 (own code; nothing of mkswap is copied).
-Status FormatArea(const std::string& path, const FormatOptions& o) {
-  // Validate what does not need the target first.
+// What does not need the target: the label, the bad-page count and any
+// size given (mkswap's 10-page floor and 2^32-page cap, §1.2 step 1).
+Status CheckOptions(const FormatOptions& o) {
   if (o.label.size() > kMaxLabelBytes)
     return Invalid(
         fmt::format("label: \"{}\" is {} bytes, at most {} fit (mkswap keeps a "
@@ -178,63 +175,96 @@ Status FormatArea(const std::string& path, const FormatOptions& o) {
         "size: {} bytes is {} pages, more than the format's limit of 2^32 pages ({} bytes, "
         "16 TiB): last_page is 32 bits",
         *o.size_bytes, *o.size_bytes / kPageSize, kMaxAreaPages * kPageSize));
+  return Status::Ok();
+}
 
-  Target t;
-  if (Status s = OpenTarget(path, o, &t); !s.ok()) return s;
-  if (!t.created)
-    if (Status s = CheckExisting(path, o, t); !s.ok()) return s;
-  auto fail = [&](Status s) {
-    if (t.created) ::unlink(path.c_str());
-    return s;
-  };
-  if (!t.blkdev && t.area_bytes > t.old_bytes)
-    if (Status s = CheckFreeSpace(t.fd, t.area_bytes - t.old_bytes, path); !s.ok()) return fail(s);
-  const uint64_t pages = std::min(t.area_bytes / kPageSize, kMaxAreaPages);
+// The area's `pages` against the target: at least mkswap's 10, and bad
+// pages only on a block device, each within [1, last_page] and listed once.
+Status CheckPages(const std::string& path, const FormatOptions& o, const Target& t,
+                  uint64_t pages) {
   if (pages < kMinAreaPages)
-    return fail(Invalid(fmt::format("{}: size: {} bytes is {} pages, fewer than {}", path,
-                                    t.area_bytes, pages, kMinAreaPages)));
+    return Invalid(fmt::format("{}: size: {} bytes is {} pages, fewer than {}", path, t.area_bytes,
+                               pages, kMinAreaPages));
   if (!t.blkdev && !o.bad_pages.empty())
-    return fail(
-        Invalid(fmt::format("{}: bad pages: {} listed, but a swap file may not have bad "
-                            "pages (swapon refuses it)",
-                            path, o.bad_pages.size())));
+    return Invalid(
+        fmt::format("{}: bad pages: {} listed, but a swap file may not have bad "
+                    "pages (swapon refuses it)",
+                    path, o.bad_pages.size()));
   std::set<uint32_t> seen;
   for (uint32_t b : o.bad_pages) {
     if (b == 0 || b >= pages)
-      return fail(Invalid(
-          fmt::format("{}: bad page {} is outside [1, last_page = {}]", path, b, pages - 1)));
+      return Invalid(
+          fmt::format("{}: bad page {} is outside [1, last_page = {}]", path, b, pages - 1));
     if (!seen.insert(b).second)
-      return fail(Invalid(fmt::format("{}: bad page {} is listed twice", path, b)));
+      return Invalid(fmt::format("{}: bad page {} is listed twice", path, b));
   }
+  return Status::Ok();
+}
 
+// The header page of an area of `pages` pages (§1.2 step 4).
+std::array<std::byte, kPageSize> HeaderPage(const FormatOptions& o, uint64_t pages) {
   SwapHeaderV1 h;
   h.version = 1;
   h.last_page = static_cast<uint32_t>(pages - 1);
   h.bad_pages = o.bad_pages;
   h.uuid = o.uuid.value_or(RandomUuid());
   h.label = o.label;
-  std::array<std::byte, kPageSize> page = EncodeHeader(h);
+  return EncodeHeader(h);
+}
 
+// An existing file grown to --size with written zeros.
+Status GrowFile(const std::string& path, const FormatOptions& o, const Target& t,
+                uint64_t old_size) {
+  if (t.blkdev || !o.size_bytes || *o.size_bytes <= old_size) return Status::Ok();
+  if (o.growing) o.growing(old_size);
+  Status s = WriteZeros(t.fd, old_size, *o.size_bytes, path);
+  // the file back to what it was: its data is untouched until the header page
+  if (!s.ok() && ::ftruncate(t.fd, static_cast<off_t>(old_size)) < 0)
+    s = Status(s.code(), fmt::format("{}; truncating it back to {} bytes failed too: {}",
+                                     s.message(), old_size, std::strerror(errno)));
+  if (o.growing) o.growing(std::nullopt);
+  return s;
+}
+
+// An existing target made ready for the header: grown if asked, and its
+// boot area [0, 1024) copied into `page` when forced over something else
+// or when it holds a partition table, as mkswap keeps it (§1.2 steps 3, 5).
+Status PrepareExisting(const std::string& path, const FormatOptions& o, const Target& t,
+                       std::array<std::byte, kPageSize>& page) {
+  struct stat st {};
+  if (::fstat(t.fd, &st) < 0) return Errno(errno, path + ": stat");
+  if (Status s = GrowFile(path, o, t, static_cast<uint64_t>(st.st_size)); !s.ok()) return s;
+  std::array<std::byte, kPageSize> old{};
+  if (Status s = internal::PreadAll(t.fd, old.data(), old.size(), 0, path); !s.ok()) return s;
+  // Forced over something else, keep its boot area as mkswap does.
+  if (o.force || HasPartitionTable(old)) std::copy(old.begin(), old.begin() + 1024, page.begin());
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Mirrors util-linux disk-utils/mkswap.c as described in hibernation spec
+// §1.2 (own code; nothing of mkswap is copied).
+Status FormatArea(const std::string& path, const FormatOptions& o) {
+  // Validate what does not need the target first.
+  if (Status s = CheckOptions(o); !s.ok()) return s;
+  Target t;
+  if (Status s = OpenTarget(path, o, &t); !s.ok()) return s;
+  if (!t.created)
+    if (Status s = CheckExisting(path, o, t); !s.ok()) return s;
+  auto fail = [&](Status s) {  // a file created here is removed again
+    if (t.created) ::unlink(path.c_str());
+    return s;
+  };
+  if (!t.blkdev && t.area_bytes > t.old_bytes)
+    if (Status s = CheckFreeSpace(t.fd, t.area_bytes - t.old_bytes, path); !s.ok()) return fail(s);
+  const uint64_t pages = std::min(t.area_bytes / kPageSize, kMaxAreaPages);
+  if (Status s = CheckPages(path, o, t, pages); !s.ok()) return fail(s);
+  std::array<std::byte, kPageSize> page = HeaderPage(o, pages);
   if (t.created) {
     if (Status s = WriteZeros(t.fd, kPageSize, t.area_bytes, path); !s.ok()) return fail(s);
-  } else {
-    struct stat st {};
-    if (::fstat(t.fd, &st) < 0) return Errno(errno, path + ": stat");
-    const auto old_size = static_cast<uint64_t>(st.st_size);
-    if (!t.blkdev && o.size_bytes && *o.size_bytes > old_size) {
-      if (o.growing) o.growing(old_size);
-      Status s = WriteZeros(t.fd, old_size, *o.size_bytes, path);
-      // the file back to what it was: its data is untouched until the header page
-      if (!s.ok() && ::ftruncate(t.fd, static_cast<off_t>(old_size)) < 0)
-        s = Status(s.code(), fmt::format("{}; truncating it back to {} bytes failed too: {}",
-                                         s.message(), old_size, std::strerror(errno)));
-      if (o.growing) o.growing(std::nullopt);
-      if (!s.ok()) return s;
-    }
-    std::array<std::byte, kPageSize> old{};
-    if (Status s = internal::PreadAll(t.fd, old.data(), old.size(), 0, path); !s.ok()) return s;
-    // Forced over something else, keep its boot area as mkswap does.
-    if (o.force || HasPartitionTable(old)) std::copy(old.begin(), old.begin() + 1024, page.begin());
+  } else if (Status s = PrepareExisting(path, o, t, page); !s.ok()) {
+    return s;
   }
   if (Status s = internal::PwriteAll(t.fd, page.data(), page.size(), 0, path + ": header page");
       !s.ok())

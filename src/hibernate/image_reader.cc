@@ -237,8 +237,305 @@ namespace {
 // rounds, and so its readahead bios, have one).
 constexpr unsigned kUnitsPerWorker = 32;
 
+// The readahead ring of load_compressed_image() (§7.6, setup and steps 1,
+// 3, 5 and 6): stream pages read ahead into the ring and consumed in stream
+// order, a unit at a time. The counters are the kernel's:
+//   want + asked + have == size (free slots, reads in flight, pages read
+//   and not yet consumed); eof: 0, then 1 once the map has no more entries,
+//   then 2 once every read issued has completed.
+class ReadaheadRing {
+ public:
+  ReadaheadRing(RequestBatcher& b, const std::vector<uint64_t>& entries,
+                ReaderScratch::Impl& scratch, uint64_t size)
+      : b_(b),
+        entries_(entries),
+        size_(size),
+        ring_(scratch.Ring(size)),
+        ring_entry_(scratch.ring_entry),
+        registered_(b.engine(), ring_, size),
+        want_(size),
+        base_(b.pages_queued()) {}
+
+  uint64_t have() const { return have_; }
+  uint64_t asked() const { return asked_; }
+  bool all_read() const { return eof_ == 2; }
+  // The unit at the consume index: its first stream page and its length header.
+  uint64_t consume_entry() const { return ring_entry_[consume_]; }
+  uint64_t length_header() const { return LoadU64(ring_[consume_].data()); }
+
+  // 1. Issue readahead: up to `want` reads into the ring, stopping at the
+  // map's end.
+  void Readahead() {
+    uint64_t issued = 0;
+    for (; eof_ == 0 && issued < want_; ++issued) {
+      if (next_entry_ >= entries_.size()) {  // the map has no more entries
+        eof_ = 1;
+        break;
+      }
+      b_.QueueRead(entries_[next_entry_], ring_[issue_].data());
+      ring_entry_[issue_] = next_entry_++;
+      issue_ = (issue_ + 1) % size_;
+    }
+    asked_ += issued;
+    want_ -= issued;
+    if (eof_ == 1 && asked_ == 0) eof_ = 2;  // every read issued has completed
+  }
+
+  // Reads done join `have`, the kernel's way (3. and 6.): all at once
+  // (hib_wait_io).
+  Status Drain() {
+    Status st = b_.Wait();
+    have_ += asked_;
+    asked_ = 0;
+    if (eof_) eof_ = 2;
+    return st;
+  }
+
+  // Pipelined: in queue order as they complete, waiting only until `need`
+  // pages are in, so that the disk always has the rest of the ring to read.
+  Status Refill(uint64_t need) {
+    for (;;) {
+      const uint64_t in = b_.pages_done() - base_ - counted_;
+      have_ += in;
+      asked_ -= in;
+      counted_ += in;
+      if (eof_ && asked_ == 0) eof_ = 2;
+      if (have_ >= need || asked_ == 0) return Status::Ok();
+      if (Status st = b_.WaitSome(); !st.ok()) return st;
+    }
+  }
+
+  // 5.5: the unit's `need` pages taken from the ring. Decompressed where it
+  // lies in the ring unless it wraps around the end: its slots are read
+  // into again only after step 7.
+  void Take(DecUnit& u, uint64_t need) {
+    if (consume_ + need <= size_) {
+      u.src = ring_[consume_].data();
+      consume_ = (consume_ + need) % size_;
+    } else {
+      for (uint64_t i = 0; i < need; ++i) {
+        std::memcpy(u.in[i].data(), ring_[consume_].data(), kPageSize);
+        consume_ = (consume_ + 1) % size_;
+      }
+      u.src = u.in[0].data();
+    }
+    have_ -= need;
+    want_ += need;
+  }
+
+ private:
+  RequestBatcher& b_;
+  const std::vector<uint64_t>& entries_;
+  const uint64_t size_;
+  RawPage* const ring_;
+  std::vector<uint64_t>& ring_entry_;  // the stream page each ring slot holds
+  const RegisteredBuffer registered_;
+  uint64_t want_, have_ = 0, asked_ = 0, issue_ = 0, consume_ = 0, next_entry_ = 1;
+  int eof_ = 0;
+  const uint64_t base_;   // batch queue number of stream page 1
+  uint64_t counted_ = 0;  // pages of the ring read so far, in order (pipelined)
+};
+
 // load_compressed_image() (§7.6, with RFC patch 8's submit of the current
-// bio after each readahead pass).
+// bio after each readahead pass): rounds of readahead, dispatch to the
+// decompressors, collection in stream order and the CRC.
+class CompressedLoad {
+ public:
+  CompressedLoad(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
+                 const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& scratch,
+                 uint64_t ring_size)
+      : b_(b),
+        entries_(entries),
+        check_(check),
+        o_(o),
+        rep_(rep),
+        ring_(b, entries, scratch, ring_size),
+        th_(scratch.Threads()),
+        nr_(th_.nr()),
+        K_(o.pipelined ? kUnitsPerWorker : 1),
+        units_(scratch.Units(size_t{nr_} * K_)),
+        per_worker_(nr_) {}
+
+  // An early return first waits for the reads in flight (they land in the
+  // ring) and for the workers (still decompressing, or folding the CRC).
+  ~CompressedLoad() {
+    try {
+      (void)b_.Wait();
+    } catch (const std::bad_alloc&) {  // never out of a destructor
+    }
+    for (auto& w : th_.workers) w->Wait();
+    th_.crc.Wait();
+  }
+  CompressedLoad(const CompressedLoad&) = delete;
+  CompressedLoad& operator=(const CompressedLoad&) = delete;
+
+  Status Run() {
+    for (;;) {
+      ring_.Readahead();                                // 1.
+      if (Status st = b_.Flush(); !st.ok()) return st;  // 2. patch 8
+      if (ring_.have() == 0) {                          // 3.
+        if (ring_.asked() == 0) break;
+        if (Status st = o_.pipelined ? ring_.Refill(1) : ring_.Drain(); !st.ok()) return st;
+      }
+      th_.crc.Wait();  // 4.
+      if (Status st = Dispatch(); !st.ok()) return st;
+      // 6. overlap the drain with decompression
+      if (!o_.pipelined && ring_.have() < kCmpPages && ring_.asked() > 0)
+        if (Status st = ring_.Drain(); !st.ok()) return st;
+      size_t folded = round_.size();
+      bool done = false;
+      Status st = Collect(&folded, &done);
+      for (unsigned t = 0; t < nr_; ++t) th_.workers[t]->Wait();
+      if (!st.ok()) return st;
+      FoldCrc(folded);
+      if (done) break;
+    }
+    return Finish();
+  }
+
+ private:
+  // 5. dispatch, in stream order: up to K units to each worker (the kernel
+  // hands one unit to each thread a round; more units a hand-off keep the
+  // threads from waking each other every 128 KiB).
+  Status Dispatch() {
+    round_.clear();
+    std::fill(per_worker_.begin(), per_worker_.end(), 0u);
+    bool short_of_pages = false;
+    for (unsigned t = 0; t < nr_ && !short_of_pages && ring_.have() > 0; ++t) {
+      for (unsigned k = 0; k < K_ && ring_.have() > 0; ++k) {
+        DecUnit& u = units_[t * K_ + k];
+        if (Status st = TakeUnit(u, &short_of_pages); !st.ok()) return st;
+        if (short_of_pages) break;
+        round_.push_back(&u);
+        ++per_worker_[t];
+      }
+      if (per_worker_[t] == 0) break;
+      StartWorker(t);
+    }
+    return Status::Ok();
+  }
+
+  // 5.1–5.5: the unit at the consume index, its length header checked and
+  // its pages taken from the ring; *short_of_pages when they are not all in.
+  Status TakeUnit(DecUnit& u, bool* short_of_pages) {
+    u.place = UnitPlace{rep_.units + round_.size(), ring_.consume_entry(), 1, 0};
+    const uint64_t L = ring_.length_header();
+    if (L == 0 || L > WorstCompress(kUncSize))
+      return Status(-EINVAL, "image corrupted: " + Where(u.place, entries_) + ": length header " +
+                                 S(L) + " outside (0, " + S(WorstCompress(kUncSize)) + "]");
+    const uint64_t need = (L + kCmpHeader + kPageSize - 1) / kPageSize;
+    u.place.pages = need;
+    if (need > ring_.have() && o_.pipelined)
+      if (Status st = ring_.Refill(need); !st.ok()) return st;
+    if (need > ring_.have()) {
+      if (ring_.all_read())
+        return Status(-ENODATA, "image truncated: " + Where(u.place, entries_) + " needs " +
+                                    S(need) + " pages, the stream has " + S(ring_.have()) +
+                                    " left");
+      *short_of_pages = true;
+      return Status::Ok();
+    }
+    ring_.Take(u, need);
+    u.in_len = L;
+    return Status::Ok();
+  }
+
+  // 5.6: worker t decompresses its units of the round.
+  void StartWorker(unsigned t) {
+    th_.workers[t]->Go([first = &units_[t * K_], n = per_worker_[t], c = rep_.compress] {
+      for (DecUnit* u = first; u != first + n; ++u) {
+        auto r = DecompressBlock(c, {u->src + kCmpHeader, u->in_len}, {u->out[0].data(), kUncSize});
+        u->st = r.status();
+        u->out_len = r.ok() ? *r : 0;
+      }
+    });
+  }
+
+  // 7. collect, in stream order; *done once the snapshot is complete, with
+  // only units 0 … *folded − 1 to fold (7.4).
+  Status Collect(size_t* folded, bool* done) {
+    for (size_t i = 0, t = 0, left = 0; i < round_.size(); ++i, --left) {
+      if (left == 0) {  // worker t's units come next (workers 0, 1, … have units, in order)
+        th_.workers[t]->Wait();
+        left = per_worker_[t++];
+      }
+      DecUnit& u = *round_[i];
+      u.place.first_page = page_;
+      if (Status st = CheckUnit(u); !st.ok()) return st;
+      if (page_ == rep_.T) {  // snapshot complete: fold units 0 … i
+        *folded = i + 1;
+        *done = true;
+        break;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // 7.1–7.3: the decompressor's verdict, the output length, and each page
+  // of the output through the stream check.
+  Status CheckUnit(const DecUnit& u) {
+    if (!u.st.ok())
+      return Status(-EINVAL,
+                    "image corrupted: " + Where(u.place, entries_) + ": " + u.st.message());
+    if (u.out_len == 0 || u.out_len > kUncSize || u.out_len % kPageSize != 0)
+      return Status(-EINVAL, "image corrupted: " + Where(u.place, entries_) + " decompresses to " +
+                                 S(u.out_len) + " bytes, not 1-32 whole pages");
+    ++rep_.units;
+    for (uint64_t k = 0; k < u.out_len / kPageSize; ++k, ++page_) {
+      if (page_ >= rep_.T)
+        return Status(-EINVAL, "image corrupted: " + Where(u.place, entries_) +
+                                   " holds more pages than the image's " + S(rep_.T));
+      Status st = check_.Page(page_, u.out[k].data(), [&] {
+        return Where(u.place, entries_) + ", stream page " + S(page_) + " (page " + S(k) +
+               " of the unit)";
+      });
+      if (!st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+  // 8. (or 7.4 at the end): the CRC thread folds the round's first units.
+  void FoldCrc(size_t folded) {
+    th_.crc.Go([&round = round_, &crc = crc_, folded] {
+      for (size_t i = 0; i < folded; ++i)
+        crc = Crc32Le(crc, round[i]->out[0].data(), round[i]->out_len);
+    });
+  }
+
+  // After the loop: every page arrived, and the CRC matches the header's
+  // (§7.5).
+  Status Finish() {
+    th_.crc.Wait();
+    rep_.crc32 = crc_;
+    if (page_ != rep_.T)
+      return Status(-ENODATA, "image truncated: the compressed stream gave " + S(page_) + " of " +
+                                  S(rep_.T) + " stream pages");
+    if ((rep_.flags & kSfCrc32Mode) && crc_ != rep_.header_crc32)
+      return Status(-ENODATA, "image corrupted: CRC32 of the decompressed stream is " + S(crc_) +
+                                  ", the header says " + S(rep_.header_crc32) + " (" +
+                                  S(rep_.units) + " units, stream pages 1-" + S(rep_.T - 1) + ")");
+    rep_.crc_checked = (rep_.flags & kSfCrc32Mode) != 0;
+    return Status::Ok();
+  }
+
+  RequestBatcher& b_;
+  const std::vector<uint64_t>& entries_;
+  StreamCheck& check_;
+  const ReaderOptions& o_;
+  ReadReport& rep_;
+  ReadaheadRing ring_;
+  ImageThreads& th_;
+  const unsigned nr_;
+  const unsigned K_;
+  std::vector<DecUnit>& units_;
+  std::vector<DecUnit*> round_;       // this round's units, in stream order
+  std::vector<unsigned> per_worker_;  // worker t has units[t·K, t·K + per_worker_[t])
+  uint32_t crc_ = 0;
+  uint64_t page_ = 1;  // the next uncompressed stream page
+};
+
+// load_compressed_image() with a ring of o.read_ring_pages (kCmpPages …
+// kCmpMaxRdPages; 0: the largest, §7.6 setup).
 Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
                       const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& scratch) {
   if (o.read_ring_pages != 0 &&
@@ -247,196 +544,201 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
                                S(kCmpPages) + "-" + S(kCmpMaxRdPages));
   const uint64_t ring_size = o.read_ring_pages != 0 ? o.read_ring_pages : kCmpMaxRdPages;
   rep.ring_pages = ring_size;
-  RawPage* const ring = scratch.Ring(ring_size);
-  std::vector<uint64_t>& ring_entry = scratch.ring_entry;
-  const RegisteredBuffer registered(b.engine(), ring, ring_size);
-  ImageThreads& th = scratch.Threads();
-  const unsigned nr = th.nr();
-  const unsigned K = o.pipelined ? kUnitsPerWorker : 1;
-  std::vector<DecUnit>& units = scratch.Units(size_t{nr} * K);
-  std::vector<DecUnit*> round;           // this round's units, in stream order
-  std::vector<unsigned> per_worker(nr);  // worker t has units[t·K, t·K + per_worker[t])
-  uint32_t crc = 0;
-  // Declared after everything the reads and the jobs write into: an early
-  // return first waits for the reads in flight (they land in the ring) and
-  // for the workers (still decompressing, or folding the CRC).
-  struct IdleOnExit {
-    RequestBatcher& b;
-    ImageThreads& th;
-    ~IdleOnExit() {
-      try {
-        (void)b.Wait();
-      } catch (const std::bad_alloc&) {  // never out of a destructor
-      }
-      for (auto& w : th.workers) w->Wait();
-      th.crc.Wait();
-    }
-  } idle_on_exit{b, th};
-  const Compressor c = rep.compress;
-  uint64_t want = ring_size, have = 0, asked = 0, issue = 0, consume = 0, next_entry = 1, page = 1;
-  int eof = 0;
-  // Reads done join `have`: the kernel's way, all at once (hib_wait_io);
-  // pipelined, in queue order as they complete, waiting only until `need`
-  // pages are in, so that the disk always has the rest of the ring to read.
-  auto drain = [&]() -> Status {
+  CompressedLoad load(b, entries, check, o, rep, scratch, ring_size);
+  return load.Run();
+}
+
+std::string PageWhere(const std::vector<uint64_t>& entries, uint64_t p) {
+  return "stream page " + S(p) + " (dblock " + S(entries[p]) + ")";
+}
+
+// load_image()'s sync_read pages (§3.5, §8 step 2): [1, end) read one at a
+// time, a drain after each, and checked.
+Status ReadSyncPages(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
+                     uint64_t end) {
+  AlignedPage scratch;
+  for (uint64_t p = 1; p < end; ++p) {
+    b.QueueRead(entries[p], scratch.data());
     Status st = b.Wait();
-    have += asked;
-    asked = 0;
-    if (eof) eof = 2;
-    return st;
-  };
-  const uint64_t base = b.pages_queued();
-  uint64_t counted = 0;  // pages of the ring read so far, in order (pipelined)
-  auto refill = [&](uint64_t need) -> Status {
-    for (;;) {
-      const uint64_t in = b.pages_done() - base - counted;
-      have += in;
-      asked -= in;
-      counted += in;
-      if (eof && asked == 0) eof = 2;
-      if (have >= need || asked == 0) return Status::Ok();
-      if (Status st = b.WaitSome(); !st.ok()) return st;
-    }
-  };
-  for (;;) {
-    uint64_t issued = 0;  // 1. readahead
-    for (; eof == 0 && issued < want; ++issued) {
-      if (next_entry >= entries.size()) {  // the map has no more entries
-        eof = 1;
-        break;
-      }
-      b.QueueRead(entries[next_entry], ring[issue].data());
-      ring_entry[issue] = next_entry++;
-      issue = (issue + 1) % ring_size;
-    }
-    asked += issued;
-    want -= issued;
-    if (eof == 1 && asked == 0) eof = 2;  // every read issued has completed
-    Status st = b.Flush();                // 2. patch 8
     if (!st.ok()) return st;
-    if (have == 0) {  // 3.
-      if (asked == 0) break;
-      st = o.pipelined ? refill(1) : drain();
-      if (!st.ok()) return st;
-    }
-    th.crc.Wait();  // 4.
-    // 5. dispatch, in stream order: up to K units to each worker (the
-    // kernel hands one unit to each thread a round; more units a hand-off
-    // keep the threads from waking each other every 128 KiB).
-    round.clear();
-    std::fill(per_worker.begin(), per_worker.end(), 0u);
-    bool short_of_pages = false;
-    for (unsigned t = 0; t < nr && !short_of_pages && have > 0; ++t) {
-      for (unsigned k = 0; k < K && have > 0; ++k) {
-        DecUnit& u = units[t * K + k];
-        u.place = UnitPlace{rep.units + round.size(), ring_entry[consume], 1, 0};
-        const uint64_t L = LoadU64(ring[consume].data());
-        if (L == 0 || L > WorstCompress(kUncSize))
-          return Status(-EINVAL, "image corrupted: " + Where(u.place, entries) +
-                                     ": length header " + S(L) + " outside (0, " +
-                                     S(WorstCompress(kUncSize)) + "]");
-        const uint64_t need = (L + kCmpHeader + kPageSize - 1) / kPageSize;
-        u.place.pages = need;
-        if (need > have && o.pipelined) {
-          st = refill(need);
-          if (!st.ok()) return st;
-        }
-        if (need > have) {
-          if (eof == 2)
-            return Status(-ENODATA, "image truncated: " + Where(u.place, entries) + " needs " +
-                                        S(need) + " pages, the stream has " + S(have) + " left");
-          short_of_pages = true;
-          break;
-        }
-        // Decompressed where it lies in the ring unless it wraps around the
-        // end: its slots are read into again only after step 7.
-        if (consume + need <= ring_size) {
-          u.src = ring[consume].data();
-          consume = (consume + need) % ring_size;
-        } else {
-          for (uint64_t i = 0; i < need; ++i) {
-            std::memcpy(u.in[i].data(), ring[consume].data(), kPageSize);
-            consume = (consume + 1) % ring_size;
-          }
-          u.src = u.in[0].data();
-        }
-        have -= need;
-        want += need;
-        u.in_len = L;
-        round.push_back(&u);
-        ++per_worker[t];
-      }
-      if (per_worker[t] == 0) break;
-      th.workers[t]->Go([first = &units[t * K], n = per_worker[t], c] {
-        for (DecUnit* u = first; u != first + n; ++u) {
-          auto r =
-              DecompressBlock(c, {u->src + kCmpHeader, u->in_len}, {u->out[0].data(), kUncSize});
-          u->st = r.status();
-          u->out_len = r.ok() ? *r : 0;
-        }
-      });
-    }
-    if (!o.pipelined && have < kCmpPages && asked > 0) {  // 6. overlap the drain with decompression
-      st = drain();
-      if (!st.ok()) return st;
-    }
-    bool done = false;  // 7. collect, in stream order
-    size_t folded = round.size();
-    for (size_t i = 0, t = 0, left = 0; i < round.size() && st.ok(); ++i, --left) {
-      if (left == 0) {  // worker t's units come next (workers 0, 1, … have units, in order)
-        th.workers[t]->Wait();
-        left = per_worker[t++];
-      }
-      DecUnit& u = *round[i];
-      u.place.first_page = page;
-      if (!u.st.ok()) {
-        st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + ": " + u.st.message());
-        break;
-      }
-      if (u.out_len == 0 || u.out_len > kUncSize || u.out_len % kPageSize != 0) {
-        st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) + " decompresses to " +
-                                 S(u.out_len) + " bytes, not 1-32 whole pages");
-        break;
-      }
-      ++rep.units;
-      for (uint64_t k = 0; k < u.out_len / kPageSize; ++k, ++page) {
-        if (page >= rep.T) {
-          st = Status(-EINVAL, "image corrupted: " + Where(u.place, entries) +
-                                   " holds more pages than the image's " + S(rep.T));
-          break;
-        }
-        st = check.Page(page, u.out[k].data(), [&] {
-          return Where(u.place, entries) + ", stream page " + S(page) + " (page " + S(k) +
-                 " of the unit)";
-        });
-        if (!st.ok()) break;
-      }
-      if (st.ok() && page == rep.T) {  // snapshot complete: fold units 0 … i
-        folded = i + 1;
-        done = true;
-        break;
-      }
-    }
-    for (unsigned t = 0; t < nr; ++t) th.workers[t]->Wait();
+    st = check.Page(p, scratch.data(), [&] { return PageWhere(entries, p); });
     if (!st.ok()) return st;
-    th.crc.Go([&round, &crc, folded] {  // 8. (or 7.4 at the end)
-      for (size_t i = 0; i < folded; ++i)
-        crc = Crc32Le(crc, round[i]->out[0].data(), round[i]->out_len);
-    });
-    if (done) break;
   }
-  th.crc.Wait();
-  rep.crc32 = crc;
-  if (page != rep.T)
-    return Status(-ENODATA, "image truncated: the compressed stream gave " + S(page) + " of " +
-                                S(rep.T) + " stream pages");
-  if ((rep.flags & kSfCrc32Mode) && crc != rep.header_crc32)
-    return Status(-ENODATA, "image corrupted: CRC32 of the decompressed stream is " + S(crc) +
-                                ", the header says " + S(rep.header_crc32) + " (" + S(rep.units) +
-                                " units, stream pages 1-" + S(rep.T - 1) + ")");
-  rep.crc_checked = (rep.flags & kSfCrc32Mode) != 0;
   return Status::Ok();
 }
+
+// A model-only read: the same reads and drains of [first, end), into one
+// page, unchecked.
+Status ReadModelOnly(RequestBatcher& b, const std::vector<uint64_t>& entries, uint64_t first,
+                     uint64_t end, uint64_t window) {
+  AlignedPage scratch;
+  for (uint64_t p = first; p < end;) {
+    const uint64_t n = std::min<uint64_t>(window, end - p);
+    for (uint64_t i = 0; i < n; ++i) b.QueueRead(entries[p + i], scratch.data());
+    if (Status st = b.Wait(); !st.ok()) return st;
+    p += n;
+  }
+  return Status::Ok();
+}
+
+// load_image()'s data pages (§8), read a window at a time into a ring of
+// frames (see LoadUncompressed), with a worker checking the pages read
+// while the next ones are read.
+class WindowedLoad {
+ public:
+  WindowedLoad(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
+               ReaderScratch::Impl& borrowed, uint64_t first, uint64_t end, uint64_t window,
+               uint64_t ring)
+      : b_(b),
+        entries_(entries),
+        check_(check),
+        first_(first),
+        end_(end),
+        window_(window),
+        ring_(ring),
+        mem_(ring),
+        frames_(mem_.get()),
+        registered_(b.engine(), frames_, ring),
+        checker_(borrowed.Checker()),
+        chunk_(std::max<uint64_t>(ring / 8, 1)),
+        seq0_(b.pages_queued()) {}
+
+  // An early return first waits for the reads in flight (they land in the
+  // frames) and for the checker.
+  ~WindowedLoad() {
+    checker_.Wait();
+    try {
+      (void)b_.Wait();
+    } catch (const std::bad_alloc&) {  // never out of a destructor
+    }
+  }
+  WindowedLoad(const WindowedLoad&) = delete;
+  WindowedLoad& operator=(const WindowedLoad&) = delete;
+
+  Status Run() {
+    for (uint64_t p = first_; p < end_;) {
+      const uint64_t n = std::min<uint64_t>(window_, end_ - p);
+      win_start_ = p;
+      if (Status st = ReadWindow(p, n); !st.ok()) return st;
+      p += n;
+      win_start_ = p;  // this window read without error: its check errors are final
+    }
+    return CheckTo(end_);
+  }
+
+ private:
+  std::byte* Frame(uint64_t q) const { return frames_[(q - first_) % ring_].data(); }
+  // Pages [first, …) read.
+  uint64_t ReadEnd() const { return first_ + (b_.pages_done() - seq0_); }
+
+  // The window [p, p + n): each page read once its frame is free, the
+  // checker fed as pages come in; then its end.
+  Status ReadWindow(uint64_t p, uint64_t n) {
+    for (uint64_t q = p; q < p + n; ++q) {
+      if (Status st = FreeFrame(q); !st.ok()) return st;
+      b_.QueueRead(entries_[q], Frame(q));
+      if (handed_ && !checker_.busy()) {
+        if (Status st = Collect(); !st.ok()) return st;
+        Hand(ReadEnd());
+      }
+    }
+    if (Status st = b_.Wait(); read_err_.ok()) read_err_ = st;
+    return WindowEnd();
+  }
+
+  // Frame (q − first) % ring held page q − ring: wait until it is read
+  // and checked (only read once checking has stopped).
+  Status FreeFrame(uint64_t q) {
+    while (q - first_ >= ring_) {
+      const uint64_t old = q - ring_, done = ReadEnd();
+      if (old < done && (!checking_ || old < checked_end_)) break;
+      if (old < done) {
+        Hand(done);
+        if (Status st = Collect(); !st.ok()) return st;
+        continue;
+      }
+      Hand(done);  // the checker works while the disk does
+      if (Status st = b_.WaitClosed(); !st.ok()) {
+        if (read_err_.ok()) read_err_ = st;
+        // No progress: the window stops here (an error: read_err_ is set).
+        if (ReadEnd() == done) return WindowEnd();
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Hands the checker the read pages after the last hand-off (up to `upto`).
+  void Hand(uint64_t upto) {
+    if (handed_ || !checking_ || upto <= handed_end_) return;
+    const uint64_t from = handed_end_, to = std::min(upto, from + chunk_);
+    handed_end_ = to;
+    handed_ = true;
+    checker_.Go([this, from, to] {
+      for (uint64_t q = from; q < to; ++q) {
+        Status st = check_.Page(q, Frame(q), [this, q] { return PageWhere(entries_, q); });
+        if (!st.ok()) {
+          checked_ = std::move(st);
+          bad_ = q;
+          return;
+        }
+      }
+    });
+  }
+
+  // Waits for the hand-off; an error is returned at once if its window was
+  // read without error, else held for the window's end.
+  Status Collect() {
+    if (!handed_) return Status::Ok();
+    checker_.Wait();
+    handed_ = false;
+    checked_end_ = handed_end_;
+    if (checked_.ok()) return Status::Ok();
+    Status c = std::exchange(checked_, Status::Ok());
+    if (bad_ < win_start_) return c;
+    held_ = std::move(c);
+    checking_ = false;  // the rest of the window is read, not checked
+    return Status::Ok();
+  }
+
+  // Every page before `end` (read) checked; the first check error.
+  Status CheckTo(uint64_t end) {
+    while (checking_ && checked_end_ < end) {
+      Hand(end);
+      if (Status st = Collect(); !st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+  // A window's end: its reads' error, else the earlier windows' check
+  // errors, else its own pages' (a read error that stops the reads early
+  // ends the window there too).
+  Status WindowEnd() {
+    if (Status st = CheckTo(win_start_); !st.ok()) return st;
+    if (!read_err_.ok()) return read_err_;
+    return held_;
+  }
+
+  RequestBatcher& b_;
+  const std::vector<uint64_t>& entries_;
+  StreamCheck& check_;
+  const uint64_t first_, end_, window_;  // pages [first, end) in windows of `window`
+  const uint64_t ring_;                  // frames
+  const MappedPages mem_;
+  RawPage* const frames_;
+  const RegisteredBuffer registered_;
+  WorkerThread& checker_;
+  const uint64_t chunk_;           // pages per hand-off to the checker
+  const uint64_t seq0_;            // batch queue number of stream page `first`
+  uint64_t win_start_ = first_;    // the window being read; the ones before read without error
+  uint64_t handed_end_ = first_;   // pages [first, handed_end) handed to the checker
+  uint64_t checked_end_ = first_;  // … of which [first, checked_end) are checked
+  bool handed_ = false;            // a hand-off not yet collected
+  bool checking_ = true;           // off once a page of the current window failed its check
+  Status checked_;                 // the worker's verdict on its hand-off, and the page
+  uint64_t bad_ = 0;
+  Status held_;      // that check error, until the window's reads are known good
+  Status read_err_;  // the first read error of the current window
+};
 
 // load_image(): metadata pages are sync_read (a drain after each), data
 // pages go straight into their frames, a window at a time (a Wait at each
@@ -452,145 +754,19 @@ Status LoadCompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, S
 // error of an earlier window before a later window's read error.
 Status LoadUncompressed(RequestBatcher& b, const std::vector<uint64_t>& entries, StreamCheck& check,
                         const ReaderOptions& o, ReadReport& rep, ReaderScratch::Impl& borrowed) {
-  auto where = [&](uint64_t p) {
-    return "stream page " + S(p) + " (dblock " + S(entries[p]) + ")";
-  };
   const uint64_t first = o.pipelined ? 1 : rep.M + 1;  // the first page read in windows
-  AlignedPage scratch;
-  for (uint64_t p = 1; p < first; ++p) {
-    b.QueueRead(entries[p], scratch.data());
-    Status st = b.Wait();
-    if (!st.ok()) return st;
-    st = check.Page(p, scratch.data(), [&] { return where(p); });
-    if (!st.ok()) return st;
-  }
+  if (Status st = ReadSyncPages(b, entries, check, first); !st.ok()) return st;
   const uint64_t pages = rep.T - first;
   const uint64_t window = std::min<uint64_t>(o.window_pages == 0 ? pages : o.window_pages, pages);
   if (window == 0) return Status::Ok();
-  if (o.batch.model_only) {  // the same reads and drains, into one page, unchecked
-    for (uint64_t p = first; p < rep.T;) {
-      const uint64_t n = std::min<uint64_t>(window, rep.T - p);
-      for (uint64_t i = 0; i < n; ++i) b.QueueRead(entries[p + i], scratch.data());
-      if (Status st = b.Wait(); !st.ok()) return st;
-      p += n;
-    }
-    return Status::Ok();
-  }
+  if (o.batch.model_only) return ReadModelOnly(b, entries, first, rep.T, window);
   // A simulated device's modelled time depends on when it is waited for
   // (each wait drains what is queued): it gets frames for two windows, as
   // many as before the ring, so that no wait but the windows' comes.
   const bool modelled = b.engine().modelled();
   const uint64_t ring = std::min(modelled ? 2 * window : o.frame_pages, pages);
-  const MappedPages mem(ring);
-  RawPage* const frames = mem.get();
-  const RegisteredBuffer registered(b.engine(), frames, ring);
-  WorkerThread& checker = borrowed.Checker();
-  const uint64_t chunk = std::max<uint64_t>(ring / 8, 1);  // pages per hand-off to the checker
-  const uint64_t seq0 = b.pages_queued();  // batch queue number of stream page `first`
-  auto read_end = [&] { return first + (b.pages_done() - seq0); };  // pages [first, …) read
-  uint64_t win_start = first;    // the window being read; the ones before read without error
-  uint64_t handed_end = first;   // pages [first, handed_end) handed to the checker
-  uint64_t checked_end = first;  // … of which [first, checked_end) are checked
-  bool handed = false;           // a hand-off not yet collected
-  bool checking = true;          // off once a page of the current window failed its check
-  Status checked;                // the worker's verdict on its hand-off, and the page
-  uint64_t bad = 0;
-  Status held;      // that check error, until the window's reads are known good
-  Status read_err;  // the first read error of the current window
-  // Declared after everything the reads and the checker write into: an
-  // early return first waits for the reads in flight (they land in the
-  // frames) and for the checker.
-  struct IdleOnExit {
-    RequestBatcher& b;
-    WorkerThread& checker;
-    ~IdleOnExit() {
-      checker.Wait();
-      try {
-        (void)b.Wait();
-      } catch (const std::bad_alloc&) {  // never out of a destructor
-      }
-    }
-  } idle_on_exit{b, checker};
-  // Hands the checker the read pages after the last hand-off (up to `upto`).
-  auto hand = [&](uint64_t upto) {
-    if (handed || !checking || upto <= handed_end) return;
-    const uint64_t from = handed_end, to = std::min(upto, from + chunk);
-    handed_end = to;
-    handed = true;
-    checker.Go([&check, &checked, &bad, &where, frames, ring, first, from, to] {
-      for (uint64_t q = from; q < to; ++q) {
-        Status st =
-            check.Page(q, frames[(q - first) % ring].data(), [&where, q] { return where(q); });
-        if (!st.ok()) {
-          checked = std::move(st);
-          bad = q;
-          return;
-        }
-      }
-    });
-  };
-  // Waits for the hand-off; an error is returned at once if its window was
-  // read without error, else held for the window's end.
-  auto collect = [&]() -> Status {
-    if (!handed) return Status::Ok();
-    checker.Wait();
-    handed = false;
-    checked_end = handed_end;
-    if (checked.ok()) return Status::Ok();
-    Status c = std::exchange(checked, Status::Ok());
-    if (bad < win_start) return c;
-    held = std::move(c);
-    checking = false;  // the rest of the window is read, not checked
-    return Status::Ok();
-  };
-  // Every page before `end` (read) checked; the first check error.
-  auto check_to = [&](uint64_t end) -> Status {
-    while (checking && checked_end < end) {
-      hand(end);
-      if (Status st = collect(); !st.ok()) return st;
-    }
-    return Status::Ok();
-  };
-  // A window's end: its reads' error, else the earlier windows' check
-  // errors, else its own pages' (a read error that stops the reads early
-  // ends the window there too).
-  auto window_end = [&]() -> Status {
-    if (Status st = check_to(win_start); !st.ok()) return st;
-    if (!read_err.ok()) return read_err;
-    return held;
-  };
-  for (uint64_t p = first; p < rep.T;) {
-    const uint64_t n = std::min<uint64_t>(window, rep.T - p);
-    win_start = p;
-    for (uint64_t q = p; q < p + n; ++q) {
-      // Frame (q − first) % ring held page q − ring: wait until it is read
-      // and checked (only read once checking has stopped).
-      while (q - first >= ring) {
-        const uint64_t old = q - ring, done = read_end();
-        if (old < done && (!checking || old < checked_end)) break;
-        if (old < done) {
-          hand(done);
-          if (Status st = collect(); !st.ok()) return st;
-          continue;
-        }
-        hand(done);  // the checker works while the disk does
-        if (Status st = b.WaitClosed(); !st.ok()) {
-          if (read_err.ok()) read_err = st;
-          if (read_end() == done) return window_end();  // no progress: the window stops here
-        }
-      }
-      b.QueueRead(entries[q], frames[(q - first) % ring].data());
-      if (handed && !checker.busy()) {
-        if (Status st = collect(); !st.ok()) return st;
-        hand(read_end());
-      }
-    }
-    if (Status st = b.Wait(); read_err.ok()) read_err = st;
-    if (Status st = window_end(); !st.ok()) return st;
-    p += n;
-    win_start = p;  // this window read without error: its check errors are final
-  }
-  return check_to(rep.T);
+  WindowedLoad load(b, entries, check, borrowed, first, rep.T, window, ring);
+  return load.Run();
 }
 
 // swsusp_check() step 3: orig_sig back over S1SUSPEND, written at once.
@@ -599,22 +775,12 @@ Status RestoreSignature(RequestBatcher& b, uint64_t resume_block, AlignedPage& h
   return b.SyncWrite(resume_block, hdr.data());
 }
 
-}  // namespace
-
-Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block,
-                             const ReaderOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  auto since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
-  if (o.batch.model_only && (o.verify_pages || o.on_page))
-    return Status(-EINVAL, "image read: a model-only read keeps no page to verify or hand on");
-  RequestBatcher b(engine, o.batch);
-  if (o.frame_pages <= b.max_unsubmitted())
-    return Status(-EINVAL, "image read: a frame ring of " + S(o.frame_pages) +
-                               " pages: needs more than " + S(b.max_unsubmitted()) +
-                               " (the largest bio and the plug's flush)");
-  ReadReport rep;
+// swsusp_check() (§1.4): the header page read and its signature checked,
+// restored at once when consuming, then the hardware signature and the
+// header's fields; the report takes its flags, signature, CRC and
+// compressor.
+Result<area::SwsuspHeader> CheckHeader(RequestBatcher& b, uint64_t resume_block,
+                                       const ReaderOptions& o, ReadReport& rep) {
   AlignedPage hdr;
   Status st = b.SyncRead(resume_block, hdr.data());
   if (!st.ok()) return st;
@@ -634,6 +800,83 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block,
   rep.hw_sig = h->hw_sig;
   rep.header_crc32 = h->crc32;
   rep.compress = CompressorFromFlags(h->flags);
+  return h;
+}
+
+// swsusp_info (§3.3), sync: its counts bound everything after it.
+Status ReadInfo(RequestBatcher& b, const std::vector<uint64_t>& entries, AlignedPage& info,
+                ReadReport& rep) {
+  Status st = b.SyncRead(entries[0], info.data());
+  if (!st.ok()) return st;
+  rep.info = DecodeSwsuspInfo(info.data());
+  rep.T = rep.info.pages;
+  rep.N = rep.info.image_pages;
+  rep.M = rep.info.meta_pages();
+  return CheckInfoAgainstChain(rep.info, rep.compress, entries.size());
+}
+
+// The synthetic snapshot the stream is compared with: the caller's (it
+// knows the image is its own), or one rebuilt into `own` from a swaplab
+// tag in swsusp_info; null for other images. Its counts must be the info
+// page's.
+Status PickSnapshot(const ReaderOptions& o, const ReadReport& rep, const AlignedPage& info,
+                    uint64_t stream_pages, std::optional<SyntheticSnapshot>& own,
+                    const SyntheticSnapshot** snap) {
+  *snap = o.expect;
+  if (*snap == nullptr && rep.info.origin != ImageOrigin::kSwaplab) return Status::Ok();
+  if (*snap == nullptr) {
+    const uint64_t bound =
+        (o.device_pages != 0 ? o.device_pages : kUncPages * stream_pages) * kPageSize;
+    auto s = SyntheticSnapshot::FromInfoPage(info.data(), bound);
+    if (!s.ok()) return s.status();
+    own.emplace(std::move(s).value());
+    if (o.scratch != nullptr) {
+      own->ShareNoise(o.scratch->impl().noise);
+      o.scratch->impl().noise = own->noise();
+    }
+    *snap = &*own;
+  }
+  if ((*snap)->image_pages() != rep.T || (*snap)->nr_copy_pages() != rep.N)
+    return Status(-ENODATA, "swsusp_info: counts do not match the snapshot");
+  return Status::Ok();
+}
+
+// The stream from swsusp_info on (§4.8 step 3): load_image() or
+// load_compressed_image() after stream page 0, every page through the
+// stream check, then its end.
+Status LoadStream(RequestBatcher& b, const std::vector<uint64_t>& entries, const AlignedPage& info,
+                  const ReaderOptions& o, ReadReport& rep, const SyntheticSnapshot* snap,
+                  std::optional<ReaderScratch>& own_scratch) {
+  StreamCheck check(o, rep, snap);
+  Status st = check.Page(
+      0, info.data(), [&] { return "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")"; });
+  if (!st.ok()) return st;
+  ReaderScratch& scratch = o.scratch != nullptr ? *o.scratch : own_scratch.emplace(o.threads);
+  st = rep.compress != Compressor::kNone
+           ? LoadCompressed(b, entries, check, o, rep, scratch.impl())
+           : LoadUncompressed(b, entries, check, o, rep, scratch.impl());
+  if (!st.ok()) return st;
+  return check.Finish();
+}
+
+}  // namespace
+
+Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block,
+                             const ReaderOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  if (o.batch.model_only && (o.verify_pages || o.on_page))
+    return Status(-EINVAL, "image read: a model-only read keeps no page to verify or hand on");
+  RequestBatcher b(engine, o.batch);
+  if (o.frame_pages <= b.max_unsubmitted())
+    return Status(-EINVAL, "image read: a frame ring of " + S(o.frame_pages) +
+                               " pages: needs more than " + S(b.max_unsubmitted()) +
+                               " (the largest bio and the plug's flush)");
+  ReadReport rep;
+  auto h = CheckHeader(b, resume_block, o, rep);
+  if (!h.ok()) return h.status();
   auto chain = WalkMapChain(b, *h, resume_block, o.device_pages, o.pipelined ? kChainLookahead : 0,
                             o.expect != nullptr ? o.expect->image_pages() : 0);
   if (!chain.ok()) return chain.status();
@@ -641,49 +884,15 @@ Result<ReadReport> ReadImage(area::IoEngine& engine, uint64_t resume_block,
   rep.map_pages = chain->map_dblocks.size();
   rep.stream_pages = entries.size();
   rep.Q = FullMapPages(rep.stream_pages);
-
-  // swsusp_info, sync: its counts bound everything after it.
   AlignedPage info;
-  st = b.SyncRead(entries[0], info.data());
-  if (!st.ok()) return st;
-  rep.info = DecodeSwsuspInfo(info.data());
-  rep.T = rep.info.pages;
-  rep.N = rep.info.image_pages;
-  rep.M = rep.info.meta_pages();
-  st = CheckInfoAgainstChain(rep.info, rep.compress, entries.size());
-  if (!st.ok()) return st;
+  if (Status st = ReadInfo(b, entries, info, rep); !st.ok()) return st;
   std::optional<SyntheticSnapshot> own;
-  const SyntheticSnapshot* snap = o.expect;  // the caller knows the image is its own
-  if (snap != nullptr || rep.info.origin == ImageOrigin::kSwaplab) {
-    if (snap == nullptr) {
-      const uint64_t bound =
-          (o.device_pages != 0 ? o.device_pages : kUncPages * entries.size()) * kPageSize;
-      auto s = SyntheticSnapshot::FromInfoPage(info.data(), bound);
-      if (!s.ok()) return s.status();
-      own.emplace(std::move(s).value());
-      if (o.scratch != nullptr) {
-        own->ShareNoise(o.scratch->impl().noise);
-        o.scratch->impl().noise = own->noise();
-      }
-      snap = &*own;
-    }
-    if (snap->image_pages() != rep.T || snap->nr_copy_pages() != rep.N)
-      return Status(-ENODATA, "swsusp_info: counts do not match the snapshot");
-  }
+  const SyntheticSnapshot* snap = nullptr;
+  if (Status st = PickSnapshot(o, rep, info, entries.size(), own, &snap); !st.ok()) return st;
   rep.chain_seconds = since(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  StreamCheck check(o, rep, snap);
-  st = check.Page(0, info.data(),
-                  [&] { return "stream page 0 (swsusp_info, dblock " + S(entries[0]) + ")"; });
-  if (!st.ok()) return st;
-  std::optional<ReaderScratch> own_scratch;
-  ReaderScratch& scratch = o.scratch != nullptr ? *o.scratch : own_scratch.emplace(o.threads);
-  st = rep.compress != Compressor::kNone
-           ? LoadCompressed(b, entries, check, o, rep, scratch.impl())
-           : LoadUncompressed(b, entries, check, o, rep, scratch.impl());
-  if (!st.ok()) return st;
-  st = check.Finish();
-  if (!st.ok()) return st;
+  std::optional<ReaderScratch> own_scratch;  // freed after the stream's time is taken
+  if (Status st = LoadStream(b, entries, info, o, rep, snap, own_scratch); !st.ok()) return st;
   rep.stream_seconds = since(t1);
   rep.batch = b.stats();
   return rep;
