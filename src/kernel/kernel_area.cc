@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "swaplab/alloc/printable.h"
 #include "swaplab/area/swap_area.h"
@@ -300,31 +301,58 @@ Status CheckNoLeftovers() {
 
 namespace {
 
-Status CleanupRecorded(std::vector<std::string>* log) {
-  auto state = StateFile::Load();
-  if (!state.ok()) return state.status();
-  for (const auto& e : *state) {
-    if (e.kind == "pid" && !e.args.empty() && ProcessAlive(e.args[0]))
-      return Status(
-          -EBUSY, "a swaplab kernel run is still active (pid " + e.args[0] + "); not cleaning up");
+// `swaplab kernel cleanup` of what the state file records (and our areas,
+// loops and files found on the machine): each step in turn, an error kept
+// and logged and the next step tried all the same; the state file goes
+// only when every step succeeded.
+class RecordedCleanup {
+ public:
+  RecordedCleanup(std::vector<StateEntry> state, std::vector<std::string>* log)
+      : state_(std::move(state)), log_(log) {}
+  Status Run() {
+    SwapoffAreas();
+    DetachLoops();
+    ResetZrams();
+    RemoveAreaFiles();
+    RestoreSettings();
+    RemoveCgroups();
+    if (first_.ok()) Keep(StateFile::Remove());
+    return first_;
   }
-  Status first = Status::Ok();
-  auto keep = [&](Status st) {
+
+ private:
+  void Keep(Status st) {
     if (!st.ok()) {
-      log->push_back("error: " + st.ToString());
-      if (first.ok()) first = st;
-    }
-  };
-  for (const auto& path : OurActiveAreas(*state)) {
-    if (swapoff(path.c_str()) != 0) {
-      keep(Errno(errno, "swapoff " + path));
-    } else {
-      log->push_back("swapoff " + path);
+      log_->push_back("error: " + st.ToString());
+      if (first_.ok()) first_ = st;
     }
   }
-  // Loops over our files (recorded or found in sysfs).
+  void SwapoffAreas();
+  void DetachLoops();
+  void ResetZrams();
+  void RemoveAreaFiles();
+  void RestoreSettings();
+  void RemoveCgroups();
+
+  const std::vector<StateEntry> state_;
+  std::vector<std::string>* log_;
+  Status first_ = Status::Ok();
+};
+
+void RecordedCleanup::SwapoffAreas() {
+  for (const auto& path : OurActiveAreas(state_)) {
+    if (swapoff(path.c_str()) != 0) {
+      Keep(Errno(errno, "swapoff " + path));
+    } else {
+      log_->push_back("swapoff " + path);
+    }
+  }
+}
+
+// Loops over our files (recorded or found in sysfs).
+void RecordedCleanup::DetachLoops() {
   std::set<std::string> loops;
-  for (const auto& e : *state)
+  for (const auto& e : state_)
     if (e.kind == "loop" && !e.args.empty()) loops.insert(e.args[0]);
   if (DIR* d = opendir("/sys/block")) {
     while (dirent* de = readdir(d)) {
@@ -336,57 +364,78 @@ Status CleanupRecorded(std::vector<std::string>* log) {
   for (const auto& l : loops) {
     if (!IsOurFile(LoopBacking(l))) continue;  // already detached or reused by someone else
     Status st = DetachLoop(l);
-    keep(st);
-    if (st.ok()) log->push_back("detach " + l);
+    Keep(st);
+    if (st.ok()) log_->push_back("detach " + l);
   }
-  for (const auto& e : *state) {
+}
+
+void RecordedCleanup::ResetZrams() {
+  for (const auto& e : state_) {
     if (e.kind == "zram" && !e.args.empty()) {
       const std::string dev = "/dev/zram" + e.args[0];
       if (AreaLabel(dev).rfind(kLabelPrefix, 0) != 0) continue;  // not ours any more
-      keep(ResetZram(std::atoi(e.args[0].c_str())));
-      log->push_back("reset zram" + e.args[0]);
+      Keep(ResetZram(std::atoi(e.args[0].c_str())));
+      log_->push_back("reset zram" + e.args[0]);
     }
   }
-  if (DIR* d = opendir(kAreaDir)) {
-    while (dirent* de = readdir(d)) {
-      const std::string p = std::string(kAreaDir) + "/" + de->d_name;
-      if (!IsOurFile(p) || p.size() < 5 || p.substr(p.size() - 5) != ".swap") continue;
-      // a `swaplab run` temporary area (label swaplab-r<pid>): only once
-      // its process is gone (workload/temp_files.h)
-      const std::string label = AreaLabel(p);
-      if (label.rfind("swaplab-r", 0) == 0 && ProcessAlive(label.substr(9))) continue;
-      if (unlink(p.c_str()) != 0) {
-        keep(Errno(errno, "unlink " + p));
-      } else {
-        log->push_back("remove " + p);
-      }
+}
+
+void RecordedCleanup::RemoveAreaFiles() {
+  DIR* d = opendir(kAreaDir);
+  if (!d) return;
+  while (dirent* de = readdir(d)) {
+    const std::string p = std::string(kAreaDir) + "/" + de->d_name;
+    if (!IsOurFile(p) || p.size() < 5 || p.substr(p.size() - 5) != ".swap") continue;
+    // a `swaplab run` temporary area (label swaplab-r<pid>): only once
+    // its process is gone (workload/temp_files.h)
+    const std::string label = AreaLabel(p);
+    if (label.rfind("swaplab-r", 0) == 0 && ProcessAlive(label.substr(9))) continue;
+    if (unlink(p.c_str()) != 0) {
+      Keep(Errno(errno, "unlink " + p));
+    } else {
+      log_->push_back("remove " + p);
     }
-    closedir(d);
   }
+  closedir(d);
+}
+
+void RecordedCleanup::RestoreSettings() {
   // Settings: the first recorded value of a path is the original.
   std::vector<std::pair<std::string, std::string>> settings;
   std::set<std::string> seen;
-  for (const auto& e : *state) {
+  for (const auto& e : state_) {
     if (e.kind == "setting" && e.args.size() == 2 && seen.insert(e.args[0]).second)
       settings.emplace_back(e.args[0], e.args[1]);
   }
   for (const auto& [path, value] : settings) {
     auto cur = ReadSmallFile(path);
     if (cur.ok() && SelectedChoice(*cur) == value) continue;
-    keep(WriteSmallFile(path, value));
-    log->push_back("restore " + path + " = " + value);
+    Keep(WriteSmallFile(path, value));
+    log_->push_back("restore " + path + " = " + value);
   }
-  for (const auto& e : *state) {
+}
+
+void RecordedCleanup::RemoveCgroups() {
+  for (const auto& e : state_) {
     if (e.kind == "cgroup" && !e.args.empty() && access(e.args[0].c_str(), F_OK) == 0) {
       if (rmdir(e.args[0].c_str()) != 0) {
-        keep(Errno(errno, "rmdir " + e.args[0]));
+        Keep(Errno(errno, "rmdir " + e.args[0]));
       } else {
-        log->push_back("rmdir " + e.args[0]);
+        log_->push_back("rmdir " + e.args[0]);
       }
     }
   }
-  if (first.ok()) keep(StateFile::Remove());
-  return first;
+}
+
+Status CleanupRecorded(std::vector<std::string>* log) {
+  auto state = StateFile::Load();
+  if (!state.ok()) return state.status();
+  for (const auto& e : *state) {
+    if (e.kind == "pid" && !e.args.empty() && ProcessAlive(e.args[0]))
+      return Status(
+          -EBUSY, "a swaplab kernel run is still active (pid " + e.args[0] + "); not cleaning up");
+  }
+  return RecordedCleanup(std::move(state).value(), log).Run();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <sstream>
@@ -183,9 +184,46 @@ class Runner {
   // record `r` (whose output starts at out_[out0], written_[w0]) and
   // explains a difference (interference.h).
   Status Watch(const TraceRecord& r, size_t out0, size_t w0);
+  // One look of the watch: the record, where its output starts (out_[out0],
+  // written_[w0]), and the kernel's slots in use per dev less the
+  // interference not explained.
+  struct WatchPoint {
+    const TraceRecord& r;
+    size_t out0, w0;
+    std::function<uint64_t(uint64_t)> used_now;
+  };
+  // A difference of `diff` slots on `dev` between the kernel and the
+  // watch's model: explained if it can be, and reported.
+  void NoteInterference(const WatchPoint& at, uint64_t dev, int64_t diff);
+  void ExplainInterference(const WatchPoint& at, uint64_t dev, int64_t diff, Interference* it);
+  // The `foreign` records of an explained interference, after a comment,
+  // into the written trace where the slots were taken.
+  void WriteForeign(const WatchPoint& at, int64_t diff, bool before_record,
+                    const std::vector<TraceRecord>& recs, const std::string& how);
   void ObserveScanBase(const TraceRecord& r, size_t out0, size_t w0,
                        const std::function<uint64_t(uint64_t)>& kernel_used);
   void Warnings();  // other swap activity before the first record
+  // The counters read before the first record, compared at the end.
+  struct Baseline {
+    MthpStats mthp;
+    Result<uint64_t> pswpout, pgdeactivate;
+  };
+  using Clock = std::chrono::steady_clock;
+  Status ReadTrace(std::vector<TraceRecord>* recs) const;
+  // The watch's model for this kernel, and the warnings of a run that is
+  // not alone or has no exact model.
+  void StartWatch(const Baseline& base, int machine_cpus);
+  void WriteHeader(int machine_cpus);
+  Status ApplyRecords(const std::vector<TraceRecord>& recs, Clock::time_point t0);
+  // Why the run stops before record `r` (interrupted, out of time), or Ok.
+  Status CheckStop(const TraceRecord& r, Clock::time_point t0) const;
+  Status FinishRecords(const Baseline& base);
+  void CountSwapouts(const Baseline& base);
+  void CountUnexplainedSlots();
+  // Slots the watch's model holds after the same final reclaim, if it can
+  // replay it.
+  std::optional<uint64_t> ModelUsedAfterFinalReclaim();
+  Status WriteOut() const;
   void Note(uint64_t line, uint64_t folio, std::string what) {
     ++rep_.anomalies_total;
     if (rep_.anomalies.size() < kKeepAnomalies)
@@ -311,84 +349,96 @@ Status Runner::Watch(const TraceRecord& r, size_t out0, size_t w0) {
   auto used = UsedByDev();
   if (!used.ok()) return used.status();
   // The kernel's slots in use per dev, less the interference not explained.
-  auto used_now = [&](uint64_t d) {
-    auto u = used->find(d);
-    return (u == used->end() ? 0 : u->second) - static_cast<uint64_t>(unaccounted_[d]);
-  };
+  const WatchPoint at{r, out0, w0, [&](uint64_t d) {
+                        auto u = used->find(d);
+                        return (u == used->end() ? 0 : u->second) -
+                               static_cast<uint64_t>(unaccounted_[d]);
+                      }};
   // Each attempt replays the written trace: bounded like Explain's.
   if (r.op == TraceOp::kAlloc && rep_.watch_exact && watch_->policy().ssd_swap_map_scan &&
       watch_->model().Mismatches() != mismatches_before && explained_ < kMaxExplains) {
     ++explained_;
-    ObserveScanBase(r, out0, w0, used_now);
+    ObserveScanBase(r, out0, w0, at.used_now);
   }
   for (const auto& [dev, kernel_used] : *used) {
     const int64_t diff = static_cast<int64_t>(kernel_used) -
                          static_cast<int64_t>(watch_->model().InUse(dev)) - unaccounted_[dev];
-    if (diff == 0) continue;
-    Interference it;
-    it.line = r.line;
-    it.dev = dev;
-    it.slots = diff;
-    if (!rep_.watch_exact) {
-      it.how = "the model (" + rep_.watch_policy +
-               ", not this kernel's own preset) counts slots in use differently: not explained";
-    } else if (diff < 0) {
-      it.how =
-          "slots given back that the trace did not free (another process's pages swapped "
-          "in, or it exited): which ones cannot be told";
-    } else if (!o_.account_foreign) {
-      it.how = "not accounted (account_foreign off)";
-    } else if (explained_ >= kMaxExplains) {
-      it.how =
-          "not accounted: more than " + std::to_string(kMaxExplains) + " points of interference";
-    } else {
-      ++explained_;
-      // The other process's pages are being written: their bytes on the area
-      // tell its slots from free ones.
-      std::vector<std::string> inflight;
-      for (const auto& a : s_.areas)
-        if (!a->inflight().empty()) inflight.push_back(a->inflight());
-      (void)WaitForWriteback(o_.writeback_timeout_ms, inflight);
-      auto e =
-          watch_->Explain(written_, w0, r.op == TraceOp::kAlloc, dev, static_cast<uint64_t>(diff),
-                          used_now, [this](uint64_t d, uint64_t off) { return Probe(d, off); });
-      if (!e.ok()) {
-        it.how = "not accounted: " + e.status().message();
-      } else {
-        it.accounted = true;
-        it.cpu = e->cpu;
-        it.before_record = e->before_record;
-        it.content_other = e->content_other;
-        const auto recs = ForeignRecords(dev, e->cpu, e->offsets);
-        for (const auto& f : recs) it.runs.emplace_back(f.offset, *f.n);
-        it.how =
-            "CPU " + std::to_string(e->cpu) + "'s next slots in the model, " +
+    if (diff != 0) NoteInterference(at, dev, diff);
+  }
+  return Status::Ok();
+}
+
+void Runner::NoteInterference(const WatchPoint& at, uint64_t dev, int64_t diff) {
+  Interference it;
+  it.line = at.r.line;
+  it.dev = dev;
+  it.slots = diff;
+  if (!rep_.watch_exact) {
+    it.how = "the model (" + rep_.watch_policy +
+             ", not this kernel's own preset) counts slots in use differently: not explained";
+  } else if (diff < 0) {
+    it.how =
+        "slots given back that the trace did not free (another process's pages swapped "
+        "in, or it exited): which ones cannot be told";
+  } else if (!o_.account_foreign) {
+    it.how = "not accounted (account_foreign off)";
+  } else if (explained_ >= kMaxExplains) {
+    it.how = "not accounted: more than " + std::to_string(kMaxExplains) + " points of interference";
+  } else {
+    ExplainInterference(at, dev, diff, &it);
+  }
+  if (!it.accounted) {
+    unaccounted_[dev] += diff;
+    ++rep_.interference_unaccounted;
+  }
+  ++rep_.interference_total;
+  if (rep_.interference.size() < kKeepInterference) rep_.interference.push_back(std::move(it));
+}
+
+void Runner::ExplainInterference(const WatchPoint& at, uint64_t dev, int64_t diff,
+                                 Interference* it) {
+  ++explained_;
+  // The other process's pages are being written: their bytes on the area
+  // tell its slots from free ones.
+  std::vector<std::string> inflight;
+  for (const auto& a : s_.areas)
+    if (!a->inflight().empty()) inflight.push_back(a->inflight());
+  (void)WaitForWriteback(o_.writeback_timeout_ms, inflight);
+  auto e =
+      watch_->Explain(written_, at.w0, at.r.op == TraceOp::kAlloc, dev, static_cast<uint64_t>(diff),
+                      at.used_now, [this](uint64_t d, uint64_t off) { return Probe(d, off); });
+  if (!e.ok()) {
+    it->how = "not accounted: " + e.status().message();
+    return;
+  }
+  it->accounted = true;
+  it->cpu = e->cpu;
+  it->before_record = e->before_record;
+  it->content_other = e->content_other;
+  const auto recs = ForeignRecords(dev, e->cpu, e->offsets);
+  for (const auto& f : recs) it->runs.emplace_back(f.offset, *f.n);
+  it->how = "CPU " + std::to_string(e->cpu) + "'s next slots in the model, " +
             (e->before_record ? "before" : "after") + " the record's own pages; " +
             std::to_string(e->content_other) + " of " + std::to_string(e->offsets.size()) +
             " hold another process's data" +
             (e->ambiguous ? " (another CPU's slots fit as well: placed by the first CPU)" : "");
-        // Into the written trace where the slots were taken: a comment,
-        // then the records (whose effect the watch's model already has).
-        const size_t at_out = e->before_record ? out0 : out_.size();
-        const size_t at_w = e->before_record ? w0 : written_.size();
-        std::vector<std::string> lines{"# kernel run: " + std::to_string(diff) +
-                                       " slots taken outside the trace, seen after line " +
-                                       std::to_string(r.line) + " (" + it.how + ")"};
-        for (const auto& f : recs) lines.push_back(workload::FormatRecord(f));
-        out_.insert(out_.begin() + static_cast<ptrdiff_t>(at_out), lines.begin(), lines.end());
-        written_.insert(written_.begin() + static_cast<ptrdiff_t>(at_w), recs.begin(), recs.end());
-        watch_->model().Inserted(recs.size());
-        rep_.foreign_slots += e->offsets.size();
-      }
-    }
-    if (!it.accounted) {
-      unaccounted_[dev] += diff;
-      ++rep_.interference_unaccounted;
-    }
-    ++rep_.interference_total;
-    if (rep_.interference.size() < kKeepInterference) rep_.interference.push_back(std::move(it));
-  }
-  return Status::Ok();
+  WriteForeign(at, diff, e->before_record, recs, it->how);
+  rep_.foreign_slots += e->offsets.size();
+}
+
+void Runner::WriteForeign(const WatchPoint& at, int64_t diff, bool before_record,
+                          const std::vector<TraceRecord>& recs, const std::string& how) {
+  // Into the written trace where the slots were taken: a comment,
+  // then the records (whose effect the watch's model already has).
+  const size_t at_out = before_record ? at.out0 : out_.size();
+  const size_t at_w = before_record ? at.w0 : written_.size();
+  std::vector<std::string> lines{"# kernel run: " + std::to_string(diff) +
+                                 " slots taken outside the trace, seen after line " +
+                                 std::to_string(at.r.line) + " (" + how + ")"};
+  for (const auto& f : recs) lines.push_back(workload::FormatRecord(f));
+  out_.insert(out_.begin() + static_cast<ptrdiff_t>(at_out), lines.begin(), lines.end());
+  written_.insert(written_.begin() + static_cast<ptrdiff_t>(at_w), recs.begin(), recs.end());
+  watch_->model().Inserted(recs.size());
 }
 
 // Swap activity the run is not alone with: a DAMON kdamond running a
@@ -791,68 +841,63 @@ Status Runner::Apply(const TraceRecord& r) {
   }
 }
 
-Result<RunReport> Runner::Run() {
-  const auto t0 = std::chrono::steady_clock::now();
+Status Runner::ReadTrace(std::vector<TraceRecord>* recs) const {
   auto reader = workload::TraceReader::Open(o_.trace);
   if (!reader.ok()) return reader.status();
-  std::vector<TraceRecord> recs;
   for (TraceRecord r;;) {
     auto more = (*reader)->Next(&r);
     if (!more.ok()) return more.status();
     if (!*more) break;
-    recs.push_back(r);
+    recs->push_back(r);
   }
-  if (!IsRoot()) return Status(-EPERM, "swaplab kernel run needs root (swapon, pagemap, sysfs)");
-  Status st = PrepareSession(o_, recs, &s_);
-  if (st.ok()) cursor_ = s_.worker->base();
-  const auto before = ReadMthpStats();
-  const auto pswp0 = ReadVmstat("pswpout");
-  const auto deact0 = ReadVmstat("pgdeactivate");
-  // The CPUs online: the watch's model has exactly these (the kernel's
-  // slot cache thresholds scale with them, 6.12 check_cache_active()), and
-  // the written trace says so first.
-  const int machine_cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  if (st.ok()) {
-    Warnings();
-    if (auto p1 = ReadVmstat("pswpout"); p1.ok() && pswp0.ok() && *p1 != *pswp0)
-      rep_.warnings.push_back("pswpout moved by " + std::to_string(*p1 - *pswp0) +
-                              " pages before the first record: something else is swapping");
-    std::string why;
-    struct utsname u {};
-    const std::string release = uname(&u) == 0 ? u.release : "";
-    const std::string name = alloc::PresetForRelease(release, &why);
-    auto policy = o_.watch_policy ? *o_.watch_policy : alloc::Policy::Preset(name).value();
-    rep_.watch_policy = policy.name;
-    rep_.watch_exact = o_.watch_policy ? o_.watch_models_kernel : why.empty();
-    if (!rep_.watch_exact)
-      rep_.warnings.push_back("no preset models this kernel (" + release + ") exactly" +
-                              (why.empty() ? "" : " (" + why + ")") +
-                              ": slots in use are compared with " + policy.name +
-                              ", and where they differ it is reported, not taken for another "
-                              "process's pages");
-    watch_ = std::make_unique<ForeignWatch>(policy, machine_cpus);
-  }
+  return Status::Ok();
+}
+
+void Runner::StartWatch(const Baseline& base, int machine_cpus) {
+  Warnings();
+  if (auto p1 = ReadVmstat("pswpout"); p1.ok() && base.pswpout.ok() && *p1 != *base.pswpout)
+    rep_.warnings.push_back("pswpout moved by " + std::to_string(*p1 - *base.pswpout) +
+                            " pages before the first record: something else is swapping");
+  std::string why;
+  struct utsname u {};
+  const std::string release = uname(&u) == 0 ? u.release : "";
+  const std::string name = alloc::PresetForRelease(release, &why);
+  auto policy = o_.watch_policy ? *o_.watch_policy : alloc::Policy::Preset(name).value();
+  rep_.watch_policy = policy.name;
+  rep_.watch_exact = o_.watch_policy ? o_.watch_models_kernel : why.empty();
+  if (!rep_.watch_exact)
+    rep_.warnings.push_back("no preset models this kernel (" + release + ") exactly" +
+                            (why.empty() ? "" : " (" + why + ")") +
+                            ": slots in use are compared with " + policy.name +
+                            ", and where they differ it is reported, not taken for another "
+                            "process's pages");
+  watch_ = std::make_unique<ForeignWatch>(policy, machine_cpus);
+}
+
+void Runner::WriteHeader(int machine_cpus) {
   out_.push_back(workload::kTraceHeader);
   out_.push_back("# swaplab kernel run " + o_.trace + " --device " + Name(o_.device));
-  {
-    TraceRecord c;
-    c.op = TraceOp::kCpus;
-    c.n = static_cast<uint64_t>(machine_cpus);
-    out_.push_back(workload::FormatRecord(c));
-    written_.push_back(c);
-  }
-  const auto records0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; st.ok() && i < recs.size();) {
-    if (intr_ && *intr_) {
-      st = Status(-EINTR, o_.trace + ":" + std::to_string(recs[i].line) + ": interrupted");
-      break;
-    }
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(o_.timeout_s)) {
-      st = Status(-ETIMEDOUT, o_.trace + ":" + std::to_string(recs[i].line) +
+  TraceRecord c;
+  c.op = TraceOp::kCpus;
+  c.n = static_cast<uint64_t>(machine_cpus);
+  out_.push_back(workload::FormatRecord(c));
+  written_.push_back(c);
+}
+
+Status Runner::CheckStop(const TraceRecord& r, Clock::time_point t0) const {
+  if (intr_ && *intr_)
+    return Status(-EINTR, o_.trace + ":" + std::to_string(r.line) + ": interrupted");
+  if (Clock::now() - t0 > std::chrono::seconds(o_.timeout_s))
+    return Status(-ETIMEDOUT, o_.trace + ":" + std::to_string(r.line) +
                                   ": the run took longer than " + std::to_string(o_.timeout_s) +
                                   " s");
-      break;
-    }
+  return Status::Ok();
+}
+
+Status Runner::ApplyRecords(const std::vector<TraceRecord>& recs, Clock::time_point t0) {
+  Status st;
+  for (size_t i = 0; st.ok() && i < recs.size();) {
+    if (Status stop = CheckStop(recs[i], t0); !stop.ok()) return stop;
     const size_t out0 = out_.size(), w0 = written_.size();
     const size_t n = Step(recs, i);
     st = n > 1 ? DoAllocs(std::span(recs).subspan(i, n)) : Apply(recs[i]);
@@ -868,78 +913,111 @@ Result<RunReport> Runner::Run() {
     if (o_.annotate_inuse && own)
       out_.push_back("# kernel inuse " + std::to_string(s_.UsedSlots()));
   }
-  rep_.records_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - records0).count();
-  if (st.ok() && s_.worker) {
-    // The end: everything the kernel did on its own shows up now.
-    WaitWriteback(0);
-    (void)WaitForWriteback(o_.writeback_timeout_ms);
-    st = Verify(0);
-    const auto after = ReadMthpStats();
-    for (const auto& [k, v] : after.swpout) {
-      const uint64_t d = v - before.swpout.at(k),
-                     fb = after.swpout_fallback.at(k) - before.swpout_fallback.at(k);
-      if (d || fb) {
-        rep_.swpout[k] = d;
-        rep_.swpout_fallback[k] = fb;
-      }
+  return st;
+}
+
+// The end: everything the kernel did on its own shows up now.
+Status Runner::FinishRecords(const Baseline& base) {
+  WaitWriteback(0);
+  (void)WaitForWriteback(o_.writeback_timeout_ms);
+  Status st = Verify(0);
+  CountSwapouts(base);
+  // Slots in use that no page of the trace holds (after dropping the
+  // clean swap cache): the kernel swapped something else to our areas.
+  if (st.ok() && !s_.cgroup.empty()) (void)s_.DropCache();
+  CountUnexplainedSlots();
+  return st;
+}
+
+void Runner::CountSwapouts(const Baseline& base) {
+  const auto after = ReadMthpStats();
+  for (const auto& [k, v] : after.swpout) {
+    const uint64_t d = v - base.mthp.swpout.at(k),
+                   fb = after.swpout_fallback.at(k) - base.mthp.swpout_fallback.at(k);
+    if (d || fb) {
+      rep_.swpout[k] = d;
+      rep_.swpout_fallback[k] = fb;
     }
-    if (auto p1 = ReadVmstat("pswpout"); p1.ok() && pswp0.ok()) rep_.pswpout = *p1 - *pswp0;
-    if (auto d1 = ReadVmstat("pgdeactivate"); d1.ok() && deact0.ok())
-      rep_.lru_deactivated = *d1 - *deact0;
-    // Slots in use that no page of the trace holds (after dropping the
-    // clean swap cache): the kernel swapped something else to our areas.
-    if (st.ok() && !s_.cgroup.empty()) (void)s_.DropCache();
-    uint64_t held = 0;
-    (void)ForEachLiveFolio([&](uint64_t, LiveFolio& f, std::span<const PageState> pages) {
-      for (size_t i = 0; i < f.pages.size(); ++i) held += pages[i].swapped || f.pages[i].in_memory;
-    });
-    const uint64_t used = s_.UsedSlots();
-    std::string first;
-    if (used > held) rep_.worker_pages_swapped = WorkerOwnSwapped(&first);
-    if (rep_.worker_pages_swapped)
-      Note(0, 0,
-           std::to_string(rep_.worker_pages_swapped) +
-               " of the worker's own pages were swapped out by the final "
-               "cgroup reclaim (first: " +
-               first + ")");
-    held += rep_.worker_pages_swapped;
-    // Slots the watch accounts to someone else: `foreign` slots still held,
-    // and interference it could not place.
-    if (watch_) held += watch_->model().runner().foreign_slots();
-    // And what the model holds besides the trace's pages after the same
-    // reclaim: slots a slot cache took ahead (<= 6.14), or waiting in its
-    // return buffer.
-    if (watch_) {
-      workload::TraceRecord drop;
-      drop.op = TraceOp::kDropCache;
-      if (watch_->model().runner().Apply(drop, "the final reclaim").ok()) {
-        uint64_t model_used = 0;
-        for (const auto& [dev, i] : dev_to_area_) model_used += watch_->model().InUse(dev);
-        held = std::max(held, model_used);
-      }
-    }
-    for (const auto& [dev, n] : unaccounted_) held += n > 0 ? static_cast<uint64_t>(n) : 0;
-    rep_.unexplained_slots = used > held ? used - held : 0;
-    if (rep_.unexplained_slots)
-      Note(
-          0, 0,
-          std::to_string(rep_.unexplained_slots) + " slots in use that no page of the trace holds");
   }
+  if (auto p1 = ReadVmstat("pswpout"); p1.ok() && base.pswpout.ok())
+    rep_.pswpout = *p1 - *base.pswpout;
+  if (auto d1 = ReadVmstat("pgdeactivate"); d1.ok() && base.pgdeactivate.ok())
+    rep_.lru_deactivated = *d1 - *base.pgdeactivate;
+}
+
+void Runner::CountUnexplainedSlots() {
+  uint64_t held = 0;
+  (void)ForEachLiveFolio([&](uint64_t, LiveFolio& f, std::span<const PageState> pages) {
+    for (size_t i = 0; i < f.pages.size(); ++i) held += pages[i].swapped || f.pages[i].in_memory;
+  });
+  const uint64_t used = s_.UsedSlots();
+  std::string first;
+  if (used > held) rep_.worker_pages_swapped = WorkerOwnSwapped(&first);
+  if (rep_.worker_pages_swapped)
+    Note(0, 0,
+         std::to_string(rep_.worker_pages_swapped) +
+             " of the worker's own pages were swapped out by the final "
+             "cgroup reclaim (first: " +
+             first + ")");
+  held += rep_.worker_pages_swapped;
+  // Slots the watch accounts to someone else: `foreign` slots still held,
+  // and interference it could not place.
+  if (watch_) held += watch_->model().runner().foreign_slots();
+  if (auto model_used = ModelUsedAfterFinalReclaim()) held = std::max(held, *model_used);
+  for (const auto& [dev, n] : unaccounted_) held += n > 0 ? static_cast<uint64_t>(n) : 0;
+  rep_.unexplained_slots = used > held ? used - held : 0;
+  if (rep_.unexplained_slots)
+    Note(0, 0,
+         std::to_string(rep_.unexplained_slots) + " slots in use that no page of the trace holds");
+}
+
+// What the model holds besides the trace's pages after the same reclaim:
+// slots a slot cache took ahead (<= 6.14), or waiting in its return buffer.
+std::optional<uint64_t> Runner::ModelUsedAfterFinalReclaim() {
+  if (!watch_) return std::nullopt;
+  workload::TraceRecord drop;
+  drop.op = TraceOp::kDropCache;
+  if (!watch_->model().runner().Apply(drop, "the final reclaim").ok()) return std::nullopt;
+  uint64_t model_used = 0;
+  for (const auto& [dev, i] : dev_to_area_) model_used += watch_->model().InUse(dev);
+  return model_used;
+}
+
+// Never the trace itself, an area or a device; through a temporary file
+// and a rename (an existing file is replaced, as before).
+Status Runner::WriteOut() const {
+  if (o_.out.empty()) return Status::Ok();
+  std::string text;
+  for (const auto& l : out_) text += l + '\n';
+  area::OutputOptions oo;
+  oo.force = true;
+  oo.inputs = {o_.trace};
+  return area::WriteOutputFile(o_.out, text, oo);
+}
+
+Result<RunReport> Runner::Run() {
+  const auto t0 = Clock::now();
+  std::vector<TraceRecord> recs;
+  if (Status st = ReadTrace(&recs); !st.ok()) return st;
+  if (!IsRoot()) return Status(-EPERM, "swaplab kernel run needs root (swapon, pagemap, sysfs)");
+  Status st = PrepareSession(o_, recs, &s_);
+  if (st.ok()) cursor_ = s_.worker->base();
+  const Baseline base{ReadMthpStats(), ReadVmstat("pswpout"), ReadVmstat("pgdeactivate")};
+  // The CPUs online: the watch's model has exactly these (the kernel's
+  // slot cache thresholds scale with them, 6.12 check_cache_active()), and
+  // the written trace says so first.
+  const int machine_cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  if (st.ok()) StartWatch(base, machine_cpus);
+  WriteHeader(machine_cpus);
+  const auto records0 = Clock::now();
+  if (st.ok()) st = ApplyRecords(recs, t0);
+  rep_.records_seconds = std::chrono::duration<double>(Clock::now() - records0).count();
+  if (st.ok() && s_.worker) st = FinishRecords(base);
   Status closed = s_.Close();
   if (st.ok()) st = closed;
   if (!st.ok()) return st;
-  if (!o_.out.empty()) {
-    // Never the trace itself, an area or a device; through a temporary
-    // file and a rename (an existing file is replaced, as before).
-    std::string text;
-    for (const auto& l : out_) text += l + '\n';
-    area::OutputOptions oo;
-    oo.force = true;
-    oo.inputs = {o_.trace};
-    if (Status w = area::WriteOutputFile(o_.out, text, oo); !w.ok()) return w;
-  }
-  rep_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (Status w = WriteOut(); !w.ok()) return w;
+  rep_.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return rep_;
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace swaplab::kernel {
 
@@ -71,12 +72,32 @@ uint64_t Session::UsedSlots() const {
   return used;
 }
 
-Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs, Session* s) {
+namespace {
+
+// What the trace asks of the machine, gathered while it is checked.
+struct TraceNeeds {
+  uint64_t reserve = 0, area_bytes = 0;  // the worker's memory, the areas' bytes
+  bool drops = false;                    // a drop-cache record: a memory cgroup is needed
+  std::set<int> orders;                  // folio orders of the allocs
+  std::vector<int> prios;                // the swapons' priorities
+};
+
+// An alloc record this machine can run: its CPU online, its order one
+// the kernel has an mTHP size for.
+Status CheckAlloc(const std::string& where, const TraceRecord& r, long ncpu) {
+  if (r.cpu >= ncpu)
+    return At(where, "cpu " + std::to_string(r.cpu) + " but this machine has " +
+                         std::to_string(ncpu) + " CPUs");
+  if (r.order > alloc::kMaxFolioOrder)
+    return At(where, "order " + std::to_string(r.order) + " (at most " +
+                         std::to_string(alloc::kMaxFolioOrder) + " on this kernel)");
+  if (r.order > 0 && access(MthpEnabledPath(r.order).c_str(), W_OK) != 0)
+    return At(where, "order " + std::to_string(r.order) + ": no " + MthpEnabledPath(r.order));
+  return Status::Ok();
+}
+
+Status CheckTrace(const RunOptions& o, const std::vector<TraceRecord>& recs, TraceNeeds* need) {
   const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  uint64_t reserve = 0, area_bytes = 0;
-  bool drops = false;
-  std::set<int> orders;
-  std::vector<int> prios;
   for (const auto& r : recs) {
     const std::string where = o.trace + ":" + std::to_string(r.line);
     switch (r.op) {
@@ -86,37 +107,32 @@ Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs,
         return At(where,
                   std::string("'") + workload::Name(r.op) + "' is not supported by `kernel run`");
       case TraceOp::kSwapon:
-        area_bytes += o.size_pages.value_or(r.pages) * kRunPage;
-        prios.push_back(r.prio.value_or(o.prio));
+        need->area_bytes += o.size_pages.value_or(r.pages) * kRunPage;
+        need->prios.push_back(r.prio.value_or(o.prio));
         break;
       case TraceOp::kAlloc:
-        if (r.cpu >= ncpu)
-          return At(where, "cpu " + std::to_string(r.cpu) + " but this machine has " +
-                               std::to_string(ncpu) + " CPUs");
-        if (r.order > alloc::kMaxFolioOrder)
-          return At(where, "order " + std::to_string(r.order) + " (at most " +
-                               std::to_string(alloc::kMaxFolioOrder) + " on this kernel)");
-        if (r.order > 0 && access(MthpEnabledPath(r.order).c_str(), W_OK) != 0)
-          return At(where, "order " + std::to_string(r.order) + ": no " + MthpEnabledPath(r.order));
-        orders.insert(r.order);
-        reserve += (kRunPage << r.order) * 2 + kRunPage;
+        if (Status st = CheckAlloc(where, r, ncpu); !st.ok()) return st;
+        need->orders.insert(r.order);
+        need->reserve += (kRunPage << r.order) * 2 + kRunPage;
         break;
       case TraceOp::kDropCache:
-        drops = true;
+        need->drops = true;
         break;
       default:
         break;
     }
   }
-  if (area_bytes > o.max_area_bytes)
+  if (need->area_bytes > o.max_area_bytes)
     return Status(-EINVAL, o.trace + ": the trace's swap areas need " +
-                               std::to_string(area_bytes >> 20) + " MiB, more than the limit of " +
+                               std::to_string(need->area_bytes >> 20) +
+                               " MiB, more than the limit of " +
                                std::to_string(o.max_area_bytes >> 20) + " MiB");
-  // The trace is valid: now the machine. Nothing is created while an
-  // earlier run's leftovers (or another run) are there.
-  if (Status st = CheckNoLeftovers(); !st.ok()) return st;
-  // Our areas must come first: a foreign area of equal or higher priority
-  // would take (or share) the allocations.
+  return Status::Ok();
+}
+
+// Our areas must come first: a foreign area of equal or higher priority
+// would take (or share) the allocations.
+Status CheckMachinePrios(const std::vector<int>& prios) {
   auto swaps = ReadProcSwaps();
   if (!swaps.ok()) return swaps.status();
   for (const auto& a : *swaps) {
@@ -126,8 +142,12 @@ Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs,
                                   std::to_string(a.prio) + ", not below swaplab's " +
                                   std::to_string(p) + " (use prio= in the trace)");
   }
-  s->owns_state = true;
-  if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
+  return Status::Ok();
+}
+
+// Each setting changed is kept in the session at once, to be restored by
+// Close whatever fails after it.
+Status ChangeSettings(const std::set<int>& orders, Session* s) {
   // Only the folio sizes the trace uses are enabled ("always": no
   // MADV_HUGEPAGE, which would also allow 2 MiB); every other size "never".
   for (int order = 1; order <= alloc::kMaxFolioOrder; ++order) {
@@ -141,13 +161,15 @@ Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs,
     s->settings.push_back(std::move(set).value());
   }
   // No swap readahead: `cache` reads exactly the pages it names.
-  {
-    auto set = SavedSetting::Change("/proc/sys/vm/page-cluster", "0");
-    if (!set.ok()) return set.status();
-    s->settings.push_back(std::move(set).value());
-  }
-  // The worker's own memory cgroup: `drop-cache` reclaims its clean swap
-  // cache (memory.force_empty).
+  auto set = SavedSetting::Change("/proc/sys/vm/page-cluster", "0");
+  if (!set.ok()) return set.status();
+  s->settings.push_back(std::move(set).value());
+  return Status::Ok();
+}
+
+// The worker's own memory cgroup: `drop-cache` reclaims its clean swap
+// cache (memory.force_empty). Recorded in the state file before it is made.
+Status MakeCgroup(const RunOptions& o, bool drops, Session* s) {
   const std::string name = "swaplab-" + std::to_string(getpid());
   std::string dir;
   if (access("/sys/fs/cgroup/memory/memory.force_empty", F_OK) == 0) {
@@ -160,15 +182,18 @@ Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs,
     return Status(-ENOTSUP,
                   o.trace + ": the trace drops the swap cache but no memory cgroup is available");
   }
-  if (!dir.empty()) {
-    if (Status st = StateFile::Append({"cgroup", {dir}}); !st.ok()) return st;
-    if (mkdir(dir.c_str(), 0755) != 0)
-      return Status(-errno, "mkdir " + dir + ": " + std::strerror(errno));
-    s->cgroup = dir;
-    // Clean swap cache sits on the anon LRU: cgroup reclaim must scan it.
-    if (s->cgroup_v1) (void)WriteSmallFile(dir + "/memory.swappiness", "100");
-  }
-  // The caller's own memory cgroup (the worker's home).
+  if (dir.empty()) return Status::Ok();
+  if (Status st = StateFile::Append({"cgroup", {dir}}); !st.ok()) return st;
+  if (mkdir(dir.c_str(), 0755) != 0)
+    return Status(-errno, "mkdir " + dir + ": " + std::strerror(errno));
+  s->cgroup = dir;
+  // Clean swap cache sits on the anon LRU: cgroup reclaim must scan it.
+  if (s->cgroup_v1) (void)WriteSmallFile(dir + "/memory.swappiness", "100");
+  return Status::Ok();
+}
+
+// The caller's own memory cgroup (the worker's home), "" if not found.
+std::string HomeCgroup(bool cgroup_v1) {
   std::string home;
   if (auto cg = ReadSmallFile("/proc/self/cgroup"); cg.ok()) {
     std::istringstream in(*cg);
@@ -176,13 +201,30 @@ Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs,
       const auto c1 = l.find(':'), c2 = l.find(':', c1 + 1);
       if (c1 == std::string::npos || c2 == std::string::npos) continue;
       const std::string ctrl = l.substr(c1 + 1, c2 - c1 - 1), path = l.substr(c2 + 1);
-      if (s->cgroup_v1 && ctrl == "memory") home = "/sys/fs/cgroup/memory" + path;
-      if (!s->cgroup_v1 && ctrl.empty() && l.rfind("0::", 0) == 0) home = "/sys/fs/cgroup" + path;
+      if (cgroup_v1 && ctrl == "memory") home = "/sys/fs/cgroup/memory" + path;
+      if (!cgroup_v1 && ctrl.empty() && l.rfind("0::", 0) == 0) home = "/sys/fs/cgroup" + path;
     }
   }
+  return home;
+}
+
+}  // namespace
+
+Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs, Session* s) {
+  TraceNeeds need;
+  if (Status st = CheckTrace(o, recs, &need); !st.ok()) return st;
+  // The trace is valid: now the machine. Nothing is created while an
+  // earlier run's leftovers (or another run) are there.
+  if (Status st = CheckNoLeftovers(); !st.ok()) return st;
+  if (Status st = CheckMachinePrios(need.prios); !st.ok()) return st;
+  s->owns_state = true;
+  if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
+  if (Status st = ChangeSettings(need.orders, s); !st.ok()) return st;
+  if (Status st = MakeCgroup(o, need.drops, s); !st.ok()) return st;
+  const std::string home = HomeCgroup(s->cgroup_v1);
   if (!s->cgroup.empty() && home.empty())
     return Status(-ENOENT, "cannot find this process's memory cgroup in /proc/self/cgroup");
-  auto w = Worker::Start(reserve + (kRunPage << 10), s->cgroup, home);
+  auto w = Worker::Start(need.reserve + (kRunPage << 10), s->cgroup, home);
   if (!w.ok()) return w.status();
   s->worker = std::move(w).value();
   return Status::Ok();
