@@ -255,11 +255,12 @@ BootSpec BootOf(std::string name, const GuestKernel& gk, std::string initrd, Acc
   return b;
 }
 
-Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::string& workdir,
-                        const volatile std::sig_atomic_t* interrupted) {
-  const std::string log = workdir + "/" + b.name + ".log";
-  const std::string err = workdir + "/" + b.name + ".qemu.err";
-  ::unlink(log.c_str());
+namespace {
+
+// qemu's command line for `b`: the serial console goes to `log`, each drive
+// is a raw virtio disk.
+std::vector<std::string> QemuArgs(const VmOptions& opts, const BootSpec& b,
+                                  const std::string& log) {
   std::vector<std::string> args = {
       opts.qemu, "-accel", Name(b.accel), "-m", std::to_string(opts.mem_mib), "-smp",
       std::to_string(opts.smp), "-nodefaults", "-no-reboot", "-display", "none", "-monitor", "none",
@@ -274,6 +275,99 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
     args.push_back("-drive");
     args.push_back("file=" + d.path + ",format=raw,if=virtio,cache=writeback");
   }
+  return args;
+}
+
+// The forked child: becomes qemu, its stderr in `err`. Never returns.
+[[noreturn]] void ExecQemuChild(pid_t parent, const std::string& err, const std::string& exe,
+                                char* const* argv, char* const* envp) {
+  // The child: async-signal-safe calls only (the parent has threads).
+  // Its own process group, so a terminal's Ctrl-C reaches swaplab only
+  // (which then kills qemu); SIGKILL when swaplab dies, however it dies.
+  setpgid(0, 0);
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(126);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  const int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY),
+            errfd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (in < 0 || out < 0 || errfd < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
+    _exit(126);
+  execve(exe.c_str(), argv, envp);
+  _exit(127);
+}
+
+// A running qemu watched until it exits or is killed: the interrupt flag,
+// the timeout, the stop_on text and the milestones, polled every 25 ms.
+class QemuWatch {
+ public:
+  QemuWatch(const BootSpec& b, const std::string& log, pid_t pid,
+            std::chrono::steady_clock::time_point t0, const volatile std::sig_atomic_t* interrupted)
+      : b_(b), log_(log), pid_(pid), t0_(t0), interrupted_(interrupted), watch_(log, b.stop_on) {
+    if (!b.milestones.empty()) awaited_.emplace(log, b.milestones[0]);
+  }
+
+  // Polls until qemu is reaped (killed first on interrupt, timeout or
+  // stop_on); fills the result's flags. True when interrupted.
+  bool WaitReaped(BootResult* r) {
+    for (int polls = 0;; ++polls) {
+      const pid_t w = waitpid(pid_, &status_, WNOHANG);
+      if (w == pid_) break;
+      const bool kill_now = ShouldKill(polls, r);
+      if (polls % 4 == 0) CheckMilestone();
+      if (kill_now) {
+        ::kill(pid_, SIGKILL);
+        waitpid(pid_, &status_, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return cancelled_;
+  }
+
+  int status() const { return status_; }
+
+ private:
+  bool ShouldKill(int polls, BootResult* r) {
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    if (interrupted_ && *interrupted_) return cancelled_ = true;
+    if (el > b_.timeout_s) return r->timed_out = true;
+    if (polls % 4 == 0 && watch_.Seen()) return r->stopped = true;
+    return false;
+  }
+
+  void CheckMilestone() {
+    if (!awaited_ || !awaited_->Seen()) return;
+    if (b_.on_milestone) b_.on_milestone(milestone_);
+    if (++milestone_ < b_.milestones.size())
+      awaited_.emplace(log_, b_.milestones[milestone_]);  // read again from the start
+    else
+      awaited_.reset();
+  }
+
+  const BootSpec& b_;
+  const std::string& log_;
+  const pid_t pid_;
+  const std::chrono::steady_clock::time_point t0_;
+  const volatile std::sig_atomic_t* const interrupted_;
+  LogWatch watch_;
+  size_t milestone_ = 0;
+  std::optional<LogWatch> awaited_;
+  bool cancelled_ = false;
+  int status_ = 0;
+};
+
+}  // namespace
+
+Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::string& workdir,
+                        const volatile std::sig_atomic_t* interrupted) {
+  const std::string log = workdir + "/" + b.name + ".log";
+  const std::string err = workdir + "/" + b.name + ".qemu.err";
+  ::unlink(log.c_str());
+  std::vector<std::string> args = QemuArgs(opts, b, log);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -287,58 +381,12 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
   const pid_t pid = fork();
   if (pid < 0)
     return Status(-errno, "cannot start " + opts.qemu + ": fork: " + std::strerror(errno));
-  if (pid == 0) {
-    // The child: async-signal-safe calls only (the parent has threads).
-    // Its own process group, so a terminal's Ctrl-C reaches swaplab only
-    // (which then kills qemu); SIGKILL when swaplab dies, however it dies.
-    setpgid(0, 0);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(126);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    const int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY),
-              errfd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (in < 0 || out < 0 || errfd < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
-      _exit(126);
-    execve(exe.c_str(), argv.data(), envp.data());
-    _exit(127);
-  }
+  if (pid == 0) ExecQemuChild(parent, err, exe, argv.data(), envp.data());
 
   BootResult r;
-  LogWatch watch(log, b.stop_on);
-  size_t milestone = 0;
-  std::optional<LogWatch> awaited;
-  if (!b.milestones.empty()) awaited.emplace(log, b.milestones[0]);
-  bool cancelled = false;
-  int status = 0;
-  for (int polls = 0;; ++polls) {
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    bool kill_now = false;
-    if (interrupted && *interrupted)
-      kill_now = cancelled = true;
-    else if (el > b.timeout_s)
-      kill_now = r.timed_out = true;
-    else if (polls % 4 == 0 && watch.Seen())
-      kill_now = r.stopped = true;
-    if (polls % 4 == 0 && awaited && awaited->Seen()) {
-      if (b.on_milestone) b.on_milestone(milestone);
-      if (++milestone < b.milestones.size())
-        awaited.emplace(log, b.milestones[milestone]);  // read again from the start
-      else
-        awaited.reset();
-    }
-    if (kill_now) {
-      ::kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
+  QemuWatch watch(b, log, pid, t0, interrupted);
+  const bool cancelled = watch.WaitReaped(&r);
+  const int status = watch.status();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.console = ReadFile(log);

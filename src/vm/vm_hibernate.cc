@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -209,169 +210,238 @@ std::vector<const char*> HibernateStages(bool resume) {
   return s;
 }
 
-Result<HibernateReport> RunHibernate(const HibernateOptions& o,
-                                     const volatile std::sig_atomic_t* interrupted) {
-  const std::vector<const char*> stages = HibernateStages(o.resume);
-  size_t stage_at = 0;
-  // A stage's index: the next of that name, or an earlier one when a boot
-  // made again (BootRetryingHang) goes through its stages again.
-  auto stage = [&](const char* name) {
-    const auto it = std::find_if(stages.begin(), stages.end(),
-                                 [&](const char* s) { return std::string_view(s) == name; });
-    if (it != stages.end() && static_cast<size_t>(it - stages.begin()) < stage_at)
-      stage_at = static_cast<size_t>(it - stages.begin());
-    while (stage_at < stages.size() && std::string_view(stages[stage_at]) != name) ++stage_at;
-    if (o.vm.stage && stage_at < stages.size()) o.vm.stage(stage_at, name);
-  };
-  stage("prepare");
-  HibernateReport rep;
-  rep.options = o;
-  if (o.swap_bytes % alloc::kPageSize || o.swap_bytes < (1u << 20))
-    return Status(-EINVAL, "--swap: a whole number of pages, at least 1 MiB");
-  auto policy = ModelPolicy(o.policy, o.knobs);  // refused before any boot
-  if (!policy.ok()) return policy.status();
-  rep.swap_pages = o.swap_bytes / alloc::kPageSize;
-  rep.image_pages_asked = o.image_bytes / alloc::kPageSize;
-  auto resolved = ResolveGuestKernel(o.vm);
-  if (!resolved.ok()) return resolved.status();
-  const GuestKernel gk = *resolved;
-  auto found_agent = FindGuestAgent(o.vm);
-  if (!found_agent.ok()) return found_agent.status();
-  const std::string agent = *found_agent;
-  auto wd = workload::WorkDir::Create();
-  if (!wd.ok()) return wd.status();
-  const std::string dir = wd->path();
-  const std::string initrd = dir + "/initramfs.cpio";
-  InitramfsSpec is;
-  is.agent = agent;
-  is.modules_dir = gk.modules;
-  if (auto ir = WriteInitramfs(initrd, is, dir); !ir.ok()) return ir.status();
-  if (interrupted && *interrupted) return Status(-EINTR, "interrupted");
-  auto accel = ResolveAccel(o.vm, gk.kernel, initrd, dir, interrupted, &rep.kinfo.accel_why);
-  if (!accel.ok()) return accel.status();
-  rep.kinfo.accel = Name(*accel);
+namespace {
 
-  const std::string disk = o.vm.swap_disk.empty() ? dir + "/swap.img" : o.vm.swap_disk;
-  const std::string trace_disk = dir + "/trace.img";
-  BootSpec b = BootOf("hibernate", gk, initrd, *accel, o.vm);
-  b.drives = {{disk}, {trace_disk}};
-  // A guest whose block I/O stops completing is stopped and booted again,
-  // once, from the fresh disk (BootRetryingHang, qemu.h); its stages are
-  // reported again.
-  // The guest's init starts the agent; the agent hibernates; the kernel's
-  // save_image() / save_compressed_image() announce the data pages.
-  b.milestones = {"swaplab-init: start at uptime", "swaplab-agent: hibernating", "image data"};
-  b.on_milestone = [&](size_t k) { stage(std::array{"layout", "hibernate", "image write"}[k]); };
-  b.append = "swaplab.mode=layout swaplab.layout=" + std::string(workload::Name(o.layout)) +
-             " swaplab.swap_pages=" + std::to_string(rep.swap_pages) +
-             " swaplab.image_pages=" + std::to_string(rep.image_pages_asked) +
-             " swaplab.seed=" + std::to_string(o.seed) +
-             " swaplab.rotational=" + (o.vm.rotational ? "1" : "0") + CompressArg(o.compress) +
-             (o.vm.append.empty() ? "" : " " + o.vm.append);
-  {
+// One `vm hibernate`: its steps in order, sharing the stages, the guest
+// kernel, the work directory, the disks and the report.
+class HibernateRun {
+ public:
+  HibernateRun(const HibernateOptions& o, const volatile std::sig_atomic_t* interrupted)
+      : o_(o), interrupted_(interrupted), stages_(HibernateStages(o.resume)) {}
+
+  // Refuses bad sizes, knobs, kernel or agent before any boot, then writes
+  // the initramfs and picks the accelerator.
+  Status Prepare() {
+    Stage("prepare");
+    rep_.options = o_;
+    if (o_.swap_bytes % alloc::kPageSize || o_.swap_bytes < (1u << 20))
+      return Status(-EINVAL, "--swap: a whole number of pages, at least 1 MiB");
+    auto policy = ModelPolicy(o_.policy, o_.knobs);  // refused before any boot
+    if (!policy.ok()) return policy.status();
+    policy_.emplace(*policy);
+    rep_.swap_pages = o_.swap_bytes / alloc::kPageSize;
+    rep_.image_pages_asked = o_.image_bytes / alloc::kPageSize;
+    auto resolved = ResolveGuestKernel(o_.vm);
+    if (!resolved.ok()) return resolved.status();
+    gk_ = *resolved;
+    auto found_agent = FindGuestAgent(o_.vm);
+    if (!found_agent.ok()) return found_agent.status();
+    auto wd = workload::WorkDir::Create();
+    if (!wd.ok()) return wd.status();
+    wd_.emplace(std::move(wd).value());
+    dir_ = wd_->path();
+    initrd_ = dir_ + "/initramfs.cpio";
+    InitramfsSpec is;
+    is.agent = *found_agent;
+    is.modules_dir = gk_.modules;
+    if (auto ir = WriteInitramfs(initrd_, is, dir_); !ir.ok()) return ir.status();
+    if (Interrupted()) return Status(-EINTR, "interrupted");
+    auto accel =
+        ResolveAccel(o_.vm, gk_.kernel, initrd_, dir_, interrupted_, &rep_.kinfo.accel_why);
+    if (!accel.ok()) return accel.status();
+    accel_ = *accel;
+    rep_.kinfo.accel = Name(accel_);
+    return Status::Ok();
+  }
+
+  // The hibernating boot's spec, and its two disks: the swap area, freshly
+  // formatted, and the zeroed disk the guest writes its trace on.
+  Status MakeDisks() {
+    disk_ = o_.vm.swap_disk.empty() ? dir_ + "/swap.img" : o_.vm.swap_disk;
+    trace_disk_ = dir_ + "/trace.img";
+    b_ = BootOf("hibernate", gk_, initrd_, accel_, o_.vm);
+    b_.drives = {{disk_}, {trace_disk_}};
+    // A guest whose block I/O stops completing is stopped and booted again,
+    // once, from the fresh disk (BootRetryingHang, qemu.h); its stages are
+    // reported again.
+    // The guest's init starts the agent; the agent hibernates; the kernel's
+    // save_image() / save_compressed_image() announce the data pages.
+    b_.milestones = {"swaplab-init: start at uptime", "swaplab-agent: hibernating", "image data"};
+    b_.on_milestone = [this](size_t k) {
+      Stage(std::array{"layout", "hibernate", "image write"}[k]);
+    };
+    b_.append = "swaplab.mode=layout swaplab.layout=" + std::string(workload::Name(o_.layout)) +
+                " swaplab.swap_pages=" + std::to_string(rep_.swap_pages) +
+                " swaplab.image_pages=" + std::to_string(rep_.image_pages_asked) +
+                " swaplab.seed=" + std::to_string(o_.seed) +
+                " swaplab.rotational=" + (o_.vm.rotational ? "1" : "0") + CompressArg(o_.compress) +
+                (o_.vm.append.empty() ? "" : " " + o_.vm.append);
     std::error_code ec;
-    fs::remove(disk, ec);
+    fs::remove(disk_, ec);
     area::FormatOptions fo;
-    fo.size_bytes = o.swap_bytes;
+    fo.size_bytes = o_.swap_bytes;
     fo.label = "swaplab-vm";
-    if (Status st = area::FormatArea(disk, fo); !st.ok()) return st;
+    if (Status st = area::FormatArea(disk_, fo); !st.ok()) return st;
+    return MakeZeroFile(trace_disk_, (8ull << 20) + rep_.swap_pages * 128);
   }
-  if (Status st = MakeZeroFile(trace_disk, (8ull << 20) + rep.swap_pages * 128); !st.ok())
-    return st;
-  stage("boot");
-  auto boot = BootRetryingHang(o.vm, b, dir, interrupted, &rep.kinfo.hang_retries);
-  if (!boot.ok()) return boot.status();
-  rep.kinfo.boot_wall_s += boot->wall_s;
-  if (boot->stopped)
-    return Status(
-        -EIO,
-        "the guest's block I/O hung twice (hung-task report on its console); console tail:\n" +
-            ConsoleTail(boot->console, 25));
-  auto keep = [&](const std::string& name, const std::string& text) {
-    KeepText(o.keep_dir, name, text);
-  };
-  keep("hibernate.log", boot->console);
-  const ConsoleFacts cf = ParseConsole(boot->console);
-  rep.kinfo.release = cf.release.empty() ? gk.release : cf.release;
-  rep.kinfo.layout_swapped = cf.swapped;
-  rep.kinfo.layout_not_in_swap = cf.not_in_swap;
-  rep.kinfo.layout_freed = cf.freed;
-  rep.kinfo.pm_lines = cf.pm_lines;
-  rep.kernel.write_s = cf.wrote_s;
-  rep.kernel.write_mbps = cf.wrote_mbps;
-  rep.kernel.kernel_write_bios = cf.io_bios;
-  rep.kernel.kernel_write_bio_pages = cf.io_pages;
-  if (o.vm.append.find("swapfile.prefer_nonfull=1") != std::string::npos && cf.prefer_nonfull != 1)
-    return Status(-EINVAL, "Linux " + rep.kinfo.release +
-                               (cf.prefer_nonfull < 0 ? " has no swapfile.prefer_nonfull"
-                                                      : " did not take swapfile.prefer_nonfull=1") +
-                               " (kernel-patches/nonfull-6.12; swaplab vm kernel build --name "
-                               "rfc-6.12 builds a kernel with it)");
-  if (!cf.unknown_params.empty() && !o.vm.append.empty())
-    for (std::string_view w : {"hibernate_alloc=", "hibernate_bio=", "swapfile."})
-      if (cf.unknown_params.find(w) != std::string::npos)
-        return Status(-EINVAL, "Linux " + rep.kinfo.release + " does not know \"" +
-                                   cf.unknown_params +
-                                   "\" (a parameter of kernel-patches/; boot a kernel built with "
-                                   "them: swaplab vm kernel build --name rfc-6.12)");
-  if (!boot->powered_off || cf.wrote_s < 0)
-    return Status(
-        -EIO, std::string(boot->timed_out ? "the guest timed out" : "the guest did not hibernate") +
-                  " (qemu exit " + std::to_string(boot->exit_status) + "); console tail:\n" +
-                  ConsoleTail(boot->console, 25) + ConsoleTail(boot->qemu_stderr, 5));
 
-  // The trace: NUL-terminated text at the start of the second disk.
-  {
-    std::ifstream in(trace_disk, std::ios::binary);
-    std::string t;
-    std::getline(in, t, '\0');
-    if (t.rfind("swaplab-trace 1", 0) != 0)
-      return Status(-EIO, "the guest wrote no trace on its second disk");
-    rep.trace = std::move(t);
-    std::ofstream(dir + "/trace.txt") << rep.trace;
-    keep("layout.trace", rep.trace);
+  // Boots the guest, which makes the layout and hibernates.
+  Status BootHibernating() {
+    Stage("boot");
+    auto boot = BootRetryingHang(o_.vm, b_, dir_, interrupted_, &rep_.kinfo.hang_retries);
+    if (!boot.ok()) return boot.status();
+    rep_.kinfo.boot_wall_s += boot->wall_s;
+    if (boot->stopped)
+      return Status(
+          -EIO,
+          "the guest's block I/O hung twice (hung-task report on its console); console tail:\n" +
+              ConsoleTail(boot->console, 25));
+    Keep("hibernate.log", boot->console);
+    const ConsoleFacts cf = ParseConsole(boot->console);
+    rep_.kinfo.release = cf.release.empty() ? gk_.release : cf.release;
+    rep_.kinfo.layout_swapped = cf.swapped;
+    rep_.kinfo.layout_not_in_swap = cf.not_in_swap;
+    rep_.kinfo.layout_freed = cf.freed;
+    rep_.kinfo.pm_lines = cf.pm_lines;
+    rep_.kernel.write_s = cf.wrote_s;
+    rep_.kernel.write_mbps = cf.wrote_mbps;
+    rep_.kernel.kernel_write_bios = cf.io_bios;
+    rep_.kernel.kernel_write_bio_pages = cf.io_pages;
+    if (Status st = CheckKernelParams(cf); !st.ok()) return st;
+    if (!boot->powered_off || cf.wrote_s < 0)
+      return Status(
+          -EIO,
+          std::string(boot->timed_out ? "the guest timed out" : "the guest did not hibernate") +
+              " (qemu exit " + std::to_string(boot->exit_status) + "); console tail:\n" +
+              ConsoleTail(boot->console, 25) + ConsoleTail(boot->qemu_stderr, 5));
+    return Status::Ok();
   }
-  stage("image read");
-  if (Status st = ReadKernelImage(disk, o.io, &rep.kernel, &rep.kinfo); !st.ok()) return st;
-  if (!o.keep_dir.empty()) {
-    std::error_code ec;
-    fs::copy_file(disk, o.keep_dir + "/swap.img", fs::copy_options::overwrite_existing, ec);
-    keep("image_slots.txt", FormatImageSlots(rep.kinfo.image_slots, rep.kernel.stream_pages));
-  }
-  if (interrupted && *interrupted) return Status(-EINTR, "interrupted");
 
-  if (o.resume) {
-    BootSpec r = b;
+  // The trace: NUL-terminated text at the start of the second disk; then
+  // the image the guest left on the swap disk.
+  Status ReadGuestDisks() {
+    {
+      std::ifstream in(trace_disk_, std::ios::binary);
+      std::string t;
+      std::getline(in, t, '\0');
+      if (t.rfind("swaplab-trace 1", 0) != 0)
+        return Status(-EIO, "the guest wrote no trace on its second disk");
+      rep_.trace = std::move(t);
+      std::ofstream(dir_ + "/trace.txt") << rep_.trace;
+      Keep("layout.trace", rep_.trace);
+    }
+    Stage("image read");
+    if (Status st = ReadKernelImage(disk_, o_.io, &rep_.kernel, &rep_.kinfo); !st.ok()) return st;
+    if (!o_.keep_dir.empty()) {
+      std::error_code ec;
+      fs::copy_file(disk_, o_.keep_dir + "/swap.img", fs::copy_options::overwrite_existing, ec);
+      Keep("image_slots.txt", FormatImageSlots(rep_.kinfo.image_slots, rep_.kernel.stream_pages));
+    }
+    if (Interrupted()) return Status(-EINTR, "interrupted");
+    return Status::Ok();
+  }
+
+  // With --resume: boots again on the same disks and checks the guest
+  // resumed the image intact.
+  Status BootResuming() {
+    if (!o_.resume) return Status::Ok();
+    BootSpec r = b_;
     r.name = "resume";
     // The same drives as the hibernating boot: a different device set
     // changes the firmware's memory map, and the kernel refuses the image
     // ("Hibernate inconsistent memory map detected!").
-    r.append = "swaplab.mode=resume" + (o.vm.append.empty() ? "" : " " + o.vm.append);
+    r.append = "swaplab.mode=resume" + (o_.vm.append.empty() ? "" : " " + o_.vm.append);
     // load_image() / load_compressed_image() announce the data pages.
     r.milestones = {"image data"};
-    r.on_milestone = [&](size_t) { stage("image load"); };
-    stage("resume boot");
-    auto rb = BootRetryingHang(o.vm, r, dir, interrupted, &rep.kinfo.hang_retries);
+    r.on_milestone = [this](size_t) { Stage("image load"); };
+    Stage("resume boot");
+    auto rb = BootRetryingHang(o_.vm, r, dir_, interrupted_, &rep_.kinfo.hang_retries);
     if (!rb.ok()) return rb.status();
-    keep("resume.log", rb->console);
+    Keep("resume.log", rb->console);
     const ConsoleFacts rf = ParseConsole(rb->console);
-    rep.kernel.read_s = rf.read_s;
-    rep.kernel.kernel_read_bios = rf.io_bios;
-    rep.kernel.kernel_read_bio_pages = rf.io_pages;
-    rep.kinfo.resume_wall_s = rb->wall_s;
-    rep.kinfo.resumed_intact = rf.resumed_intact;
-    for (const auto& l : rf.pm_lines) rep.kinfo.pm_lines.push_back(l);
+    rep_.kernel.read_s = rf.read_s;
+    rep_.kernel.kernel_read_bios = rf.io_bios;
+    rep_.kernel.kernel_read_bio_pages = rf.io_pages;
+    rep_.kinfo.resume_wall_s = rb->wall_s;
+    rep_.kinfo.resumed_intact = rf.resumed_intact;
+    for (const auto& l : rf.pm_lines) rep_.kinfo.pm_lines.push_back(l);
     if (rf.read_s < 0 || !rf.resumed_intact)
       return Status(-EIO, "the guest did not resume the image intact; console tail:\n" +
                               ConsoleTail(rb->console, 25));
+    return Status::Ok();
   }
 
-  stage("model");
-  if (Status st = RunModelSide(dir + "/trace.txt", *policy, o.vm.smp, rep.kernel.stream_pages,
-                               rep.kinfo.image_slots, &rep.model, &rep.minfo, o.model_source);
-      !st.ok())
-    return Status(st.code(), "model: " + st.message());
-  return rep;
+  // The model on the guest's trace, side by side with the kernel.
+  Status RunModel() {
+    Stage("model");
+    if (Status st = RunModelSide(dir_ + "/trace.txt", *policy_, o_.vm.smp, rep_.kernel.stream_pages,
+                                 rep_.kinfo.image_slots, &rep_.model, &rep_.minfo, o_.model_source);
+        !st.ok())
+      return Status(st.code(), "model: " + st.message());
+    return Status::Ok();
+  }
+
+  HibernateReport TakeReport() { return std::move(rep_); }
+
+ private:
+  bool Interrupted() const { return interrupted_ && *interrupted_; }
+
+  void Keep(const std::string& name, const std::string& text) { KeepText(o_.keep_dir, name, text); }
+
+  // A stage's index: the next of that name, or an earlier one when a boot
+  // made again (BootRetryingHang) goes through its stages again.
+  void Stage(const char* name) {
+    const auto it = std::find_if(stages_.begin(), stages_.end(),
+                                 [&](const char* s) { return std::string_view(s) == name; });
+    if (it != stages_.end() && static_cast<size_t>(it - stages_.begin()) < stage_at_)
+      stage_at_ = static_cast<size_t>(it - stages_.begin());
+    while (stage_at_ < stages_.size() && std::string_view(stages_[stage_at_]) != name) ++stage_at_;
+    if (o_.vm.stage && stage_at_ < stages_.size()) o_.vm.stage(stage_at_, name);
+  }
+
+  // A kernel that did not take a parameter of kernel-patches/ it was given.
+  Status CheckKernelParams(const ConsoleFacts& cf) const {
+    if (o_.vm.append.find("swapfile.prefer_nonfull=1") != std::string::npos &&
+        cf.prefer_nonfull != 1)
+      return Status(-EINVAL,
+                    "Linux " + rep_.kinfo.release +
+                        (cf.prefer_nonfull < 0 ? " has no swapfile.prefer_nonfull"
+                                               : " did not take swapfile.prefer_nonfull=1") +
+                        " (kernel-patches/nonfull-6.12; swaplab vm kernel build --name "
+                        "rfc-6.12 builds a kernel with it)");
+    if (!cf.unknown_params.empty() && !o_.vm.append.empty())
+      for (std::string_view w : {"hibernate_alloc=", "hibernate_bio=", "swapfile."})
+        if (cf.unknown_params.find(w) != std::string::npos)
+          return Status(-EINVAL, "Linux " + rep_.kinfo.release + " does not know \"" +
+                                     cf.unknown_params +
+                                     "\" (a parameter of kernel-patches/; boot a kernel built with "
+                                     "them: swaplab vm kernel build --name rfc-6.12)");
+    return Status::Ok();
+  }
+
+  const HibernateOptions& o_;
+  const volatile std::sig_atomic_t* const interrupted_;
+  const std::vector<const char*> stages_;
+  size_t stage_at_ = 0;
+  HibernateReport rep_;
+  std::optional<alloc::Policy> policy_;
+  GuestKernel gk_;
+  std::optional<workload::WorkDir> wd_;  // removed with the run
+  std::string dir_, initrd_, disk_, trace_disk_;
+  Accel accel_{};
+  BootSpec b_;
+};
+
+}  // namespace
+
+Result<HibernateReport> RunHibernate(const HibernateOptions& o,
+                                     const volatile std::sig_atomic_t* interrupted) {
+  HibernateRun run(o, interrupted);
+  for (Status (HibernateRun::*step)() :
+       {&HibernateRun::Prepare, &HibernateRun::MakeDisks, &HibernateRun::BootHibernating,
+        &HibernateRun::ReadGuestDisks, &HibernateRun::BootResuming, &HibernateRun::RunModel})
+    if (Status st = (run.*step)(); !st.ok()) return st;
+  return run.TakeReport();
 }
 
 }  // namespace swaplab::vm
