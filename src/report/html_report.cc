@@ -90,6 +90,7 @@ void ScenarioSection::SetupList() {
   w_.Open("ul", {{"class", "setup"}});
   for (const auto& s : sc_.setup) w_.Leaf("li", {}, s);
   if (sc_.scale != 1.0) w_.Leaf("li", {}, fmt::format("run at scale {:g}", sc_.scale));
+  if (!r_.image_io.empty()) w_.Leaf("li", {}, "image I/O: " + r_.image_io);
   if (r_.structural_image)
     w_.Leaf("li", {}, "image structural: no page data generated, written or checked");
   w_.Leaf("li", {},

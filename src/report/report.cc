@@ -116,6 +116,7 @@ std::string RenderText(const ScenarioResult& r) {
     out += fmt::format(
         "  - run at scale {:g}: every size above (devices, regions, image) times {:g}\n", sc.scale,
         sc.scale);
+  if (!r.image_io.empty()) out += "  - image I/O: " + P(r.image_io) + "\n";
   if (r.structural_image)
     out +=
         "  - image structural: no page data generated, written or checked (runs, bios and modelled "
@@ -196,6 +197,7 @@ nlohmann::ordered_json RenderJson(const ScenarioResult& r) {
   j["cpus"] = sc.cpus;
   j["scale"] = sc.scale;
   if (r.has_image) j["image_data_checked"] = !r.structural_image;
+  if (!r.image_io.empty()) j["image_io"] = r.image_io;
   if (sc.host_cpu) j["host_cpu"] = HostCpuJson(*sc.host_cpu);
   j["wall_seconds"] = r.wall_seconds;
   nlohmann::ordered_json vars = nlohmann::ordered_json::array();

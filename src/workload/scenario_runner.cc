@@ -83,6 +83,9 @@ class Job {
     }
     Observe("aging");
     Sample out;
+    if (sc_.devices[0].real_file)
+      out.image_io = engine_->description() +
+                     (engine_->modelled() ? " (seconds modelled)" : " (seconds measured, wall)");
     for (size_t i = 0; i < sc_.measured.size(); ++i) {
       const bool image = std::holds_alternative<ImageStepSpec>(sc_.measured[i]);
       if (image) Observe("before");
@@ -246,6 +249,7 @@ Result<ScenarioResult> ScenarioRun::Finish() {
       vr.samples[name].push_back(value);
       vr.kinds[name] = s.sample.kinds.at(name);
     }
+    if (res.image_io.empty()) res.image_io = s.sample.image_io;
     res.wall_seconds += s.seconds;
   }
   return res;

@@ -27,6 +27,7 @@ namespace swaplab::workload {
 struct Sample {
   std::vector<std::pair<std::string, double>> values;
   std::map<std::string, MetricKind> kinds;
+  std::string image_io;  // device 0's engine when it is a real file (IoEngine::description)
   void Add(const std::string& name, double v, MetricKind k) {
     values.emplace_back(name, v);
     kinds[name] = k;

@@ -70,11 +70,29 @@ run 2 "I/O engine 'bogus' unknown" "$S" run "$W/none.json" --io bogus
 run 2 "I/O engine 'bogus' unknown" "$S" reproduce --io bogus
 [ "$(sha "$A")" = "$sha0" ] || fail "a refused --io changed the area"
 
+# A real-file scenario's report says which engine its I/O went through (the
+# setup line "image I/O: ..."), as --io chose it, in text and JSON.
+for io in posix sim; do
+  case $io in
+    posix) want="posix, (O_DIRECT|buffered) \\(seconds measured, wall\\)" ;;
+    sim) want="the simulated device's time over posix, (O_DIRECT|buffered) \\(seconds modelled\\)" ;;
+  esac
+  "$S" reproduce rfc-shuffled-real --scale 0.25 --io $io >"$W/io.txt" 2>"$W/err" || fail "reproduce --io $io: $(head -c 400 "$W/err")"
+  grep -Eq "^  - image I/O: $want$" "$W/io.txt" || fail "reproduce --io $io: no setup line /$want/: $(grep -m3 'I/O' "$W/io.txt")"
+done
+"$S" reproduce rfc-shuffled-real --scale 0.25 --io posix --json >"$W/io.json" 2>"$W/err" || fail "reproduce --json: $(head -c 400 "$W/err")"
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["scenarios"][0]; assert s["image_io"].startswith("posix, "), s.get("image_io")' "$W/io.json" ||
+  fail "reproduce --json: image_io is not posix's"
+"$S" run "$(dirname "$0")/../../scenarios/rfc-shuffled.json" --scale 0.05 >"$W/io.txt" 2>"$W/err" || fail "run rfc-shuffled.json: $(head -c 400 "$W/err")"
+! grep -q "image I/O" "$W/io.txt" || fail "a simulated device's report names an I/O engine"
+
 # without io_uring: the default falls back with one notice, --io uring fails
 export SWAPLAB_NO_IO_URING=1
 write_read
 grep -q "swaplab: io_uring unavailable (io_uring disabled by SWAPLAB_NO_IO_URING); using pread/pwrite (--io posix)" "$W/err" ||
   fail "no fallback notice: $(head -c 400 "$W/err")"
+"$S" reproduce rfc-shuffled-real --scale 0.25 >"$W/io.txt" 2>"$W/err" || fail "reproduce without io_uring: $(head -c 400 "$W/err")"
+grep -Eq "^  - image I/O: posix, (O_DIRECT|buffered) \(seconds measured, wall\)$" "$W/io.txt" || fail "the fallback's report does not name posix: $(grep -m3 'I/O' "$W/io.txt")"
 [ "$(grep -c io_uring "$W/err")" = 1 ] || fail "the notice is not one line: $(head -c 400 "$W/err")"
 for f in area.sha write.json inspect.json; do
   cmp -s "$W/default.$f" "$W/$f" || fail "fallback: $f differs from the default's"

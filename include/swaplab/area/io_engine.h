@@ -70,6 +70,10 @@ class IoEngine {
  public:
   virtual ~IoEngine() = default;
   virtual std::string name() const = 0;
+  // How the engine reaches the device, for a report's setup: name() and,
+  // for a file, whether its I/O is O_DIRECT or buffered (a file system
+  // without O_DIRECT falls back to buffered I/O).
+  virtual std::string description() const { return name(); }
   // Queues a batch (the plug). Adjacent requests of the same direction may
   // be merged up to the limits when plug merging is on. Returns an error
   // only for a malformed request (nothing is then queued).

@@ -42,6 +42,12 @@ struct ScenarioResult {
   // device): runs, bios and modelled seconds, no page data made or checked.
   bool structural_image = false;
   bool has_image = false;
+  // The engine a real-file device's I/O went through, as the run opened it
+  // (--io and its fallback), and whose seconds the image step reports:
+  // "io_uring, O_DIRECT (seconds measured, wall)", "the simulated device's
+  // time over posix, O_DIRECT (seconds modelled)", ...; empty for
+  // simulated devices.
+  std::string image_io;
 };
 
 // A point of a job the caller may look at (cluster maps): after the aging

@@ -27,6 +27,9 @@ class PluggedEngine : public IoEngine {
   IoStats stats() const override { return stats_; }
   const DeviceLimits& limits() const override { return opts_.limits; }
   std::string name() const override { return name_; }
+  std::string description() const override {
+    return name_ + (bounce_ ? ", O_DIRECT" : ", buffered");
+  }
 
  protected:
   // device_pages: size of the target (0: unbounded). bounce: O_DIRECT, so

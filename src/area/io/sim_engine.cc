@@ -53,6 +53,7 @@ class SimEngine final : public PluggedEngine {
   }
 
   bool modelled() const override { return true; }
+  std::string description() const override { return name(); }  // no file under it
 
   Status Discard(uint64_t page, uint64_t n) override {
     if (n == 0) return Status::Ok();

@@ -19,6 +19,9 @@ class SimFileEngine final : public IoEngine {
       : file_(std::move(file)), model_(std::move(model)) {}
 
   std::string name() const override { return "simulated(" + file_->name() + ")"; }
+  std::string description() const override {
+    return "the simulated device's time over " + file_->description();
+  }
   bool modelled() const override { return true; }
 
   // The model sees the same pages, directions and tags; its buffers are one
