@@ -119,155 +119,205 @@ int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
 // its home cgroup at once, so cgroup reclaim (drop-cache) never swaps out the
 // worker's own pages (stack, heap, sanitizer shadow). Swapped-in pages are
 // charged to the cgroup recorded with their swap entry: the run's.
-[[noreturn]] void ChildMain(int in, int out, uint64_t reserve, const std::string& run_procs,
-                            const std::string& home_procs) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  signal(SIGINT, SIG_IGN);  // the parent decides when the worker ends
-  Reply rep;
-  void* base =
-      mmap(nullptr, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (base == MAP_FAILED) {
-    rep.err = errno;
-    WriteFull(out, &rep, sizeof rep);
+class WorkerChild {
+ public:
+  WorkerChild(int in, int out) : in_(in), out_(out) {}
+
+  // Everything before the command loop; the first reply (the reservation's
+  // address, or the error) goes to the parent. Exits on an error.
+  void Setup(uint64_t reserve, const std::string& run_procs, const std::string& home_procs) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    signal(SIGINT, SIG_IGN);  // the parent decides when the worker ends
+    void* base =
+        mmap(nullptr, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) Fail(errno);
+    LockWhatIsMapped();
+    PrepareDrain();
+    OpenCgroups(run_procs, home_procs);
+    Reply rep;
+    rep.value = reinterpret_cast<uint64_t>(base);
+    WriteFull(out_, &rep, sizeof rep);
+    // kSwapOut's buffer, faulted in (and so locked) now; the worker's own
+    // pagemap and /proc/kpageflags (root) it reads.
+    swap_out_.resize(Worker::kMaxSwapOutPages * kSwapOutBytesPerPage);
+    pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    kpageflags_fd_ = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+  }
+
+  // One command at a time until kQuit or the parent's end.
+  [[noreturn]] void Loop() {
+    Cmd c;
+    while (ReadFull(in_, &c, sizeof c)) {
+      Reply rep;
+      if (Pins(c.op)) rep.err = PinThread(c.cpu);
+      if (rep.err == 0 && Handle(c, &rep)) continue;  // the handler replied
+      if (!WriteFull(out_, &rep, sizeof rep)) break;
+    }
+    _exit(0);
+  }
+
+ private:
+  // The first reply says what failed; the worker ends.
+  [[noreturn]] void Fail(int err) {
+    Reply rep;
+    rep.err = err;
+    WriteFull(out_, &rep, sizeof rep);
     _exit(1);
   }
-  // Grow and lock the stack the command loop will use.
-  {
-    volatile char pad[64 * 1024];
-    std::memset(const_cast<char*>(pad), 1, sizeof pad);
-    const auto lo = reinterpret_cast<uintptr_t>(pad) & ~(kPageSize - 1);
-    Mlock(reinterpret_cast<void*>(lo), sizeof pad + 2 * kPageSize);
+
+  void LockWhatIsMapped() {
+    // Grow and lock the stack the command loop will use.
+    {
+      volatile char pad[64 * 1024];
+      std::memset(const_cast<char*>(pad), 1, sizeof pad);
+      const auto lo = reinterpret_cast<uintptr_t>(pad) & ~(kPageSize - 1);
+      Mlock(reinterpret_cast<void*>(lo), sizeof pad + 2 * kPageSize);
+    }
+    // Everything mapped now (the binary, heap, stack, the reservation, a
+    // sanitizer's shadow) is locked as it faults in, so nothing of the
+    // worker but the trace folios mapped later (MAP_FIXED: new mappings, not
+    // locked without MCL_FUTURE) goes to swap: not by the run's drop-cache,
+    // nor by another agent's reclaim (a DAMON pageout scheme).
+    if (syscall(SYS_mlockall, MCL_CURRENT | MCL_ONFAULT) != 0) Fail(errno);
   }
-  // Everything mapped now (the binary, heap, stack, the reservation, a
-  // sanitizer's shadow) is locked as it faults in, so nothing of the
-  // worker but the trace folios mapped later (MAP_FIXED: new mappings, not
-  // locked without MCL_FUTURE) goes to swap: not by the run's drop-cache,
-  // nor by another agent's reclaim (a DAMON pageout scheme).
-  if (syscall(SYS_mlockall, MCL_CURRENT | MCL_ONFAULT) != 0) {
-    rep.err = errno;
-    WriteFull(out, &rep, sizeof rep);
-    _exit(1);
-  }
+
   // kDrainLru: the CPUs the worker may run on (its mask before any pin),
   // and a page it never touches in a mapping that is not locked, for
   // MADV_COLD (which drains the calling CPU's folio batches first and then
   // finds nothing to deactivate).
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  void* drain_page =
-      mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0 || drain_page == MAP_FAILED) {
-    rep.err = errno ? errno : EIO;
-    WriteFull(out, &rep, sizeof rep);
-    _exit(1);
+  void PrepareDrain() {
+    CPU_ZERO(&cpus_);
+    drain_page_ =
+        mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (sched_getaffinity(0, sizeof cpus_, &cpus_) != 0 || drain_page_ == MAP_FAILED)
+      Fail(errno ? errno : EIO);
   }
-  int run_fd = -1, home_fd = -1;
-  char me[24];
-  const int me_len = std::snprintf(me, sizeof me, "%d", static_cast<int>(getpid()));
-  if (!run_procs.empty()) {
-    run_fd = open(run_procs.c_str(), O_WRONLY | O_CLOEXEC);
-    home_fd = open(home_procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (run_fd < 0 || home_fd < 0) {
-      rep.err = errno ? errno : EIO;
-      WriteFull(out, &rep, sizeof rep);
-      _exit(1);
-    }
+
+  void OpenCgroups(const std::string& run_procs, const std::string& home_procs) {
+    me_len_ = std::snprintf(me_, sizeof me_, "%d", static_cast<int>(getpid()));
+    if (run_procs.empty()) return;
+    run_fd_ = open(run_procs.c_str(), O_WRONLY | O_CLOEXEC);
+    home_fd_ = open(home_procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (run_fd_ < 0 || home_fd_ < 0) Fail(errno ? errno : EIO);
   }
-  auto join = [&](int fd) {
-    return fd < 0 || write(fd, me, static_cast<size_t>(me_len)) == me_len ? 0 : errno;
-  };
-  rep.value = reinterpret_cast<uint64_t>(base);
-  WriteFull(out, &rep, sizeof rep);
-  // kSwapOut's buffer, faulted in (and so locked) now; the worker's own
-  // pagemap and /proc/kpageflags (root) it reads.
-  std::vector<unsigned char> swap_out(Worker::kMaxSwapOutPages * kSwapOutBytesPerPage);
-  const int pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  const int kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-  Cmd c;
-  while (ReadFull(in, &c, sizeof c)) {
-    rep = Reply{};
+
+  // Moves the worker into the cgroup whose procs file is `fd` (-1: none).
+  int Join(int fd) {
+    return fd < 0 || write(fd, me_, static_cast<size_t>(me_len_)) == me_len_ ? 0 : errno;
+  }
+
+  // Runs c; true when it sent its reply itself (with data after it).
+  bool Handle(const Cmd& c, Reply* rep) {
     auto* p = reinterpret_cast<char*>(c.addr);
     const size_t len = static_cast<size_t>(c.len);
-    if (Pins(c.op)) rep.err = PinThread(c.cpu);
-    if (rep.err == 0) {
-      switch (c.op) {
-        case kSwapOut:
-          // A new mapping, then every page written: non-zero data (a
-          // zero-filled folio skips the write-out and leaves the swap cache
-          // at once).
-          if (len > Worker::kMaxSwapOutPages * kPageSize) {
-            rep.err = EINVAL;
-            break;
-          }
-          if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-                   0) == MAP_FAILED) {
-            rep.err = errno;
-            break;
-          }
-          if ((rep.err = join(run_fd)) != 0) break;
-          for (size_t off = 0; off < len; off += kPageSize) {
-            const uint64_t words[2] = {kTracePageMagic, c.addr + off};
-            std::memcpy(p + off, words, sizeof words);
-          }
-          if ((rep.err = join(home_fd)) != 0) break;
-          errno = 0;
-          if ((rep.err = SwapOutInWorker(pagemap_fd, kpageflags_fd, p, len, swap_out)) != 0) break;
-          rep.value = len / kPageSize * kSwapOutBytesPerPage;
-          if (!WriteFull(out, &rep, sizeof rep) || !WriteFull(out, swap_out.data(), rep.value))
-            _exit(1);
-          continue;
-        case kFree:
-          Munlock(p, len);
-          if (madvise(p, len, MADV_DONTNEED) != 0) rep.err = errno;
-          break;
-        case kReadIn: {
-          uint64_t sum = 0;
-          for (size_t off = 0; off < len; off += kPageSize)
-            sum += static_cast<unsigned char>(*(volatile char*)(p + off));
-          rep.value = sum;
-          // Not locked here: the caller locks every page that came in with
-          // one kLock per run of pages (Runner::DoCache), so that a large
-          // folio swapped in whole lies inside one mlock call and is
-          // mlocked as a folio. Locking the asked-for page first split the
-          // mapping, left the folio evictable, and a later drop-cache's
-          // reclaim could give it swap slots and take them back
-          // (docs/fidelity.md, mixed on zram).
-          break;
-        }
-        case kMincore: {
-          // Sent after the reply: one byte per page.
-          unsigned char vec[kMaxMincorePages];
-          const size_t pages = len / kPageSize;
-          if (pages > kMaxMincorePages) {
-            rep.err = EINVAL;
-          } else if (mincore(p, len, vec) != 0) {
-            rep.err = errno;
-          } else {
-            rep.value = pages;
-            if (!WriteFull(out, &rep, sizeof rep) || !WriteFull(out, vec, pages)) _exit(1);
-            continue;
-          }
-          break;
-        }
-        case kLock:
-          if (Mlock(p, len) != 0) rep.err = errno;
-          break;
-        case kDrainLru:
-          for (int cpu = 0; cpu < CPU_SETSIZE && rep.err == 0; ++cpu) {
-            if (!CPU_ISSET(cpu, &cpus)) continue;
-            if ((rep.err = PinThread(cpu)) == 0 && madvise(drain_page, kPageSize, MADV_COLD) != 0)
-              rep.err = errno;
-          }
-          break;
-        case kQuit:
-          _exit(0);
-        default:
-          rep.err = EINVAL;
-      }
+    switch (c.op) {
+      case kSwapOut:
+        return SwapOut(c, p, len, rep);
+      case kFree:
+        Munlock(p, len);
+        if (madvise(p, len, MADV_DONTNEED) != 0) rep->err = errno;
+        return false;
+      case kReadIn:
+        rep->value = ReadIn(p, len);
+        return false;
+      case kMincore:
+        return Mincore(p, len, rep);
+      case kLock:
+        if (Mlock(p, len) != 0) rep->err = errno;
+        return false;
+      case kDrainLru:
+        rep->err = DrainLru();
+        return false;
+      case kQuit:
+        _exit(0);
+      default:
+        rep->err = EINVAL;
+        return false;
     }
-    if (!WriteFull(out, &rep, sizeof rep)) break;
   }
-  _exit(0);
+
+  // A new mapping, then every page written: non-zero data (a zero-filled
+  // folio skips the write-out and leaves the swap cache at once).
+  bool SwapOut(const Cmd& c, char* p, size_t len, Reply* rep) {
+    if (len > Worker::kMaxSwapOutPages * kPageSize) {
+      rep->err = EINVAL;
+      return false;
+    }
+    if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+        MAP_FAILED) {
+      rep->err = errno;
+      return false;
+    }
+    if ((rep->err = Join(run_fd_)) != 0) return false;
+    for (size_t off = 0; off < len; off += kPageSize) {
+      const uint64_t words[2] = {kTracePageMagic, c.addr + off};
+      std::memcpy(p + off, words, sizeof words);
+    }
+    if ((rep->err = Join(home_fd_)) != 0) return false;
+    errno = 0;
+    if ((rep->err = SwapOutInWorker(pagemap_fd_, kpageflags_fd_, p, len, swap_out_)) != 0)
+      return false;
+    rep->value = len / kPageSize * kSwapOutBytesPerPage;
+    if (!WriteFull(out_, rep, sizeof *rep) || !WriteFull(out_, swap_out_.data(), rep->value))
+      _exit(1);
+    return true;
+  }
+
+  // Touches every page (a swap-in where it is not resident). Not locked
+  // here: the caller locks every page that came in with one kLock per run
+  // of pages (Runner::DoCache), so that a large folio swapped in whole lies
+  // inside one mlock call and is mlocked as a folio. Locking the asked-for
+  // page first split the mapping, left the folio evictable, and a later
+  // drop-cache's reclaim could give it swap slots and take them back
+  // (docs/fidelity.md, mixed on zram).
+  static uint64_t ReadIn(const char* p, size_t len) {
+    uint64_t sum = 0;
+    for (size_t off = 0; off < len; off += kPageSize)
+      sum += static_cast<unsigned char>(*(const volatile char*)(p + off));
+    return sum;
+  }
+
+  // Sent after the reply: one byte per page.
+  bool Mincore(char* p, size_t len, Reply* rep) {
+    unsigned char vec[kMaxMincorePages];
+    const size_t pages = len / kPageSize;
+    if (pages > kMaxMincorePages) {
+      rep->err = EINVAL;
+    } else if (mincore(p, len, vec) != 0) {
+      rep->err = errno;
+    } else {
+      rep->value = pages;
+      if (!WriteFull(out_, rep, sizeof *rep) || !WriteFull(out_, vec, pages)) _exit(1);
+      return true;
+    }
+    return false;
+  }
+
+  int DrainLru() {
+    int err = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && err == 0; ++cpu) {
+      if (!CPU_ISSET(cpu, &cpus_)) continue;
+      if ((err = PinThread(cpu)) == 0 && madvise(drain_page_, kPageSize, MADV_COLD) != 0)
+        err = errno;
+    }
+    return err;
+  }
+
+  int in_, out_;
+  cpu_set_t cpus_;
+  void* drain_page_ = nullptr;
+  int run_fd_ = -1, home_fd_ = -1;
+  char me_[24] = {};
+  int me_len_ = 0;
+  std::vector<unsigned char> swap_out_;
+  int pagemap_fd_ = -1, kpageflags_fd_ = -1;
+};
+
+[[noreturn]] void ChildMain(int in, int out, uint64_t reserve, const std::string& run_procs,
+                            const std::string& home_procs) {
+  WorkerChild child(in, out);
+  child.Setup(reserve, run_procs, home_procs);
+  child.Loop();
 }
 
 }  // namespace
