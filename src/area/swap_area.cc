@@ -177,26 +177,50 @@ Result<std::unique_ptr<SwapArea>> SwapArea::Open(const std::string& path) {
 
 SwapArea::~SwapArea() = default;
 
-alloc::SwaponOptions SwapArea::ToSwaponOptions(alloc::DiscardMode discard,
-                                               std::optional<int> prio) {
+namespace {
+
+// The model's view of `info` as `pages` pages: everything but discard and prio.
+alloc::SwaponOptions SwaponOptionsOf(const AreaInfo& info, uint64_t pages) {
   alloc::SwaponOptions o;
-  o.name = info_.path;
-  o.pages = sink_->pages;
-  for (uint32_t b : info_.header.v1.bad_pages) o.bad_pages.push_back(b);
-  o.ssd = !info_.limits.rotational;
-  o.blkdev = info_.blkdev;
-  o.discard = discard;
-  o.discard_supported = info_.limits.discard;
-  o.prio = prio;
-  o.bdev = info_.bdev;
-  for (const SwapExtent& e : info_.extents) {  // only the area's pages
+  o.name = info.path;
+  o.pages = pages;
+  for (uint32_t b : info.header.v1.bad_pages) o.bad_pages.push_back(b);
+  o.ssd = !info.limits.rotational;
+  o.blkdev = info.blkdev;
+  o.discard_supported = info.limits.discard;
+  o.bdev = info.bdev;
+  for (const SwapExtent& e : info.extents) {  // only the area's pages
     if (e.start_page >= o.pages) continue;
     SwapExtent c = e;
     c.nr_pages = std::min(c.nr_pages, o.pages - c.start_page);
     o.extents.push_back(c);
   }
   o.first_block = o.extents.empty() ? 0 : o.extents.front().start_block;
+  return o;
+}
+
+}  // namespace
+
+alloc::SwaponOptions SwapArea::ToSwaponOptions(alloc::DiscardMode discard,
+                                               std::optional<int> prio) {
+  alloc::SwaponOptions o = SwaponOptionsOf(info_, sink_->pages);
+  o.discard = discard;
+  o.prio = prio;
   o.discard_sink = sink_.get();
+  return o;
+}
+
+Result<alloc::SwaponOptions> ModelSwaponOptions(const AreaInfo& info,
+                                                const std::vector<uint64_t>& in_use) {
+  if (Status s = ValidateForSwapon(info.header, info.size_bytes, !info.blkdev); !s.ok())
+    return Status(s.code(), info.path + ": " + s.message());
+  const uint64_t pages =
+      std::min<uint64_t>(uint64_t{info.header.v1.last_page} + 1, info.size_bytes / kPageSize);
+  alloc::SwaponOptions o = SwaponOptionsOf(info, pages);
+  for (uint64_t s : in_use)
+    if (s >= 1 && s < pages) o.bad_pages.push_back(s);
+  std::sort(o.bad_pages.begin(), o.bad_pages.end());
+  o.bad_pages.erase(std::unique(o.bad_pages.begin(), o.bad_pages.end()), o.bad_pages.end());
   return o;
 }
 

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "doctor_layout.h"
 #include "swaplab/alloc/printable.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/image_format.h"
@@ -270,6 +271,8 @@ class Doctor {
     Target();
     ResumeAtBoot();
     Fit();
+    Fstab();
+    if (o_.layout) Layout();
     for (const auto& f : rep_.findings) rep_.worst = std::max(rep_.worst, f.severity);
     return std::move(rep_);
   }
@@ -408,6 +411,10 @@ class Doctor {
       s.first_block = 0;
       const std::string real = r_.FollowLinks(s.path);
       s.zram = real.compare(0, 9, "/dev/zram") == 0;
+      if (!s.zram && o_.layout) {
+        auto info = area::InspectArea(r_.Of(real));
+        if (info.ok()) s.area = std::move(info).value();
+      }
       Add(Severity::kInfo, check,
           fmt::format("{}{}, device {}, priority {}, {} of which {} used", s.zram ? "zram " : "",
                       "partition", s.dev.empty() ? "unknown" : s.dev, s.priority, Mib(s.size_kib),
@@ -441,6 +448,7 @@ class Doctor {
         s.extents = info->extents.size();
         s.holes = info->extent_summary.has_holes;
         s.first_block = area::ResumeOffset(*info);
+        s.area = std::move(info).value();
       }
     }
     if (s.fs_type == "btrfs") {
@@ -473,6 +481,40 @@ class Doctor {
           "the file has holes, unwritten, shared or encoded extents: the kernel cannot write an "
           "image through them",
           "make the swap file with dd (not fallocate; on btrfs chattr +C first), then mkswap");
+  }
+
+  // /etc/fstab's swap files that are not swapped on now: swapon checks
+  // them at boot (swapon(8) refuses a file with holes; fstab(5) escapes a
+  // space as \040).
+  void Fstab() {
+    std::string why;
+    auto text = r_.Read("/etc/fstab", &why);
+    if (!text) return;
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      std::string spec, dir, type;
+      if (!(fields >> spec >> dir >> type) || type != "swap" || spec.front() != '/') continue;
+      spec = DecodeOctal(spec);
+      const auto& active = facts().swaps;
+      if (std::any_of(active.begin(), active.end(), [&](const auto& w) { return w.path == spec; }))
+        continue;
+      struct stat st {};
+      if (::stat(r_.Of(spec).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      DoctorSwap w;
+      w.path = spec;
+      w.type = "file";
+      w.size_kib = static_cast<uint64_t>(st.st_size) / 1024;
+      Add(Severity::kWarning, "swap " + P(spec),
+          "/etc/fstab lists this swap file, but it is not swapped on: no image can go to it",
+          "swapon " + P(spec) + " (if it refuses, the findings below say why)");
+      Inspect(w);
+      facts().inactive.push_back(std::move(w));
+    }
+  }
+
+  void Layout() {
+    for (Finding& x : internal::LayoutFindings(facts(), o_.root)) rep_.findings.push_back(x);
   }
 
   void Target() {

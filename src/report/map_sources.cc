@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "swaplab/area/swap_area.h"
+#include "swaplab/workload/generators.h"
 #include "swaplab/workload/image_read.h"
 #include "swaplab/workload/trace.h"
 #include "swaplab/workload/trace_runner.h"
@@ -86,12 +87,40 @@ Result<ClusterMap> TraceClusterMap(const TraceMapOptions& o) {
 Result<ClusterMap> AreaClusterMap(const std::string& area, uint32_t cluster_size) {
   auto info = area::InspectArea(area);
   if (!info.ok()) return info.status();
+  if (!info->header.hibernation) return SwaponClusterMap(*info);
   workload::ImageReadOptions ro;
   ro.area = area;
   ro.inspect = true;
   auto r = workload::ReadImageOnArea(ro);
   if (!r.ok()) return r.status();
   return ImageAreaMap(r->inspection->chain, info->size_bytes / area::kPageSize, cluster_size);
+}
+
+Result<ClusterMap> SwaponClusterMap(const area::AreaInfo& info, const std::vector<bool>& in_use,
+                                    const alloc::Policy& policy) {
+  auto so = area::ModelSwaponOptions(info);
+  if (!so.ok()) return so.status();
+  alloc::SystemOptions sys_options;
+  sys_options.policy = policy;
+  sys_options.nr_cpus = 1;
+  alloc::SwapSystem sys(sys_options);
+  auto type = sys.Swapon(*so);
+  if (!type.ok()) return Status(type.status().code(), info.path + ": " + type.status().message());
+  uint64_t taken = 0;
+  if (!in_use.empty()) {
+    auto left = workload::OccupySlots(sys, *type, in_use);
+    if (!left.ok()) return left.status();
+    taken = *left;
+  }
+  auto snapshot = SnapshotClusters(sys, *type);
+  if (!snapshot.ok()) return snapshot.status();
+  ClusterMap m = std::move(snapshot).value();
+  m.notes.push_back(fmt::format(
+      "no hibernation image: the clusters as swapon sets them up from the header ({} pages, {} "
+      "bad)",
+      so->pages, info.header.v1.bad_pages.size()));
+  if (!in_use.empty()) m.notes.push_back(fmt::format("{} slots in use", taken));
+  return m;
 }
 
 }  // namespace swaplab::report

@@ -428,4 +428,45 @@ Result<RotationResult> Rotation(Workload& w, uint64_t allocations, int cpus) {
   return res;
 }
 
+namespace {
+
+// One order-0 folio swapped out on CPU 0 and dropped from the swap cache
+// with its mapping's reference kept; the invalid entry when the device is full.
+alloc::SwapEntry TakeOneSlot(alloc::SwapSystem& sys) {
+  alloc::Folio f(0);
+  alloc::FolioLockGuard g(f);
+  auto out = sys.SwapOutFolio(0, f);
+  if (!out.ok() || !f.in_swap_cache()) return {};
+  const alloc::SwapEntry got = f.swap();
+  (void)sys.FolioDupSwap(f);
+  f.mapped = false;
+  (void)sys.SwapCacheDelFolio(f);
+  return got;
+}
+
+}  // namespace
+
+Result<uint64_t> OccupySlots(alloc::SwapSystem& sys, int type, const std::vector<bool>& in_use) {
+  auto dev = sys.Device(type);
+  if (!dev.ok()) return dev.status();
+  std::vector<bool> taken(dev->max, false);
+  for (;;) {
+    const alloc::SwapEntry e = TakeOneSlot(sys);
+    if (!e.valid()) break;
+    if (e.type != type || e.offset >= taken.size())
+      return Status(-EINVAL, "occupy: a slot outside device " + std::to_string(type));
+    taken[e.offset] = true;
+  }
+  uint64_t left = 0;
+  for (uint64_t off = 1; off < taken.size(); ++off) {
+    if (!taken[off]) continue;
+    if (off < in_use.size() && in_use[off]) {
+      ++left;
+      continue;
+    }
+    if (Status st = sys.SwapPutEntriesDirect(alloc::SwapEntry{type, off}); !st.ok()) return st;
+  }
+  return left;
+}
+
 }  // namespace swaplab::workload

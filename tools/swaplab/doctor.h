@@ -12,6 +12,9 @@ struct DoctorCmdOptions {
   bool json = false;
   std::string image_size;  // --image-size SIZE; empty: estimated
   std::string root;        // --root DIR: a copy of another machine's /proc, /sys, /dev
+  std::string map;         // --map FILE.svg: the areas' clusters and the predicted image
+  bool force = false;      // --map may replace an existing file
+  bool no_layout = false;  // --no-layout: no page tables read, no image modelled
 };
 
 CLI::App* AddDoctor(CLI::App& app, DoctorCmdOptions& o);

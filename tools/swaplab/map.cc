@@ -16,6 +16,7 @@
 #include "size_arg.h"
 #include "swaplab/alloc/printable.h"
 #include "swaplab/area/output_file.h"
+#include "swaplab/area/swap_area.h"
 #include "swaplab/report/map_sources.h"
 #include "swaplab/workload/scenario_batch.h"
 #include "swaplab/workload/shipped.h"
@@ -113,7 +114,8 @@ CLI::App* AddMap(CLI::App& app, MapOptions& o) {
   CLI::App* c = app.add_subcommand(
       "map", "a device's clusters as an SVG picture: list, fill, the image's slots");
   c->add_option("source", o.source,
-                "a swap area holding a hibernation image, or a trace (swaplab-trace 1)");
+                "a swap area (the clusters of its hibernation image; without one, the clusters "
+                "as swapon sets them up from its header), or a trace (swaplab-trace 1)");
   c->add_option("--scenario", o.scenario, "a shipped scenario's name or a scenario file");
   c->add_option("--variant", o.variant, "--scenario: only this variant (default: each, stacked)");
   c->add_option("--at", o.at,
@@ -128,7 +130,8 @@ CLI::App* AddMap(CLI::App& app, MapOptions& o) {
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
   c->add_option("--dev", o.dev, "trace: the device (its dev=; default: the first)")
       ->check(CLI::Range(int64_t{0}, INT64_MAX));
-  c->add_option("--policy", o.policy, "trace: policy preset")->capture_default_str();
+  c->add_option("--policy", o.policy, "trace, or an area without an image: policy preset")
+      ->capture_default_str();
   AddKnobOption(c, &o.knobs);
   c->add_option("--cpus", o.cpus, "trace: CPUs in the model")->check(CLI::Range(1, 1024));
   c->add_option("--cluster-shift", o.cluster_shift, "trace: log2 slots per cluster")
@@ -186,8 +189,17 @@ int RunMap(const MapOptions& o) {
     caption = o.at_record ? fmt::format("after record {}", o.at_record) : "at the end";
   } else {
     if (o.at_record || o.dev >= 0) return Fail("--at-record and --dev go with a trace", 2);
-    m = report::AreaClusterMap(o.source);
-    caption = "hibernation image on the area";
+    auto info = area::InspectArea(o.source);
+    if (!info.ok()) return Fail(info.status().message(), 2);
+    if (info->header.hibernation) {
+      m = report::AreaClusterMap(o.source);
+      caption = "hibernation image on the area";
+    } else {
+      auto policy = PolicyFromArgs(o.policy, o.knobs);
+      if (!policy.ok()) return Fail(policy.status().message(), 2);
+      m = report::SwaponClusterMap(*info, {}, *policy);
+      caption = "no image: the area as swapon sets it up";
+    }
   }
   // a model larger than the memory allows: 1, as replay has it; bad input: 2
   if (!m.ok()) return Fail(m.status().message(), m.status().code() == -ENOMEM ? 1 : 2);

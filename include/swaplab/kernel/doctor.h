@@ -14,7 +14,9 @@
 // nohibernate, not under lockdown's integrity level); kernel/power/snapshot.c
 // minimum_image_size (6.12); systemd's hibernate-util.c (the "Not enough
 // swap space for hibernation" check: Active(anon) against 98 % of the
-// area's free space).
+// area's free space); Documentation/admin-guide/mm/pagemap.rst (a swapped
+// page's entry: bit 62, the type in bits 0-4, the offset in bits 5-54;
+// root only); swapon(8) and fstab(5) for /etc/fstab's swap entries.
 #pragma once
 #pragma GCC visibility push(default)
 
@@ -22,6 +24,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "swaplab/area/swap_area.h"
 
 namespace swaplab::kernel {
 
@@ -51,6 +55,36 @@ struct DoctorSwap {
   uint64_t extents = 0;
   bool holes = false;
   std::string unreadable;  // why the file's extents could not be read
+  // The area's header and extents as read (area::InspectArea; not zram);
+  // unset when it could not be read.
+  std::optional<area::AreaInfo> area;
+  // Slots in use seen in the processes' page tables (/proc/PID/pagemap's
+  // swap entries, sorted, each once): a lower bound, shmem and the swap
+  // cache hide theirs. Empty when none or unread (`in_use_read`).
+  std::vector<uint64_t> in_use;
+  bool in_use_read = false;
+};
+
+// The image placed on the area it would go to, by the model: as the
+// running kernel's preset takes slots (one bio per page), and as the RFC
+// (seed 001) takes them (whole free clusters in disk order, one bio per
+// run). Uncompressed; a compressed image takes fewer slots from the same
+// places first.
+struct DoctorPrediction {
+  std::string allocator;  // "linux-6.12 (the running kernel's preset)", "RFC (seed 001)"
+  std::string error;      // why there is no prediction (the image does not fit ...)
+  uint64_t slots = 0, runs = 0, write_bios = 0, read_bios = 0;
+  double write_s = 0, read_s = 0;     // modelled (simulated device, docs/fidelity.md)
+  std::vector<uint64_t> stream, map;  // the image's dblocks (= slots), for --map
+};
+
+struct DoctorLayout {
+  std::string preset, preset_why;           // the running kernel's preset (alloc::PresetForRelease)
+  uint64_t area_pages = 0, free_slots = 0;  // the model's area after the slots in use
+  uint64_t in_use_seen = 0, in_use_listed = 0;  // page tables; /proc/swaps' Used
+  uint64_t processes = 0;                       // processes whose page tables were read
+  bool capped = false;                          // the pagemap reads stopped at their bound
+  std::vector<DoctorPrediction> predictions;
 };
 
 struct DoctorFacts {
@@ -66,6 +100,9 @@ struct DoctorFacts {
   std::string cmdline_resume, cmdline_resume_offset;  // as written on /proc/cmdline
   std::string cmdline_resume_dev;                     // resume= resolved to "MAJ:MIN"
   std::vector<DoctorSwap> swaps;
+  // /etc/fstab's swap files that are not active now: swapon checks them at
+  // boot (a file with holes is refused there, and resume then finds nothing).
+  std::vector<DoctorSwap> inactive;
   int target = -1;  // the swaps[] entry the image would be written to; -1 none
   // The image, in pages (spec §3.1): the saveable pages now, the least the
   // kernel can shrink them to, the estimate used (or --image-size's), and
@@ -73,6 +110,7 @@ struct DoctorFacts {
   uint64_t saveable_pages = 0, min_image_pages = 0, image_pages = 0, image_total_pages = 0;
   bool image_from_option = false;
   uint64_t active_anon_kib = 0;
+  DoctorLayout layout;  // of the target area; empty when there is none to model
 };
 
 struct DoctorReport {
@@ -87,6 +125,7 @@ struct DoctorOptions {
   // at their paths under it): every path doctor reads is taken under it.
   std::string root;
   uint64_t image_bytes = 0;  // the image to fit; 0: estimated from /proc/meminfo
+  bool layout = true;        // read the page tables and model the image's layout
 };
 
 // Never fails: what cannot be read becomes a finding. Reads at most 1 MiB

@@ -12,9 +12,11 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
+#include "swaplab/area/swap_area.h"
 #include "swaplab/report/cluster_map.h"
 #include "swaplab/workload/scenario_runner.h"
 
@@ -54,8 +56,18 @@ struct TraceMapOptions {
 Result<ClusterMap> TraceClusterMap(const TraceMapOptions& o);
 
 // The clusters of the image on `area` (read-only: its header and map chain,
-// hibernate::InspectImage). Errors as `image inspect` has them.
+// hibernate::InspectImage). Errors as `image inspect` has them. An area
+// whose page 0 holds no S1SUSPEND signature (no image) is drawn as its
+// header says (SwaponClusterMap with nothing in use).
 Result<ClusterMap> AreaClusterMap(const std::string& area, uint32_t cluster_size = 512);
+
+// An area's clusters as the model's swapon sets them up from its header
+// (page 0 and the bad pages taken, allocator spec §5.1), with the slots of
+// `in_use` taken (workload::OccupySlots; swaplab doctor reads them from the
+// processes' page tables). -EINVAL when the header is not one swapon takes.
+Result<ClusterMap> SwaponClusterMap(const area::AreaInfo& info,
+                                    const std::vector<bool>& in_use = {},
+                                    const alloc::Policy& policy = {});
 
 }  // namespace swaplab::report
 #pragma GCC visibility pop

@@ -225,5 +225,18 @@ struct RotationResult {
 };
 Result<RotationResult> Rotation(Workload& w, uint64_t allocations, int cpus);
 
+// occupy: device `type` of `sys` (the only device) with exactly the slots
+// of `in_use` taken, as far as the model can make it: order-0 swap-outs on
+// CPU 0 fill every usable slot, each folio leaves the swap cache with its
+// page-table reference kept (reclaim of a clean, written folio), then every
+// slot not in `in_use` is zapped in disk order (swap_put_entries_direct).
+// What a real area's allocator state is — which clusters its CPUs hold,
+// the order of its lists — is not known from its used slots; this is the
+// state closest to "these slots are taken" (docs/fidelity.md, "swaplab
+// doctor"). `in_use` is indexed by slot; entries past the device and slot
+// 0 are ignored. Returns the slots left taken. Needs no TraceRunner: a few
+// bytes a slot, for areas of many GiB.
+Result<uint64_t> OccupySlots(alloc::SwapSystem& sys, int type, const std::vector<bool>& in_use);
+
 }  // namespace swaplab::workload
 #pragma GCC visibility pop

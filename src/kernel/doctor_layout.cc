@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: MIT
+// swaplab doctor's layout: the slots the processes hold, read from their
+// page tables, and the image placed by the model (doctor_layout.h).
+#include "doctor_layout.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+#include "swaplab/alloc/preset_for_release.h"
+#include "swaplab/alloc/printable.h"
+#include "swaplab/alloc/swap_system.h"
+#include "swaplab/hibernate/image_session.h"
+#include "swaplab/workload/generators.h"
+#include "swaplab/workload/image_step.h"
+
+namespace swaplab::kernel::internal {
+
+namespace {
+
+constexpr size_t kMaxSmaps = size_t{64} << 20;
+constexpr uint64_t kMaxPagemapEntries = uint64_t{1} << 26;
+constexpr uint64_t kPagemapChunk = 4096;  // entries per read
+constexpr uint64_t kOffsetMask = (uint64_t{1} << 50) - 1;
+// Runs past which the image is scattered: the issue's "written in
+// thousands of runs and takes a minute" (a fresh area takes a handful).
+constexpr uint64_t kManyRuns = 1000;
+
+// A /proc file of at most `cap` bytes; "" when it cannot be read or is longer.
+std::string ReadBounded(const std::string& path, size_t cap) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return "";
+  struct stat st {};
+  std::string out;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    char buf[65536];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) {
+      out.append(buf, static_cast<size_t>(n));
+      if (out.size() > cap) {
+        out.clear();
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+template <typename T>
+bool ParseNum(std::string_view s, T* v, int base = 10) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v, base);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// "VmSwap:   123 kB" of /proc/PID/status: whether the process has swap.
+bool HasSwap(const std::string& status) {
+  std::istringstream in(status);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmSwap:", 0) != 0) continue;
+    std::istringstream f(line.substr(7));
+    uint64_t kib = 0;
+    return (f >> kib) && kib > 0;
+  }
+  return false;
+}
+
+struct Range {
+  uint64_t start = 0, end = 0;  // page numbers, [start, end)
+};
+
+// The mappings of /proc/PID/smaps whose "Swap:" is not 0 kB.
+std::vector<Range> SwappedMappings(const std::string& smaps) {
+  std::vector<Range> out;
+  std::optional<Range> cur;
+  std::istringstream in(smaps);
+  for (std::string line; std::getline(in, line);) {
+    const auto dash = line.find('-'), space = line.find(' ');
+    uint64_t a = 0, b = 0;
+    if (dash != std::string::npos && space != std::string::npos && dash < space &&
+        ParseNum(std::string_view(line).substr(0, dash), &a, 16) &&
+        ParseNum(std::string_view(line).substr(dash + 1, space - dash - 1), &b, 16)) {
+      cur.reset();
+      if (b > a) cur = Range{a / alloc::kPageSize, (b + alloc::kPageSize - 1) / alloc::kPageSize};
+      continue;
+    }
+    if (!cur || line.rfind("Swap:", 0) != 0) continue;
+    std::istringstream f(line.substr(5));
+    uint64_t kib = 0;
+    if ((f >> kib) && kib > 0) out.push_back(*cur);
+    cur.reset();
+  }
+  return out;
+}
+
+// Reads the entries of `r` from an open pagemap into `out`; false when the
+// bound of entries was reached.
+bool ReadMapping(int fd, Range r, SwappedSlots& out, uint64_t* budget) {
+  std::vector<uint64_t> buf(kPagemapChunk);
+  for (uint64_t p = r.start; p < r.end;) {
+    const uint64_t n = std::min({kPagemapChunk, r.end - p, *budget});
+    if (n == 0) return false;
+    const ssize_t got =
+        ::pread(fd, buf.data(), n * sizeof(uint64_t), static_cast<off_t>(p * sizeof(uint64_t)));
+    if (got <= 0) return true;  // the process went away, or the mapping did
+    const uint64_t entries = static_cast<uint64_t>(got) / sizeof(uint64_t);
+    for (uint64_t i = 0; i < entries; ++i) {
+      uint32_t type;
+      uint64_t offset;
+      if (PagemapSwapEntry(buf[i], &type, &offset) && type < out.by_type.size())
+        out.by_type[type].push_back(offset);
+    }
+    *budget -= entries;
+    p += entries;
+    if (entries < n) return true;
+  }
+  return true;
+}
+
+// One process's swapped entries; false when the bound was reached.
+bool ReadProcess(const std::string& dir, SwappedSlots& out, uint64_t* budget) {
+  if (!HasSwap(ReadBounded(dir + "/status", 1 << 20))) return true;
+  const std::vector<Range> maps = SwappedMappings(ReadBounded(dir + "/smaps", kMaxSmaps));
+  if (maps.empty()) return true;
+  const int fd = ::open((dir + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return true;
+  ++out.processes;
+  bool more = true;
+  for (const Range& r : maps)
+    if (!(more = ReadMapping(fd, r, out, budget))) break;
+  ::close(fd);
+  return more;
+}
+
+}  // namespace
+
+bool PagemapSwapEntry(uint64_t entry, uint32_t* type, uint64_t* offset) {
+  if (!(entry >> 62 & 1) || (entry >> 63 & 1)) return false;
+  *type = static_cast<uint32_t>(entry & 0x1f);
+  *offset = entry >> 5 & kOffsetMask;
+  return true;
+}
+
+SwappedSlots ReadSwappedSlots(const std::string& root, size_t types) {
+  SwappedSlots out;
+  out.by_type.resize(std::min<size_t>(types, 32));
+  const std::string proc = root + "/proc";
+  DIR* d = ::opendir(proc.c_str());
+  if (d == nullptr) return out;
+  uint64_t budget = kMaxPagemapEntries;
+  for (dirent* e; (e = ::readdir(d)) != nullptr;) {
+    uint64_t pid = 0;
+    if (!ParseNum(std::string_view(e->d_name), &pid)) continue;
+    if (!ReadProcess(proc + "/" + e->d_name, out, &budget)) {
+      out.capped = true;
+      break;
+    }
+  }
+  ::closedir(d);
+  for (auto& v : out.by_type) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  return out;
+}
+
+DoctorPrediction PredictImage(const area::AreaInfo& info, const std::vector<bool>& in_use,
+                              const alloc::Policy& policy, uint64_t image_pages, bool rfc) {
+  DoctorPrediction p;
+  p.allocator = rfc ? "the RFC (seed 001: whole free clusters in disk order, a bio per run)"
+                    : policy.name + " (the running kernel's preset, a bio per page)";
+  auto model = area::ModelSwaponOptions(info);
+  if (!model.ok()) {
+    p.error = model.status().message();
+    return p;
+  }
+  alloc::SwaponOptions so = std::move(model).value();
+  so.extents.clear();  // slots are dblocks here: the simulated device's pages
+  so.first_block = 0;
+  so.bdev = 0;
+  alloc::SystemOptions sys_options;
+  sys_options.policy = policy;
+  sys_options.nr_cpus = 1;
+  alloc::SwapSystem sys(sys_options);
+  auto type = sys.Swapon(so);
+  Result<uint64_t> left = type.ok() ? workload::OccupySlots(sys, *type, in_use) : type.status();
+  if (!left.ok()) {
+    p.error = left.status().message();
+    return p;
+  }
+  auto engine = workload::MakeSimulatedSwapDevice(so.pages, true);
+  workload::ImageSpec spec;
+  spec.pages = image_pages;
+  spec.source =
+      rfc ? hibernate::SlotSourceKind::kFreeClustersSorted : hibernate::SlotSourceKind::kBase;
+  spec.batch.mode = rfc ? hibernate::BatchMode::kPerRun : hibernate::BatchMode::kPerPage;
+  // As bio_alloc() sizes the RFC's bios (kernel-patches/rfc-6.12, spec §6.2).
+  if (rfc) spec.batch.capacity = hibernate::CapacityMode::kSlab;
+  spec.structural = true;
+  auto r = workload::WriteReadImage(sys, *type, *engine, spec);
+  if (!r.ok()) {
+    p.error = r.status().message();
+    return p;
+  }
+  p.slots = r->slots;
+  p.runs = r->runs;
+  p.write_bios = r->write_bios;
+  p.read_bios = r->read_bios;
+  p.write_s = r->write_s;
+  p.read_s = r->read_s;
+  p.stream = std::move(r->stream_dblocks);
+  p.map = std::move(r->map_dblocks);
+  return p;
+}
+
+namespace {
+
+std::string Shown(const std::string& s) { return Printable(s, 200); }
+
+// The area's pages as swapon counts them (last_page + 1 within the size).
+uint64_t AreaPages(const area::AreaInfo& a) {
+  return std::min<uint64_t>(uint64_t{a.header.v1.last_page} + 1, a.size_bytes / alloc::kPageSize);
+}
+
+// Type i's slots go to /proc/swaps' line i: the kernel lists the areas in
+// type order (swap_start(), mm/swapfile.c). A type freed by a swapoff
+// leaves a gap the lines do not show; an offset past its line's area
+// shows that, and then that line gets none.
+void AssignInUse(DoctorFacts& f, const SwappedSlots& seen) {
+  for (size_t i = 0; i < f.swaps.size() && i < seen.by_type.size(); ++i) {
+    DoctorSwap& s = f.swaps[i];
+    if (!s.area) continue;
+    const auto& slots = seen.by_type[i];
+    s.in_use_read = slots.empty() || slots.back() < AreaPages(*s.area);
+    if (s.in_use_read) s.in_use = slots;
+  }
+}
+
+std::string PredictionText(const DoctorPrediction& p) {
+  return fmt::format(
+      "{}: the image's {} slots in {} run{}, {} write bio{}: modelled {:.2f} s to write, {:.2f} s "
+      "to read",
+      p.allocator, p.slots, p.runs, p.runs == 1 ? "" : "s", p.write_bios,
+      p.write_bios == 1 ? "" : "s", p.write_s, p.read_s);
+}
+
+}  // namespace
+
+std::vector<Finding> LayoutFindings(DoctorFacts& f, const std::string& root) {
+  std::vector<Finding> out;
+  if (f.target < 0 || f.swaps[f.target].zram || !f.swaps[f.target].area) return out;
+  const SwappedSlots seen = ReadSwappedSlots(root, f.swaps.size());
+  AssignInUse(f, seen);
+  const DoctorSwap& t = f.swaps[f.target];
+  DoctorLayout& l = f.layout;
+  l.processes = seen.processes;
+  l.capped = seen.capped;
+  l.in_use_seen = t.in_use.size();
+  l.in_use_listed = t.used_kib / 4;
+  l.area_pages = AreaPages(*t.area);
+  std::vector<bool> in_use(l.area_pages, false);
+  for (uint64_t s : t.in_use) in_use[s] = true;
+  const uint64_t taken = 1 + t.area->header.v1.bad_pages.size() + t.in_use.size();
+  l.free_slots = l.area_pages > taken ? l.area_pages - taken : 0;
+  out.push_back(
+      {Severity::kInfo, "layout",
+       fmt::format("{}: {} slots, {} free as far as the page tables show: {} in use seen in {} "
+                   "process{}' page tables{}, /proc/swaps counts {}{}",
+                   Shown(t.path), l.area_pages, l.free_slots, l.in_use_seen, l.processes,
+                   l.processes == 1 ? "" : "es",
+                   !t.in_use_read ? " (not matched to this area: its offsets pass its end)"
+                   : l.capped     ? " (the reads stopped at their bound)"
+                                  : "",
+                   l.in_use_listed,
+                   l.in_use_seen < l.in_use_listed
+                       ? " (shmem, the swap cache and the kernel's own hide the rest: the free "
+                         "slots are an upper bound, the layout below a best case)"
+                       : ""),
+       ""});
+  if (f.image_pages == 0) return out;
+  l.preset = alloc::PresetForRelease(f.release, &l.preset_why);
+  auto policy = alloc::Policy::Preset(l.preset);
+  if (!policy.ok()) return out;
+  for (bool rfc : {false, true}) {
+    DoctorPrediction p = PredictImage(*t.area, in_use, *policy, f.image_pages, rfc);
+    if (!p.error.empty())
+      out.push_back({Severity::kInfo, "layout",
+                     p.allocator + ": the model cannot place the image: " + Shown(p.error), ""});
+    else if (!rfc && p.runs >= kManyRuns)
+      out.push_back({Severity::kWarning, "layout", PredictionText(p),
+                     "the image is scattered over the area's free slots: a swapoff and swapon "
+                     "of the area just before hibernating (with the memory to take its pages "
+                     "back) leaves it whole"});
+    else
+      out.push_back({Severity::kInfo, "layout", PredictionText(p), ""});
+    l.predictions.push_back(std::move(p));
+  }
+  if (!l.preset_why.empty())
+    out.push_back(
+        {Severity::kInfo, "layout", "preset " + l.preset + ": " + Shown(l.preset_why), ""});
+  return out;
+}
+
+}  // namespace swaplab::kernel::internal
