@@ -8,17 +8,14 @@
 # nothing may change, the file's sha256.
 # usage: area_safety_cli.sh SWAPLAB
 set -uo pipefail
-S="$1"
-W="$(mktemp -d /var/tmp/swaplab-safety.XXXXXX)"
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 SWAPPED="" MNT="" LOOPDEV=""
-cleanup() {
+cleanup() { # run on exit by test_env.sh, before W is removed
   [ -n "$SWAPPED" ] && swapoff "$SWAPPED" 2>/dev/null
   [ -n "$MNT" ] && umount "$MNT" 2>/dev/null
   [ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
-  rm -rf "$W"
 }
-trap cleanup EXIT
-# fail, sha, limited, run CODE PATTERN CMD... (256 MiB, 5 s, exit code,
+# sha, limited, run CODE PATTERN CMD... (256 MiB, 5 s, exit code,
 # message), bound_summary
 source "$(dirname "$0")/lib.sh"
 

@@ -7,11 +7,9 @@
 # the --json output of the same run, and nothing may be fetched from the
 # network (the page has no URL; chromium's net log shows only file:).
 # Skips (77) with the reason where chromium is not installed.
-S="$1"
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 CHROMIUM=$(command -v chromium || command -v chromium-browser)
 [ -n "$CHROMIUM" ] || { echo "SKIP: no chromium (scripts/setup installs Debian's chromium)"; exit 77; }
-W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 "$S" reproduce rfc-review-batching --scale 0.02 --json --html "$W/h" >"$W/r.json" ||
   fail "reproduce --html"
 [ -s "$W/h/index.html" ] || fail "no index.html"

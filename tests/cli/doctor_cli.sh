@@ -5,18 +5,14 @@
 # bad usage, and — as root, with a swap file swapped on here — the swap
 # file's resume_offset against filefrag's, and `area inspect`'s.
 set -uo pipefail
-S="$1"
-W="$(mktemp -d "${TMPDIR:-/tmp}/swaplab-doctor-cli.XXXXXX")"
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 SWAPFILE=""
-cleanup() {
+cleanup() { # run on exit by test_env.sh
   if [ -n "$SWAPFILE" ]; then
     swapoff "$SWAPFILE" 2>/dev/null
     rm -f "$SWAPFILE"
   fi
-  rm -rf "$W"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$W/out.json"; }
 
 # 1. This machine. The JSON's verdict and the exit status agree, and a kernel

@@ -6,9 +6,7 @@
 # of address space, strings from input escaped.
 # usage: image_read_cli.sh SWAPLAB
 set -uo pipefail
-S="$1"
-W="$(mktemp -d /var/tmp/swaplab-cli.XXXXXX)"
-trap 'rm -rf "$W"' EXIT
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 # fail, sha, limited, run CODE PATTERN CMD... (256 MiB, 5 s, exit code,
 # message), bound_summary
 source "$(dirname "$0")/lib.sh"

@@ -7,9 +7,7 @@
 # default falls back to pread/pwrite with one notice and --io uring fails.
 # usage: io_engine_cli.sh SWAPLAB
 set -uo pipefail
-S="$1"
-W="$(mktemp -d /var/tmp/swaplab-cli.XXXXXX)"
-trap 'rm -rf "$W"' EXIT
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 # fail, sha, limited, run CODE PATTERN CMD..., bound_summary
 source "$(dirname "$0")/lib.sh"
 A="$W/area"

@@ -8,11 +8,8 @@
 # page, is swept in-process by CrashSweep in tests/hibernate.)
 # usage: kill_image_write.sh SWAPLAB [POINTS]
 set -uo pipefail
-S="$1"
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 POINTS="${2:-24}"
-W="$(mktemp -d /var/tmp/swaplab-kill.XXXXXX)"
-trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 A="$W/area"
 dd if=/dev/zero of="$A" bs=1M count=200 status=none || fail dd
 # how long one write takes here, to spread the kills over it

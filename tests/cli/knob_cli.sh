@@ -7,9 +7,7 @@
 # unknown knob or a value out of range is exit 2 naming it, escaped.
 # usage: knob_cli.sh SWAPLAB
 set -uo pipefail
-S="$1"
-W="$(mktemp -d /var/tmp/swaplab-knob.XXXXXX)"
-trap 'rm -rf "$W"' EXIT
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 source "$(dirname "$0")/lib.sh"
 json() { python3 -c "import json,sys; d=json.load(open('$W/out')); print($1)"; }
 

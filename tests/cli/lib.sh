@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# Helpers of the command-line tests (sourced; bash). The caller sets S (the
-# swaplab binary) and W (its work directory) first.
+# Helpers of the command-line tests (sourced; bash). The caller sources
+# ../lib/test_env.sh first (S the swaplab binary, W its work directory,
+# fail).
 #
 # The bound: every bad input is refused cleanly within 256 MiB of
 # address space and about a second. `run` checks each case in a child with
@@ -12,7 +13,6 @@
 # address space, the commands run without the limit; the exit code, the
 # message and the time are still checked.
 
-fail() { echo "FAIL: $*"; exit 1; }
 sha() { sha256sum <"$1"; }
 
 CASE_SECONDS=5     # the kill

@@ -4,10 +4,9 @@
 # aging and before / after its image write, and an area holding an image;
 # each parsed as XML with one cell per cluster coloured as its list; and
 # bad input refused with exit 2, naming what was wrong.
-S="$1"; TRACES="$2"
-W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
+TRACES="$2"
 CHECK="python3 $(dirname "$0")/check_svg.py"
-fail() { echo "FAIL: $*"; exit 1; }
 
 T="$TRACES/frag.trace"
 "$S" map "$T" -o "$W/t.svg" || fail "map of a trace"

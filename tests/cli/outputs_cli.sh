@@ -12,12 +12,11 @@
 # against the memory before the model is made.
 # usage: outputs_cli.sh SWAPLAB SCENARIO_DIR TRACE_DIR
 set -uo pipefail
-S="$1"; SCD="$2"; TRACES="$3"
-# on disk (/var/tmp): `area format` below writes real blocks
-W="$(mktemp -d /var/tmp/swaplab-outt.XXXXXX)"
-cleanup() { [ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$W"; }
-trap cleanup EXIT
-source "$(dirname "$0")/lib.sh" # fail, run, sha
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
+SCD="$2"; TRACES="$3"
+# W is on disk (/var/tmp): `area format` below writes real blocks
+cleanup() { [ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; } # run on exit by test_env.sh
+source "$(dirname "$0")/lib.sh" # run, sha
 ulimit -c 0                     # SIGQUIT below: no core files
 T="$TRACES/frag.trace"
 cp "$T" "$W/t.trace"

@@ -9,9 +9,7 @@
 # tests/workload/.)
 # usage: parser_bounds_cli.sh SWAPLAB
 set -uo pipefail
-S="$1"
-W="$(mktemp -d /var/tmp/swaplab-parse.XXXXXX)"
-trap 'rm -rf "$W"' EXIT
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 # fail, sha, limited, run CODE PATTERN CMD... (256 MiB, 5 s, exit code,
 # message), bound_summary
 source "$(dirname "$0")/lib.sh"

@@ -5,9 +5,7 @@
 # stderr is not a terminal, and it ends at 100 %; never and auto (stderr a
 # file here) draw nothing; stdout is the same in every case (measured
 # seconds aside).
-S="$1"
-W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 # JSON without what is measured (seconds, CPU seconds) or depends on when
 # completions arrive (the reader's partial waits), and temporary paths
 # (named by process id), and for kernel run what the rest of the machine did

@@ -8,9 +8,7 @@
 # tests/vm/vm_patched.sh's `churn` step.
 # usage: reproduce_vm_args.sh SWAPLAB
 set -uo pipefail
-S="$1"
-W="$(mktemp -d /var/tmp/swaplab-repvm.XXXXXX)"
-trap 'rm -rf "$W"' EXIT
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 source "$(dirname "$0")/lib.sh"
 
 run 2 "not one of seed 003's scenarios" "$S" reproduce rfc-holes --vm --kernel rfc-6.12

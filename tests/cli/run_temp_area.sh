@@ -11,12 +11,10 @@
 # removes the area of a run still alive.
 # usage: run_temp_area.sh SWAPLAB SCENARIO_DIR
 set -uo pipefail
-S="$1"
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 SC="$2/rfc-holes-real.json"
-W="$(mktemp -d /var/tmp/swaplab-tmpt.XXXXXX)"
-cleanup() { [ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$W"; }
-trap cleanup EXIT
-source "$(dirname "$0")/lib.sh"   # fail, limited, run
+cleanup() { [ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null; } # run on exit by test_env.sh
+source "$(dirname "$0")/lib.sh"   # limited, run
 
 # the run's area lives in $W (the scenario's dir), so nothing else is touched
 sed "s|\"dir\": \"/var/tmp\"|\"dir\": \"$W\"|" "$SC" >"$W/sc.json"

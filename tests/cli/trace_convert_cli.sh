@@ -9,10 +9,9 @@
 # and its byte offset, within the bound of lib.sh.
 # usage: trace_convert_cli.sh SWAPLAB TRACE_DIR
 set -uo pipefail
-S="$1"; TRACES="$2"
-W="$(mktemp -d /tmp/swaplab-convert.XXXXXX)"
-trap 'rm -rf "$W"' EXIT
-source "$(dirname "$0")/lib.sh" # fail, run, sha
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
+TRACES="$2"
+source "$(dirname "$0")/lib.sh" # run, sha
 
 n=0
 for t in "$TRACES"/*.trace; do

@@ -1,14 +1,9 @@
 # SPDX-License-Identifier: MIT
-# Helpers of the install tests: a temporary directory removed on exit, and
-# the example consumer built out of tree with CMake and with pkg-config.
+# Helpers of the install tests: a temporary directory W removed on exit and
+# fail (../lib/test_env.sh), and the example consumer built out of tree with
+# CMake and with pkg-config.
 
-tmp=$(mktemp -d /var/tmp/swaplab-install.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_env.sh"
 
 # consumer_cmake SRC PREFIX_PATH BUILD: examples/ through find_package.
 consumer_cmake() {

@@ -15,42 +15,42 @@ for tool in cpack dpkg dpkg-deb dpkg-shlibdeps; do
   command -v $tool >/dev/null || { echo "SKIP: no $tool (scripts/setup installs dpkg-dev)"; exit 77; }
 done
 . "$(dirname "$0")/common.sh"
-cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/pkgs" >"$tmp/cpack.log" 2>&1 || { cat "$tmp/cpack.log"; fail "cpack -G DEB"; }
+cpack -G DEB --config "$build/CPackConfig.cmake" -B "$W/pkgs" >"$W/cpack.log" 2>&1 || { cat "$W/cpack.log"; fail "cpack -G DEB"; }
 arch=$(dpkg --print-architecture)
-deb=$tmp/pkgs/swaplab_${version}_$arch.deb
-dev=$tmp/pkgs/swaplab-dev_${version}_$arch.deb
-[ -f "$deb" ] && [ -f "$dev" ] || { ls "$tmp/pkgs"; fail "cpack made no swaplab_${version}_$arch.deb and swaplab-dev_${version}_$arch.deb"; }
+deb=$W/pkgs/swaplab_${version}_$arch.deb
+dev=$W/pkgs/swaplab-dev_${version}_$arch.deb
+[ -f "$deb" ] && [ -f "$dev" ] || { ls "$W/pkgs"; fail "cpack made no swaplab_${version}_$arch.deb and swaplab-dev_${version}_$arch.deb"; }
 
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "swaplab Depends: $depends"
 for lib in libc6 libstdc++6 liburing libfmt liblz4 liblzo2 libblkid zlib1g; do
   grep -q "\b$lib" <<<"$depends" || fail "swaplab's Depends has no $lib"
 done
-dpkg-deb -c "$deb" >"$tmp/deb.list"
-dpkg-deb -c "$dev" >"$tmp/dev.list"
-grep -q '/usr/include/' "$tmp/deb.list" && fail "swaplab ships headers (they belong in swaplab-dev)"
+dpkg-deb -c "$deb" >"$W/deb.list"
+dpkg-deb -c "$dev" >"$W/dev.list"
+grep -q '/usr/include/' "$W/deb.list" && fail "swaplab ships headers (they belong in swaplab-dev)"
 for f in ./usr/bin/swaplab ./usr/share/man/man1/swaplab.1.gz ./usr/share/bash-completion/completions/swaplab \
   ./usr/share/doc/swaplab/copyright; do
-  grep -q " $f\$" "$tmp/deb.list" || fail "swaplab lacks $f"
+  grep -q " $f\$" "$W/deb.list" || fail "swaplab lacks $f"
 done
 if [ -x "$build/swaplab_guest_agent" ]; then
-  grep -q ' ./usr/libexec/swaplab/swaplab_guest_agent$' "$tmp/deb.list" || fail "swaplab lacks the guest agent"
+  grep -q ' ./usr/libexec/swaplab/swaplab_guest_agent$' "$W/deb.list" || fail "swaplab lacks the guest agent"
 fi
 for f in /usr/include/swaplab/alloc/swap_system.h libswaplab_alloc.a cmake/swaplab/swaplabConfig.cmake pkgconfig/swaplab.pc; do
-  grep -q "$f\$" "$tmp/dev.list" || fail "swaplab-dev lacks $f"
+  grep -q "$f\$" "$W/dev.list" || fail "swaplab-dev lacks $f"
 done
 
 if command -v lintian >/dev/null; then
-  lintian --no-cfg "$deb" "$dev" >"$tmp/lintian.log" 2>&1 || true
-  cat "$tmp/lintian.log"
-  grep -qE '^[EW]: ' "$tmp/lintian.log" && fail "lintian reports errors or warnings"
+  lintian --no-cfg "$deb" "$dev" >"$W/lintian.log" 2>&1 || true
+  cat "$W/lintian.log"
+  grep -qE '^[EW]: ' "$W/lintian.log" && fail "lintian reports errors or warnings"
   echo "lintian: no errors or warnings"
 else
   echo "lintian not installed: not run"
 fi
 
 # The root's dpkg database: this machine's entries for swaplab's Depends.
-root=$tmp/root
+root=$W/root
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/triggers"
 touch "$root/var/lib/dpkg/available"
 for p in $(sed 's/([^)]*)//g; s/[,|]/ /g' <<<"$depends $(dpkg-deb -f "$dev" Depends)"); do
@@ -60,16 +60,16 @@ for p in $(sed 's/([^)]*)//g; s/[,|]/ /g' <<<"$depends $(dpkg-deb -f "$dev" Depe
 done
 force=()
 [ "$(id -u)" -eq 0 ] || force=(--force-not-root)
-dpkg --root="$root" "${force[@]}" -i "$deb" "$dev" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg --root -i"; }
+dpkg --root="$root" "${force[@]}" -i "$deb" "$dev" >"$W/dpkg.log" 2>&1 || { cat "$W/dpkg.log"; fail "dpkg --root -i"; }
 out=$("$root/usr/bin/swaplab" --version)
 echo "$out"
 [[ $out == "swaplab $version"* ]] || fail "--version of the installed package says '$out'"
-"$root/usr/bin/swaplab" reproduce --list >"$tmp/list" || fail "swaplab reproduce --list from the package"
-grep -q 'rfc' "$tmp/list" || { cat "$tmp/list"; fail "reproduce --list lists no rfc scenario"; }
-consumer_cmake "$src" "$root/usr" "$tmp/cmake-consumer"
-consumer_pkgconfig "$src" "$(dirname "$(find "$root/usr" -name swaplab.pc)")" "$tmp/pc-consumer" --static
+"$root/usr/bin/swaplab" reproduce --list >"$W/list" || fail "swaplab reproduce --list from the package"
+grep -q 'rfc' "$W/list" || { cat "$W/list"; fail "reproduce --list lists no rfc scenario"; }
+consumer_cmake "$src" "$root/usr" "$W/cmake-consumer"
+consumer_pkgconfig "$src" "$(dirname "$(find "$root/usr" -name swaplab.pc)")" "$W/pc-consumer" --static
 
-dpkg --root="$root" "${force[@]}" -r swaplab-dev swaplab >>"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg --root -r"; }
-find "$root/usr" -type f >"$tmp/left" 2>/dev/null || true
-[ ! -s "$tmp/left" ] || { head "$tmp/left"; fail "$(wc -l <"$tmp/left") files left after dpkg -r"; }
+dpkg --root="$root" "${force[@]}" -r swaplab-dev swaplab >>"$W/dpkg.log" 2>&1 || { cat "$W/dpkg.log"; fail "dpkg --root -r"; }
+find "$root/usr" -type f >"$W/left" 2>/dev/null || true
+[ ! -s "$W/left" ] || { head "$W/left"; fail "$(wc -l <"$W/left") files left after dpkg -r"; }
 echo "ok: swaplab and swaplab-dev built, installed into a root, run, used and removed"

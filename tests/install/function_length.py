@@ -16,11 +16,10 @@ import sys
 import tempfile
 
 LIMIT = 80
-# path -> function -> the most lines it may have (measured 6 December 2026).
-KNOWN = {
-    "src/vm/guest/churn.c": {"RunChurn": 145},
-    "src/vm/guest/guest_agent.c": {"PrepareLayout": 90},
-}
+# path -> function -> the most lines it may have. Empty: every function in
+# src/ is within the limit (the last two, the guest agent's RunChurn and
+# PrepareLayout, were split into named steps in December 2026).
+KNOWN = {}
 
 
 def functions(root):
@@ -81,8 +80,8 @@ def main():
             return 1
     if problems:
         return 1
-    print(f"ok: {n} functions in src/, none over {LIMIT} lines but the {len(KNOWN)} known ones "
-          "(none grown)")
+    known = f" but the {len(KNOWN)} known ones (none grown)" if KNOWN else ""
+    print(f"ok: {n} functions in src/, none over {LIMIT} lines{known}")
     return 0
 
 

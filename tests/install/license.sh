@@ -6,9 +6,8 @@
 # the Debian copyright file names both. The checker runs on the source tree
 # and, to show it can fail, on a small tree with one file missing its line.
 set -euo pipefail
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 src=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # needs_spdx PATH: whether PATH (relative to the tree) is one of our sources.
 needs_spdx() {
@@ -67,14 +66,14 @@ check_tree "$src"
 
 # The checker itself: a tree with one C++ file whose SPDX line is missing
 # (and one correct file) must fail, naming the file.
-mkdir -p "$tmp/bad/src"
-cp "$src/LICENSE" "$tmp/bad/"
-printf '// SPDX-License-Identifier: MIT\nint a;\n' >"$tmp/bad/src/good.cc"
-printf '// no license line\nint b;\n' >"$tmp/bad/src/bare.cc"
-if check_tree "$tmp/bad" >"$tmp/bad.log"; then
+mkdir -p "$W/bad/src"
+cp "$src/LICENSE" "$W/bad/"
+printf '// SPDX-License-Identifier: MIT\nint a;\n' >"$W/bad/src/good.cc"
+printf '// no license line\nint b;\n' >"$W/bad/src/bare.cc"
+if check_tree "$W/bad" >"$W/bad.log"; then
   echo "FAIL: the checker passed a tree with src/bare.cc lacking its SPDX line"
   exit 1
 fi
-grep -q 'FAIL: src/bare.cc' "$tmp/bad.log" || { echo "FAIL: the checker did not name src/bare.cc:"; cat "$tmp/bad.log"; exit 1; }
-grep -q 'good.cc' "$tmp/bad.log" && { echo "FAIL: the checker named the correct file"; exit 1; }
+grep -q 'FAIL: src/bare.cc' "$W/bad.log" || { echo "FAIL: the checker did not name src/bare.cc:"; cat "$W/bad.log"; exit 1; }
+grep -q 'good.cc' "$W/bad.log" && { echo "FAIL: the checker named the correct file"; exit 1; }
 echo "ok: a file without its SPDX line is found"

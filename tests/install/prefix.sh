@@ -8,8 +8,8 @@
 set -euo pipefail
 build=$1 src=$2 version=$3
 . "$(dirname "$0")/common.sh"
-prefix=$tmp/prefix
-cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install"; }
+prefix=$W/prefix
+cmake --install "$build" --prefix "$prefix" >"$W/install.log" || { cat "$W/install.log"; fail "cmake --install"; }
 libdir=$(cd "$prefix" && dirname "$(find . -name swaplab.pc)" | sed 's|^\./||; s|/pkgconfig$||')
 for f in bin/swaplab share/man/man1/swaplab.1.gz share/bash-completion/completions/swaplab \
   include/swaplab/alloc/swap_system.h "$libdir/libswaplab_alloc.a" "$libdir/cmake/swaplab/swaplabConfig.cmake" \
@@ -40,6 +40,6 @@ if [ -x "$build/swaplab_guest_agent" ]; then
   echo "guest agent: found under the prefix"
 fi
 
-consumer_cmake "$src" "$prefix" "$tmp/cmake-consumer"
-consumer_pkgconfig "$src" "$prefix/$libdir/pkgconfig" "$tmp/pc-consumer" --static
+consumer_cmake "$src" "$prefix" "$W/cmake-consumer"
+consumer_pkgconfig "$src" "$prefix/$libdir/pkgconfig" "$W/pc-consumer" --static
 echo "ok: installed into a prefix; find_package and pkg-config consumers built and ran"

@@ -6,19 +6,18 @@
 # byte-identical across runs.
 #   tests/kernel/agreement.sh [BUILD_DIR] [RUNS] [TRACES]   (docs/fidelity.md)
 set -euo pipefail
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 BUILD=${1:-build/release}
 RUNS=${2:-3}
 TRACES=${3:-"seq holes shuffled mthp64 twodev frag full mixed full0 mixed0 latecpu"}
 DIR=$(dirname "$0")
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 echo "| trace | device | placements agreeing | fallback kernel / model | kept in memory kernel / model | kernel on its own | interference: points / foreign slots / runs | identical over $RUNS runs |"
 echo "|---|---|---|---|---|---|---|---|"
 for t in $TRACES; do
   for d in file loop loop-ssd zram; do
     i=1
     while [ "$i" -le "$RUNS" ]; do
-      "$BUILD/swaplab" kernel run "$DIR/traces/$t.trace" --device "$d" --out "$TMP/$t-$d-$i.trace" --json > "$TMP/$t-$d-$i.json"
+      "$BUILD/swaplab" kernel run "$DIR/traces/$t.trace" --device "$d" --out "$W/$t-$d-$i.trace" --json > "$W/$t-$d-$i.json"
       i=$((i + 1))
     done
     same=yes
@@ -27,10 +26,10 @@ for t in $TRACES; do
     # `foreign` records of other processes' slots left out.
     own() { grep -v -e '^#' -e '^foreign' "$1"; }
     while [ "$i" -le "$RUNS" ]; do
-      if ! diff -q <(own "$TMP/$t-$d-1.trace") <(own "$TMP/$t-$d-$i.trace") > /dev/null 2>&1; then same=no; fi
+      if ! diff -q <(own "$W/$t-$d-1.trace") <(own "$W/$t-$d-$i.trace") > /dev/null 2>&1; then same=no; fi
       i=$((i + 1))
     done
-    python3 - "$TMP/$t-$d-1.json" "$t" "$d" "$same" <<'PY'
+    python3 - "$W/$t-$d-1.json" "$t" "$d" "$same" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 fb = ", ".join(f"{k}: {100*v['kernel_rate']:.1f}% / {100*v['model_rate']:.1f}%" for k, v in j["fallback"].items()) or "—"

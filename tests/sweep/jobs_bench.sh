@@ -5,9 +5,8 @@
 # seconds and ratio and the median ratio.
 # Usage: jobs_bench.sh SWAPLAB SPEC [SCALE=0.25] [PAIRS=5]
 set -euo pipefail
-S=$1 SPEC=$2 SCALE=${3:-0.25} PAIRS=${4:-5}
-W=$(mktemp -d /tmp/sweep_jobs_bench.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
+SPEC=$2 SCALE=${3:-0.25} PAIRS=${4:-5}
 ratios=()
 for k in $(seq "$PAIRS"); do
   declare -A t

@@ -6,9 +6,8 @@
 # `swaplab sweep merge DIR` timed 5 times (median printed).
 # Usage: merge_bench.sh SWAPLAB SOURCE_DIR [N=10000]
 set -euo pipefail
-S=$1 SRC=$2 N=${3:-10000}
-W=$(mktemp -d /tmp/sweep_merge_bench.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
+SRC=$2 N=${3:-10000}
 cat >"$W/spec.json" <<JSON
 {"name": "merge bench", "base": "$SRC/tests/sweep/data/holes.json",
  "axes": [{"name": "hole", "path": "/aging/0/hole", "values": ["16K", "64K"]},

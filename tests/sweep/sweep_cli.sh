@@ -9,10 +9,7 @@
 # says which package is missing.
 # Usage: sweep_cli.sh SWAPLAB SOURCE_DIR
 set -euo pipefail
-S=$1
-W=$(mktemp -d /tmp/sweep_cli.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 if ! parallel --version 2>/dev/null | grep -q "GNU parallel"; then
   echo "SKIP: GNU parallel is not installed (Debian package parallel; scripts/setup)"
   exit 77

@@ -15,11 +15,9 @@
 # point each time).
 # Usage: sweep_hostile.sh SWAPLAB SOURCE_DIR
 set -uo pipefail
-S=$1
-W=$(mktemp -d /tmp/sweep_hostile.XXXXXX)
-L=$(mktemp -d /tmp/sweep_hostile_log.XXXXXX)
-trap 'rm -rf "$W" "$L"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
+L=$(mktemp -d /var/tmp/swaplab-sweep_hostile_log.XXXXXX)
+cleanup() { rm -rf "$L"; } # run on exit by test_env.sh
 
 cat >"$L/spec.json" <<JSON
 {

@@ -8,10 +8,7 @@
 # directory without the marker, and says so when a sweep holds the lock. Skips (77) without GNU parallel.
 # Usage: sweep_owner.sh SWAPLAB SOURCE_DIR
 set -uo pipefail
-S=$1
-W=$(mktemp -d /tmp/sweep_owner.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 if ! parallel --version 2>/dev/null | grep -q "GNU parallel"; then
   echo "SKIP: GNU parallel is not installed (Debian package parallel; scripts/setup)"
   exit 77

@@ -9,10 +9,7 @@
 # script written).
 # Usage: sweep_scripts.sh SWAPLAB SOURCE_DIR
 set -uo pipefail
-S=$1
-W=$(mktemp -d /tmp/sweep_scripts.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 cat >"$W/spec.json" <<JSON
 {"name": "scripts \$(touch PWNED-name)", "base": "$2/tests/sweep/data/holes.json", "scale": 0.05,
  "axes": [{"name": "seed", "seed": true, "values": [1, 2]}]}

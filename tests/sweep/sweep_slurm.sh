@@ -14,9 +14,8 @@
 # daemon cannot run here (the reason from its log).
 # Usage: sweep_slurm.sh SWAPLAB SOURCE_DIR
 set -euo pipefail
-S=$1
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
 [ "$(id -u)" = 0 ] || skip "needs root (slurmd runs the jobs as their user; SlurmUser=root)"
 for b in slurmctld slurmd sbatch sinfo scancel munged mungekey python3; do
   command -v "$b" >/dev/null ||
@@ -25,20 +24,19 @@ done
 parallel --version 2>/dev/null | grep -q "GNU parallel" ||
   skip "GNU parallel is not installed (the local run to compare with; Debian package parallel)"
 
-W=$(mktemp -d /tmp/sweep_slurm.XXXXXX)
 C=$W/cluster
 mkdir -p "$C/state" "$C/spool"
 chmod 755 "$W" "$C"  # munged wants its socket's directory searchable by all
 export SLURM_CONF=$C/slurm.conf
 # Every process of this cluster has SLURM_CONF=$C/slurm.conf in its
 # environment (the daemons, slurmstepd, the job scripts and the points):
-# teardown ends those, by pid, and munged by its pid file; nothing else.
+# cleanup ends those, by pid, and munged by its pid file; nothing else.
 ours() {
   grep -lzxF "SLURM_CONF=$C/slurm.conf" /proc/[0-9]*/environ 2>/dev/null |
     sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' | grep -vx "$$" || true
 }
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-teardown() {
+cleanup() { # run on exit by test_env.sh, before W is removed
   set +e
   alive "$C/slurmctld.pid" && timeout 10 scancel --quiet --full --signal=KILL \
     --jobname=swaplab-slurm_test >/dev/null 2>&1
@@ -55,9 +53,7 @@ teardown() {
   pids=$(ours)
   [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
   [ -n "$munged" ] && kill -KILL "$munged" 2>/dev/null
-  rm -rf "$W"
 }
-trap teardown EXIT
 # A daemon that does not come up: its log says why; that is this
 # machine's limit, not swaplab's (the test then skips, quoting it).
 cannot() { # WHAT LOG...

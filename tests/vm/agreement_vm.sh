@@ -7,13 +7,12 @@
 #   tests/vm/agreement_vm.sh [BUILD_DIR] [KERNEL] [TRACES] [POLICY]
 #   KERNEL: a series of the cache (6.12, 6.1); TRACES: names under tests/kernel/traces
 set -euo pipefail
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 BUILD=${1:-build/release}
 KERNEL=${2:-6.12}
 TRACES=${3:-"seq holes shuffled mthp64 twodev frag full mixed full0 mixed0 latecpu"}
 POLICY=${4:-}
 DIR=$(cd "$(dirname "$0")/../kernel" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 echo "| trace | device | placements agreeing | fallback kernel / model | kept in memory kernel / model | kernel on its own | guest s |"
 echo "|---|---|---|---|---|---|---|"
 for t in $TRACES; do
@@ -25,11 +24,11 @@ for t in $TRACES; do
   fi
   for d in file loop loop-ssd zram; do
     if ! "$BUILD/swaplab" vm run "$DIR/traces/$t.trace" --kernel "$KERNEL" --device "$d" \
-        ${POLICY:+--policy "$POLICY"} --timeout 900 --json >"$TMP/r.json" 2>"$TMP/err"; then
-      echo "| $t | $d | failed: $(tr '\n|' '  ' <"$TMP/err" | cut -c1-200) | | | | |"
+        ${POLICY:+--policy "$POLICY"} --timeout 900 --json >"$W/r.json" 2>"$W/err"; then
+      echo "| $t | $d | failed: $(tr '\n|' '  ' <"$W/err" | cut -c1-200) | | | | |"
       continue
     fi
-    python3 - "$TMP/r.json" "$t" "$d" <<'PY'
+    python3 - "$W/r.json" "$t" "$d" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); j = d["kernel_run"]
 fb = ", ".join(f"{k}: {100*v['kernel_rate']:.1f}% / {100*v['model_rate']:.1f}%" for k, v in j["fallback"].items()) or "—"

@@ -6,5 +6,5 @@
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not found (bash scripts/setup)"; exit 77; }
 cache="${SWAPLAB_GUEST_KERNEL_CACHE:-/var/cache/swaplab/guest-kernel}"
 ls "$cache"/*/.unpacked >/dev/null 2>&1 || { echo "SKIP: no guest kernel in $cache (bash scripts/guest-kernel)"; exit 77; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+# S, W (the work directory), fail; W removed on exit.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_env.sh" "$swaplab"

@@ -14,13 +14,13 @@ layouts=("$@")
 source "$(dirname "$0")/vm_cli_lib.sh"
 for layout in "${layouts[@]}"; do
   t0=$(date +%s.%N)
-  if ! "$swaplab" vm hibernate --layout "$layout" --swap 96M --image 64M --json >"$tmp/$layout.json" 2>"$tmp/$layout.err"; then
-    if grep -q "no static busybox\|no guest agent" "$tmp/$layout.err"; then
-      echo "SKIP: $(cat "$tmp/$layout.err")"; exit 77
+  if ! "$swaplab" vm hibernate --layout "$layout" --swap 96M --image 64M --json >"$W/$layout.json" 2>"$W/$layout.err"; then
+    if grep -q "no static busybox\|no guest agent" "$W/$layout.err"; then
+      echo "SKIP: $(cat "$W/$layout.err")"; exit 77
     fi
-    echo "FAIL: $layout: swaplab vm hibernate failed"; cat "$tmp/$layout.err"; exit 1
+    echo "FAIL: $layout: swaplab vm hibernate failed"; cat "$W/$layout.err"; exit 1
   fi
-  python3 - "$tmp/$layout.json" "$layout" <<'PY' || exit 1
+  python3 - "$W/$layout.json" "$layout" <<'PY' || exit 1
 import json, sys
 d = json.load(open(sys.argv[1])); layout = sys.argv[2]
 k, m = d["kernel"], d["model"]

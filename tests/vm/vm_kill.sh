@@ -25,12 +25,12 @@ qemu_of() {
 }
 
 for how in sigint kill-qemu kill-swaplab; do
-  work="$tmp/$how"
+  work="$W/$how"
   mkdir -p "$work"
   TMPDIR="$work" "$swaplab" vm hibernate --layout shuffled --swap 96M --image 64M --accel tcg \
-    >"$tmp/$how.out" 2>"$tmp/$how.err" &
+    >"$W/$how.out" 2>"$W/$how.err" &
   pid=$!
-  q="$(qemu_of "$pid")" || { echo "FAIL: $how: no qemu started"; cat "$tmp/$how.err"; exit 1; }
+  q="$(qemu_of "$pid")" || { echo "FAIL: $how: no qemu started"; cat "$W/$how.err"; exit 1; }
   sleep 3  # mid-way: the guest is booting or preparing the layout
   case "$how" in
     sigint) kill -INT "$pid" ;;
@@ -46,12 +46,12 @@ for how in sigint kill-qemu kill-swaplab; do
   if [ "$how" = kill-swaplab ]; then
     # SIGKILL leaves the work dir; `kernel cleanup` finds it by its dead pid
     ls -d "$work"/swaplab-vm-"$pid".* >/dev/null 2>&1 || { echo "FAIL: $how: no work dir named for pid $pid in $work: $(ls -A "$work")"; exit 1; }
-    TMPDIR="$work" "$swaplab" kernel cleanup >"$tmp/cleanup.out" 2>&1 || { echo "FAIL: kernel cleanup: $(cat "$tmp/cleanup.out")"; exit 1; }
-    grep -q "remove $work/swaplab-vm-$pid" "$tmp/cleanup.out" || { echo "FAIL: kernel cleanup did not report the work dir: $(cat "$tmp/cleanup.out")"; exit 1; }
+    TMPDIR="$work" "$swaplab" kernel cleanup >"$W/cleanup.out" 2>&1 || { echo "FAIL: kernel cleanup: $(cat "$W/cleanup.out")"; exit 1; }
+    grep -q "remove $work/swaplab-vm-$pid" "$W/cleanup.out" || { echo "FAIL: kernel cleanup did not report the work dir: $(cat "$W/cleanup.out")"; exit 1; }
   fi
   left="$(ls -A "$work")"
   [ -z "$left" ] || { echo "FAIL: $how: left in TMPDIR: $left"; exit 1; }
   [ "$(losetup -a 2>/dev/null | sort)" = "$loops_before" ] || { echo "FAIL: $how: loop devices changed"; exit 1; }
-  echo "vm: $how: swaplab exited $rc ($(head -c 200 "$tmp/$how.err" | tr '\n' ' ')), qemu gone, no temp dir, no loop device"
+  echo "vm: $how: swaplab exited $rc ($(head -c 200 "$W/$how.err" | tr '\n' ' ')), qemu gone, no temp dir, no loop device"
 done
 echo "PASS"

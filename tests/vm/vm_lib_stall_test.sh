@@ -6,17 +6,15 @@
 # disk as it was before the boot, that a second stall fails, and that a
 # boot that powers off is not retried.
 set -uo pipefail
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 here="$(cd "$(dirname "$0")" && pwd)"
-work="$(mktemp -d "${TMPDIR:-/tmp}/swaplab-vm-stall.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 # The stand-in: finds -serial file:LOG, -pidfile and the drive's file; writes
-# its pid; behaves as $work/script says for the boot numbered by a counter:
+# its pid; behaves as $W/script says for the boot numbered by a counter:
 # "hang" (hung-task line, then sleeps), "silent" (sleeps), "ok" (powers
 # off), and appends "boot N: disk byte X" (the disk's first byte) to a
 # record, then writes a byte into the disk so a restored disk is visible.
-cat >"$work/fake-qemu" <<'QEMU'
+cat >"$W/fake-qemu" <<'QEMU'
 #!/usr/bin/env bash
 log="" pidf="" disk=""
 while [ $# -gt 0 ]; do
@@ -41,12 +39,12 @@ case "$what" in
   ok) echo "[    2.000000] reboot: Power down" >>"$log"; exit 0 ;;
 esac
 QEMU
-chmod +x "$work/fake-qemu"
+chmod +x "$W/fake-qemu"
 
-export SWAPLAB_VM_QEMU="$work/fake-qemu" SWAPLAB_VM_STALL=2 SWAPLAB_VM_TIMEOUT=30
+export SWAPLAB_VM_QEMU="$W/fake-qemu" SWAPLAB_VM_STALL=2 SWAPLAB_VM_TIMEOUT=30
 # shellcheck source=vm_lib.sh
 source "$here/vm_lib.sh"
-VM_WORK="$work/vm"
+VM_WORK="$W/vm"
 mkdir -p "$VM_WORK"
 : >"$VM_WORK/initramfs.cpio"
 VM_KERNEL=/dev/null VM_ACCEL=tcg
@@ -54,30 +52,30 @@ VM_KERNEL=/dev/null VM_ACCEL=tcg
 # boot SCRIPT...: one vm_boot in a subshell (vm_fail exits) with the boots
 # behaving as SCRIPT; prints the record; returns vm_boot's status.
 boot() {
-  rm -f "$work/count" "$work/record"
-  printf '%s\n' "$@" >"$work/script"
-  printf 'A' >"$work/disk.img"
-  (vm_boot one "$work/disk.img" hibernate >"$work/out" 2>&1; echo "$? retries $VM_RETRIES" >>"$work/out")
+  rm -f "$W/count" "$W/record"
+  printf '%s\n' "$@" >"$W/script"
+  printf 'A' >"$W/disk.img"
+  (vm_boot one "$W/disk.img" hibernate >"$W/out" 2>&1; echo "$? retries $VM_RETRIES" >>"$W/out")
 }
 
 boot hang ok
-grep -q "^0 retries 1$" "$work/out" || fail "a hung boot then a good one: $(cat "$work/out")"
-grep -q "hung-task detector reported: INFO: task kworker/u2:1:42 blocked for more than 20 seconds" "$work/out" ||
-  fail "the hang is not named: $(cat "$work/out")"
-[ "$(cat "$work/record")" = "$(printf 'boot 1: disk byte A\nboot 2: disk byte A')" ] ||
-  fail "the second boot did not get the disk as it was: $(cat "$work/record")"
+grep -q "^0 retries 1$" "$W/out" || fail "a hung boot then a good one: $(cat "$W/out")"
+grep -q "hung-task detector reported: INFO: task kworker/u2:1:42 blocked for more than 20 seconds" "$W/out" ||
+  fail "the hang is not named: $(cat "$W/out")"
+[ "$(cat "$W/record")" = "$(printf 'boot 1: disk byte A\nboot 2: disk byte A')" ] ||
+  fail "the second boot did not get the disk as it was: $(cat "$W/record")"
 
 boot silent ok
-grep -q "^0 retries 1$" "$work/out" || fail "a silent boot then a good one: $(cat "$work/out")"
-grep -q "no console output for 2 s" "$work/out" || fail "the silence is not named: $(cat "$work/out")"
+grep -q "^0 retries 1$" "$W/out" || fail "a silent boot then a good one: $(cat "$W/out")"
+grep -q "no console output for 2 s" "$W/out" || fail "the silence is not named: $(cat "$W/out")"
 
 boot hang silent
-grep -q "^1 retries 1$" "$work/out" || fail "two stalls must fail: $(cat "$work/out")"
-[ "$(wc -l <"$work/record")" -eq 2 ] || fail "more than one retry: $(cat "$work/record")"
+grep -q "^1 retries 1$" "$W/out" || fail "two stalls must fail: $(cat "$W/out")"
+[ "$(wc -l <"$W/record")" -eq 2 ] || fail "more than one retry: $(cat "$W/record")"
 
 boot ok hang
-grep -q "^0 retries 0$" "$work/out" || fail "a good boot was retried: $(cat "$work/out")"
-[ "$(wc -l <"$work/record")" -eq 1 ] || fail "a good boot booted twice: $(cat "$work/record")"
-[ "$(head -c1 "$work/disk.img")" = X ] || fail "a good boot's disk was restored"
+grep -q "^0 retries 0$" "$W/out" || fail "a good boot was retried: $(cat "$W/out")"
+[ "$(wc -l <"$W/record")" -eq 1 ] || fail "a good boot booted twice: $(cat "$W/record")"
+[ "$(head -c1 "$W/disk.img")" = X ] || fail "a good boot's disk was restored"
 [ ! -e "$VM_WORK/one.before-boot" ] || fail "the copy of the disk was left behind"
 echo "vm_lib stall watchdog: 4 cases ok"

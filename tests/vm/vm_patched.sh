@@ -36,14 +36,13 @@
 # build it, unless SWAPLAB_VM_KERNEL_BUILD=1 lets it build (about 7 min cold
 # on 2 cores).
 set -uo pipefail
+source "$(dirname "$0")/../lib/test_env.sh" "$@"
 swaplab="$1"
 shift
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(hygiene rfc table churn)
 kernel_ok=0
 ran=0  # steps that checked something
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 skipped=()
 
@@ -70,7 +69,7 @@ step_hygiene() {
 }
 
 # hib NAME LAYOUT COMPRESS [KERNEL PARAMETERS...]: one hibernation and
-# resume of kernel rfc-6.12 into $tmp/NAME.json, the model's image slot
+# resume of kernel rfc-6.12 into $W/NAME.json, the model's image slot
 # source following the parameters.
 hib() {
   local name="$1" layout="$2" compress="$3"
@@ -81,9 +80,9 @@ hib() {
   case "$append" in *swapfile.prefer_nonfull=1*) knob=(--knob "search=nonfull,free,reclaim-full,frag-all,sync-discard-restart,steal-higher") ;; esac
   if ! "$swaplab" vm hibernate --kernel rfc-6.12 --layout "$layout" --swap 96M --image 24M \
     --compress "$compress" --resume --model-source "$source" ${append:+--append "$append"} "${knob[@]}" \
-    --json --progress never >"$tmp/$name.json" 2>"$tmp/$name.err"; then
+    --json --progress never >"$W/$name.json" 2>"$W/$name.err"; then
     echo "FAIL: $name: swaplab vm hibernate failed"
-    cat "$tmp/$name.err"
+    cat "$W/$name.err"
     exit 1
   fi
 }
@@ -116,7 +115,7 @@ step_rfc() {
   hib bio-fresh fresh none hibernate_alloc=clusters hibernate_bio=runs
   hib bio-lzo fresh lzo hibernate_alloc=clusters hibernate_bio=runs
   hib bio-lz4 fresh lz4 hibernate_alloc=clusters hibernate_bio=runs
-  python3 - "$tmp" <<'PY' || exit 1
+  python3 - "$W" <<'PY' || exit 1
 import json, sys
 d = {n: json.load(open(f"{sys.argv[1]}/{n}.json")) for n in
      ["base-fresh", "alloc-fresh", "bio-fresh", "bio-lzo", "bio-lz4"]}
@@ -164,8 +163,8 @@ reproduce_json() {
 
 step_table() {
   need_kernel || return 0
-  reproduce_json "$tmp/table.json" --vm --kernel rfc-6.12 --runs 1 --vm-scale 0.0078125
-  python3 - "$tmp/table.json" <<'PY' || exit 1
+  reproduce_json "$W/table.json" --vm --kernel rfc-6.12 --runs 1 --vm-scale 0.0078125
+  python3 - "$W/table.json" <<'PY' || exit 1
 import json, sys
 d = json.load(open(sys.argv[1]))
 def check(ok, what):
@@ -200,9 +199,9 @@ PY
 
 step_churn() {
   need_kernel || return 0
-  reproduce_json "$tmp/churn.json" nonfull-vs-free-8g --vm --kernel rfc-6.12 --runs 1 \
+  reproduce_json "$W/churn.json" nonfull-vs-free-8g --vm --kernel rfc-6.12 --runs 1 \
     --vm-scale 0.0078125
-  python3 - "$tmp/churn.json" <<'PY' || exit 1
+  python3 - "$W/churn.json" <<'PY' || exit 1
 import json, sys
 d = json.load(open(sys.argv[1]))
 def check(ok, what):

@@ -10,23 +10,22 @@ set -uo pipefail
 swaplab="$1"
 # shellcheck source=tests/vm/vm_cli_lib.sh
 source "$(dirname "$0")/vm_cli_lib.sh"
-fail() { echo "FAIL: $*"; exit 1; }
 
 # Usage errors: exit 2, nothing booted.
-"$swaplab" reproduce --vm rfc-shuffled >/dev/null 2>"$tmp/e1"; rc=$?
-[ $rc -eq 2 ] && grep -q "seed 001's two layouts only" "$tmp/e1" || fail "reproduce --vm NAME: exit $rc: $(cat "$tmp/e1")"
-"$swaplab" reproduce --vm --vm-scale 0.5 >/dev/null 2>"$tmp/e2"; rc=$?
+"$swaplab" reproduce --vm rfc-shuffled >/dev/null 2>"$W/e1"; rc=$?
+[ $rc -eq 2 ] && grep -q "seed 001's two layouts only" "$W/e1" || fail "reproduce --vm NAME: exit $rc: $(cat "$W/e1")"
+"$swaplab" reproduce --vm --vm-scale 0.5 >/dev/null 2>"$W/e2"; rc=$?
 [ $rc -eq 2 ] || fail "--vm-scale 0.5: exit $rc"
-"$swaplab" reproduce --vm --host-cpu tcg-0 >/dev/null 2>"$tmp/e3"; rc=$?
-[ $rc -eq 2 ] && grep -q "tcg-6.12" "$tmp/e3" || fail "--host-cpu tcg-0: exit $rc: $(cat "$tmp/e3")"
+"$swaplab" reproduce --vm --host-cpu tcg-0 >/dev/null 2>"$W/e3"; rc=$?
+[ $rc -eq 2 ] && grep -q "tcg-6.12" "$W/e3" || fail "--host-cpu tcg-0: exit $rc: $(cat "$W/e3")"
 
 # 1/128 of the seed: a 40 MiB image asked (about 57 MiB with the guest's
 # own pages), 88 MiB (shuffled: 40 + 48) and 96 MiB (holes) of swap.
-if ! "$swaplab" reproduce --vm --vm-scale 0.0078125 --json >"$tmp/r.json" 2>"$tmp/r.err"; then
-  grep -q "no static busybox\|no guest agent" "$tmp/r.err" && { echo "SKIP: $(cat "$tmp/r.err")"; exit 77; }
-  fail "reproduce --vm: $(cat "$tmp/r.err")"
+if ! "$swaplab" reproduce --vm --vm-scale 0.0078125 --json >"$W/r.json" 2>"$W/r.err"; then
+  grep -q "no static busybox\|no guest agent" "$W/r.err" && { echo "SKIP: $(cat "$W/r.err")"; exit 77; }
+  fail "reproduce --vm: $(cat "$W/r.err")"
 fi
-python3 - "$tmp/r.json" <<'PY' || exit 1
+python3 - "$W/r.json" <<'PY' || exit 1
 import json, sys
 d = json.load(open(sys.argv[1]))
 def check(ok, what):
@@ -53,11 +52,11 @@ for name, l in d["layouts"].items():
           f"VM {l['vm_wall_s']:.1f} s / model {m['model_wall_s']:.2f} s")
 PY
 # The text table's header says which kernel, accelerator and scale.
-if ! "$swaplab" reproduce --vm --vm-scale 0.0078125 --host-cpu none >"$tmp/r.txt" 2>"$tmp/r2.err"; then
-  fail "reproduce --vm (text): $(cat "$tmp/r2.err")"
+if ! "$swaplab" reproduce --vm --vm-scale 0.0078125 --host-cpu none >"$W/r.txt" 2>"$W/r2.err"; then
+  fail "reproduce --vm (text): $(cat "$W/r2.err")"
 fi
-grep -q "^seed 001 on a real kernel: Linux 6.12" "$tmp/r.txt" || fail "no kernel line: $(head -3 "$tmp/r.txt")"
-grep -q "accel " "$tmp/r.txt" && grep -q "^scale 0.0078125 of the seed" "$tmp/r.txt" || fail "no accel / scale: $(head -3 "$tmp/r.txt")"
-grep -q "host CPU" "$tmp/r.txt" && fail "--host-cpu none still printed host CPU rows"
-grep -q "the model answered" "$tmp/r.txt" || fail "no wall-time ratio"
+grep -q "^seed 001 on a real kernel: Linux 6.12" "$W/r.txt" || fail "no kernel line: $(head -3 "$W/r.txt")"
+grep -q "accel " "$W/r.txt" && grep -q "^scale 0.0078125 of the seed" "$W/r.txt" || fail "no accel / scale: $(head -3 "$W/r.txt")"
+grep -q "host CPU" "$W/r.txt" && fail "--host-cpu none still printed host CPU rows"
+grep -q "the model answered" "$W/r.txt" || fail "no wall-time ratio"
 echo "PASS"

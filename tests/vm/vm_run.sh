@@ -20,11 +20,11 @@ for tool in ldd strip mkfs.ext4 debugfs; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not found (bash scripts/setup)"; exit 77; }
 done
 # Usage errors come before any boot.
-"$swaplab" vm run "$traces/mthp64.trace" --device floppy >/dev/null 2>"$tmp/bad.err"
-[ $? -eq 2 ] || { echo "FAIL: --device floppy not refused with exit 2"; cat "$tmp/bad.err"; exit 1; }
-"$swaplab" vm run "$traces/mthp64.trace" --policy linux-0.1 >/dev/null 2>"$tmp/bad.err"
-[ $? -eq 2 ] || { echo "FAIL: --policy linux-0.1 not refused with exit 2"; cat "$tmp/bad.err"; exit 1; }
-grep -q "linux-0.1" "$tmp/bad.err" || { echo "FAIL: the message does not name the preset"; exit 1; }
+"$swaplab" vm run "$traces/mthp64.trace" --device floppy >/dev/null 2>"$W/bad.err"
+[ $? -eq 2 ] || { echo "FAIL: --device floppy not refused with exit 2"; cat "$W/bad.err"; exit 1; }
+"$swaplab" vm run "$traces/mthp64.trace" --policy linux-0.1 >/dev/null 2>"$W/bad.err"
+[ $? -eq 2 ] || { echo "FAIL: --policy linux-0.1 not refused with exit 2"; cat "$W/bad.err"; exit 1; }
+grep -q "linux-0.1" "$W/bad.err" || { echo "FAIL: the message does not name the preset"; exit 1; }
 
 ran=0
 for run in 6.12:mthp64:loop-ssd 6.12:mthp64:loop 6.1:latecpu:loop-ssd 6.1:twodev:loop; do
@@ -38,31 +38,31 @@ for run in 6.12:mthp64:loop-ssd 6.12:mthp64:loop 6.1:latecpu:loop-ssd 6.1:twodev
   # shows there even when the placements happen to agree.
   extra=()
   if [ "$name" = 6.12-mthp64-loop ]; then
-    extra=(--keep "$tmp/$name.keep"
+    extra=(--keep "$W/$name.keep"
       --append "swaplab.dump_trace=1 kprobe_event=p:swaplab_fas,folio_alloc_swap trace_options=stacktrace")
   fi
   if ! "$swaplab" vm run "$traces/$trace.trace" --kernel "$kernel" --device "$dev" "${extra[@]}" \
-      --out "$tmp/$name.trace" --json >"$tmp/$name.json" 2>"$tmp/$name.err"; then
-    if grep -q "no static busybox" "$tmp/$name.err"; then echo "SKIP: $(cat "$tmp/$name.err")"; exit 77; fi
-    if grep -q "no guest kernel" "$tmp/$name.err"; then
-      echo "SKIP: $name: $(cat "$tmp/$name.err")"
+      --out "$W/$name.trace" --json >"$W/$name.json" 2>"$W/$name.err"; then
+    if grep -q "no static busybox" "$W/$name.err"; then echo "SKIP: $(cat "$W/$name.err")"; exit 77; fi
+    if grep -q "no guest kernel" "$W/$name.err"; then
+      echo "SKIP: $name: $(cat "$W/$name.err")"
       continue
     fi
-    echo "FAIL: $name: swaplab vm run failed"; cat "$tmp/$name.err"; exit 1
+    echo "FAIL: $name: swaplab vm run failed"; cat "$W/$name.err"; exit 1
   fi
   ran=$((ran + 1))
   if [ ${#extra[@]} -gt 0 ]; then
-    log="$tmp/$name.keep/run.log"
-    sed -n '/ftrace begin/,/ftrace end/p' "$log" >"$tmp/$name.ftrace"
-    grep -q "ftrace end" "$tmp/$name.ftrace" || { echo "FAIL: $name: no ftrace dump in the console"; tail -20 "$log"; exit 1; }
-    grep -Eq "entries-written: [1-9][0-9]*/" "$tmp/$name.ftrace" ||
-      { echo "FAIL: $name: the kprobe saw no swap allocation"; head -5 "$tmp/$name.ftrace"; exit 1; }
-    if grep -q "<stack trace>" "$tmp/$name.ftrace"; then
+    log="$W/$name.keep/run.log"
+    sed -n '/ftrace begin/,/ftrace end/p' "$log" >"$W/$name.ftrace"
+    grep -q "ftrace end" "$W/$name.ftrace" || { echo "FAIL: $name: no ftrace dump in the console"; tail -20 "$log"; exit 1; }
+    grep -Eq "entries-written: [1-9][0-9]*/" "$W/$name.ftrace" ||
+      { echo "FAIL: $name: the kprobe saw no swap allocation"; head -5 "$W/$name.ftrace"; exit 1; }
+    if grep -q "<stack trace>" "$W/$name.ftrace"; then
       echo "FAIL: $name: the guest kernel allocated swap outside the trace's page-outs:"
-      grep -A16 "<stack trace>" "$tmp/$name.ftrace" | head -40; exit 1
+      grep -A16 "<stack trace>" "$W/$name.ftrace" | head -40; exit 1
     fi
   fi
-  python3 - "$tmp/$name.json" "$tmp/$name.trace" "$name" "$t0" "$traces/$trace.trace" "$kernel" <<'PY' || exit 1
+  python3 - "$W/$name.json" "$W/$name.trace" "$name" "$t0" "$traces/$trace.trace" "$kernel" <<'PY' || exit 1
 import json, sys, time
 d = json.load(open(sys.argv[1])); out = open(sys.argv[2]).read(); dev = sys.argv[3]
 k, v, h = d["kernel_run"], d["vm"], d["host_replay"]

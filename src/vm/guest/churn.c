@@ -134,7 +134,7 @@ struct Folio {
 
 /* One child: write, zap, report, sleep. Never returns. */
 /* Child INDEX's random state and size in pages (the parent draws the same
- * size to decide whether the child fits, RunChurn). */
+ * size to decide whether the child fits, StartChildren). */
 static uint64_t ChildTarget(const struct ChurnArgs *a, uint64_t index, uint64_t *state) {
   *state = a->seed ^ (index * 0xD1B54A32D192ED03ull);
   return a->min_pages + Below(state, a->max_pages - a->min_pages + 1);
@@ -310,11 +310,11 @@ static void KillRandomFinished(struct Live *kids, uint64_t *alive, uint64_t *fin
     }
 }
 
-int RunChurn(int argc, char **argv) {
-  struct ChurnArgs a;
-  memset(&a, 0, sizeof a);
-  uint64_t *nums[] = {&a.processes, &a.concurrent,   &a.growing, &a.min_pages,
-                      &a.max_pages, &a.zap_permille, &a.swapped, &a.seed};
+/* RunChurn's arguments, checked; 0 or 2 (usage, said on stderr). */
+static int ParseChurnArgs(int argc, char **argv, struct ChurnArgs *a) {
+  memset(a, 0, sizeof *a);
+  uint64_t *nums[] = {&a->processes, &a->concurrent,   &a->growing, &a->min_pages,
+                      &a->max_pages, &a->zap_permille, &a->swapped, &a->seed};
   const char *names[] = {"PROCESSES", "CONCURRENT",   "GROWING",       "MIN_PAGES",
                          "MAX_PAGES", "ZAP_PERMILLE", "SWAPPED_PAGES", "SEED"};
   if (argc != 11) {
@@ -329,129 +329,180 @@ int RunChurn(int argc, char **argv) {
       fprintf(stderr, "swaplab-churn: bad %s '%s'\n", names[i], argv[2 + i]);
       return 2;
     }
-  if (ParseMix(argv[10], &a)) {
+  if (ParseMix(argv[10], a)) {
     fprintf(stderr, "swaplab-churn: bad MIX '%s' (PAGES:WEIGHT/..., PAGES a power of 2 <= 512)\n",
             argv[10]);
     return 2;
   }
-  if (a.processes == 0 || a.processes > kMaxChildren || a.concurrent == 0 || a.growing == 0 ||
-      a.min_pages == 0 || a.max_pages < a.min_pages || a.max_pages > (1u << 20) ||
-      a.zap_permille > 1000) {
+  if (a->processes == 0 || a->processes > kMaxChildren || a->concurrent == 0 || a->growing == 0 ||
+      a->min_pages == 0 || a->max_pages < a->min_pages || a->max_pages > (1u << 20) ||
+      a->zap_permille > 1000) {
     fprintf(stderr,
             "swaplab-churn: PROCESSES 1..%d, CONCURRENT and GROWING >= 1, "
             "1 <= MIN_PAGES <= MAX_PAGES <= 2^20, ZAP_PERMILLE <= 1000\n",
             kMaxChildren);
     return 2;
   }
-  int fds[2];
-  if (pipe(fds) != 0) {
+  return 0;
+}
+
+/* The parent's state while the children run: the steps of RunChurn. */
+struct Churn {
+  struct ChurnArgs a;
+  int fds[2]; /* the children report on fds[1] */
+  struct Live *kids;
+  uint64_t alive, started, growing, finished, pages, zapped, kills, died, reported, max_used,
+      growing_pages, held, held_job;
+  uint64_t total_swap, room, margin, rng;
+  double t0;
+};
+
+/* The report pipe, the table of children, the bounds; prints the start
+ * line. 0, or 1 when the pipe or the table cannot be made. */
+static int StartChurn(struct Churn *c, const char *mix) {
+  if (pipe(c->fds) != 0) {
     perror("swaplab-churn: pipe");
     return 1;
   }
-  struct Live *kids = calloc(a.processes, sizeof *kids);
-  if (!kids) return 1;
-  uint64_t alive = 0, started = 0, growing = 0, finished = 0, pages = 0, zapped = 0, kills = 0,
-           died = 0, reported = 0, max_used = 0, growing_pages = 0, held = 0, held_job = UINT64_MAX;
-  const uint64_t total_swap = SwapTotalPages();
-  const uint64_t room = total_swap + MemcgMaxPages() / 2;
+  c->kids = calloc(c->a.processes, sizeof *c->kids);
+  if (!c->kids) return 1;
+  c->held_job = UINT64_MAX;
+  c->total_swap = SwapTotalPages();
+  c->room = c->total_swap + MemcgMaxPages() / 2;
   /* Finished jobs also exit when free swap falls under 1/32 of the device,
    * whatever SWAPPED_PAGES says: headroom for what the growing ones write
    * between two polls. */
-  const uint64_t margin = total_swap / 32;
-  uint64_t rng = a.seed ^ 0x5eed0003ull;
-  const double t0 = Now();
+  c->margin = c->total_swap / 32;
+  c->rng = c->a.seed ^ 0x5eed0003ull;
+  c->t0 = Now();
   setvbuf(stdout, NULL, _IOLBF, 0);
   printf("swaplab-churn: start processes %" PRIu64 " concurrent %" PRIu64 " growing %" PRIu64
          " pages %" PRIu64 "..%" PRIu64 " zap %" PRIu64 "/1000 swapped %" PRIu64 " mix %s\n",
-         a.processes, a.concurrent, a.growing, a.min_pages, a.max_pages, a.zap_permille, a.swapped,
-         argv[10]);
-  while (started < a.processes || growing > 0) {
-    while (growing < a.growing && started < a.processes) {
-      /* make -j: a finished job makes room for the next one; with none
-       * finished yet, wait for one. */
-      if (alive >= a.concurrent) {
-        if (finished == 0) break;
-        KillRandomFinished(kids, &alive, &finished, &rng);
-        kills++;
-      }
-      /* Jobs that cannot all fit wait for one to finish: growing ones are
-       * never killed, so their sizes together must fit the swap device and
-       * half the memcg (the other half for reclaim to work in), or the
-       * memcg's OOM killer takes one. Binds only when a few big jobs
-       * meet a small device (vm_patched's 1/128). */
-      uint64_t unused;
-      const uint64_t target = ChildTarget(&a, started, &unused);
-      if (growing > 0 && growing_pages + target > room) {
-        if (held_job != started) held++;
-        held_job = started;
+         c->a.processes, c->a.concurrent, c->a.growing, c->a.min_pages, c->a.max_pages,
+         c->a.zap_permille, c->a.swapped, mix);
+  return 0;
+}
+
+/* Starts children while fewer than GROWING grow and some are left to
+ * start. 0, or 1 when fork fails. */
+static int StartChildren(struct Churn *c) {
+  while (c->growing < c->a.growing && c->started < c->a.processes) {
+    /* make -j: a finished job makes room for the next one; with none
+     * finished yet, wait for one. */
+    if (c->alive >= c->a.concurrent) {
+      if (c->finished == 0) break;
+      KillRandomFinished(c->kids, &c->alive, &c->finished, &c->rng);
+      c->kills++;
+    }
+    /* Jobs that cannot all fit wait for one to finish: growing ones are
+     * never killed, so their sizes together must fit the swap device and
+     * half the memcg (the other half for reclaim to work in), or the
+     * memcg's OOM killer takes one. Binds only when a few big jobs
+     * meet a small device (vm_patched's 1/128). */
+    uint64_t unused;
+    const uint64_t target = ChildTarget(&c->a, c->started, &unused);
+    if (c->growing > 0 && c->growing_pages + target > c->room) {
+      if (c->held_job != c->started) c->held++;
+      c->held_job = c->started;
+      break;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      perror("swaplab-churn: fork");
+      return 1;
+    }
+    if (pid == 0) {
+      close(c->fds[0]);
+      Child(&c->a, c->started, c->fds[1]);
+    }
+    c->kids[c->alive].pid = pid;
+    c->kids[c->alive].finished = 0;
+    c->kids[c->alive].target = target;
+    c->growing_pages += target;
+    c->alive++;
+    c->started++;
+    c->growing++;
+  }
+  return 0;
+}
+
+/* Waits up to 2 ms for a child's report (pid, pages, zaps) and counts it;
+ * prints progress every 8 reports and at the last. */
+static void ReadReport(struct Churn *c) {
+  struct pollfd pfd = {c->fds[0], POLLIN, 0};
+  if (poll(&pfd, 1, 2) <= 0) return;
+  uint64_t msg[3];
+  if (read(c->fds[0], msg, sizeof msg) != (ssize_t)sizeof msg) return;
+  for (uint64_t k = 0; k < c->alive; k++)
+    if (!c->kids[k].finished && (uint64_t)c->kids[k].pid == msg[0]) {
+      c->kids[k].finished = 1;
+      c->growing--;
+      c->growing_pages -= c->kids[k].target;
+      c->finished++;
+      c->pages += msg[1];
+      c->zapped += msg[2];
+      c->reported++;
+      break;
+    }
+  if (c->reported % 8 == 0 || c->reported == c->a.processes)
+    printf("swaplab-churn: %" PRIu64 "/%" PRIu64 " processes, swap used %" PRIu64
+           " pages, %.1f s\n",
+           c->reported, c->a.processes, SwapUsedPages(), Now() - c->t0);
+}
+
+/* A child the kernel killed (the memcg's OOM killer) never reports:
+ * reap it so the loop does not wait for it. */
+static void ReapDied(struct Churn *c) {
+  for (pid_t pid; (pid = waitpid(-1, NULL, WNOHANG)) > 0;)
+    for (uint64_t k = 0; k < c->alive; k++)
+      if (c->kids[k].pid == pid) {
+        if (c->kids[k].finished) {
+          c->finished--;
+        } else {
+          c->growing--;
+          c->growing_pages -= c->kids[k].target;
+        }
+        c->kids[k] = c->kids[--c->alive];
+        c->died++;
         break;
       }
-      pid_t pid = fork();
-      if (pid < 0) {
-        perror("swaplab-churn: fork");
-        return 1;
-      }
-      if (pid == 0) {
-        close(fds[0]);
-        Child(&a, started, fds[1]);
-      }
-      kids[alive].pid = pid;
-      kids[alive].finished = 0;
-      kids[alive].target = target;
-      growing_pages += target;
-      alive++;
-      started++;
-      growing++;
-    }
-    struct pollfd pfd = {fds[0], POLLIN, 0};
-    if (poll(&pfd, 1, 2) > 0) {
-      uint64_t msg[3];
-      if (read(fds[0], msg, sizeof msg) == (ssize_t)sizeof msg) {
-        for (uint64_t k = 0; k < alive; k++)
-          if (!kids[k].finished && (uint64_t)kids[k].pid == msg[0]) {
-            kids[k].finished = 1;
-            growing--;
-            growing_pages -= kids[k].target;
-            finished++;
-            pages += msg[1];
-            zapped += msg[2];
-            reported++;
-            break;
-          }
-        if (reported % 8 == 0 || reported == a.processes)
-          printf("swaplab-churn: %" PRIu64 "/%" PRIu64 " processes, swap used %" PRIu64
-                 " pages, %.1f s\n",
-                 reported, a.processes, SwapUsedPages(), Now() - t0);
-      }
-    }
-    /* A child the kernel killed (the memcg's OOM killer) never reports:
-     * reap it so the loop does not wait for it. */
-    for (pid_t pid; (pid = waitpid(-1, NULL, WNOHANG)) > 0;)
-      for (uint64_t k = 0; k < alive; k++)
-        if (kids[k].pid == pid) {
-          if (kids[k].finished) {
-            finished--;
-          } else {
-            growing--;
-            growing_pages -= kids[k].target;
-          }
-          kids[k] = kids[--alive];
-          died++;
-          break;
-        }
-    uint64_t used = SwapUsedPages();
-    if (used > max_used) max_used = used;
-    while (finished > 0 && ((a.swapped > 0 && used > a.swapped) || used + margin > total_swap)) {
-      KillRandomFinished(kids, &alive, &finished, &rng);
-      kills++;
-      used = SwapUsedPages();
-    }
+}
+
+/* Kills finished children, at random, while swap holds more than SWAPPED
+ * pages or less than the margin is free; records the most swap used. */
+static void KillForSwap(struct Churn *c) {
+  uint64_t used = SwapUsedPages();
+  if (used > c->max_used) c->max_used = used;
+  while (c->finished > 0 &&
+         ((c->a.swapped > 0 && used > c->a.swapped) || used + c->margin > c->total_swap)) {
+    KillRandomFinished(c->kids, &c->alive, &c->finished, &c->rng);
+    c->kills++;
+    used = SwapUsedPages();
   }
-  while (alive > 0) KillOne(kids, &alive, 0);
+}
+
+/* Kills every child left; prints the done line and the kernel's counters. */
+static void FinishChurn(struct Churn *c) {
+  while (c->alive > 0) KillOne(c->kids, &c->alive, 0);
   printf("swaplab-churn: done processes %" PRIu64 " pages %" PRIu64 " zapped %" PRIu64
          " kills %" PRIu64 " died %" PRIu64 " held %" PRIu64 " max_used %" PRIu64 " seconds %.2f\n",
-         started, pages, zapped, kills, died, held, max_used, Now() - t0);
+         c->started, c->pages, c->zapped, c->kills, c->died, c->held, c->max_used, Now() - c->t0);
   PrintStats();
-  free(kids);
+  free(c->kids);
+}
+
+int RunChurn(int argc, char **argv) {
+  struct Churn c;
+  memset(&c, 0, sizeof c);
+  const int bad = ParseChurnArgs(argc, argv, &c.a);
+  if (bad) return bad;
+  if (StartChurn(&c, argv[10])) return 1;
+  while (c.started < c.a.processes || c.growing > 0) {
+    if (StartChildren(&c)) return 1;
+    ReadReport(&c);
+    ReapDied(&c);
+    KillForSwap(&c);
+  }
+  FinishChurn(&c);
   return 0;
 }

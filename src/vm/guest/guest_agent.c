@@ -254,84 +254,91 @@ static int SwapDiskSsd(void) {
   return !(n > 0 && buf[0] == '1');
 }
 
-static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
-                         const char *trace_dev) {
-  Text t = {0};
-  Append(&t,
-         "swaplab-trace 1\n# swaplab guest agent: layout %s, seed %" PRIu64
-         ", kernel's placements as expect\n",
-         layout, seed);
-  Append(&t, "swapon dev=0 pages=%" PRIu64 " ssd=%d blkdev=1\n", swap_pages, SwapDiskSsd());
-  int pagemap = open("/proc/self/pagemap", O_RDONLY);
-  if (pagemap < 0) {
-    perror("swaplab-agent: /proc/self/pagemap");
-    return 1;
+/* A layout being made: the trace written so far, pagemap, and the pages
+ * swapped out, not found in swap, and freed (PrepareLayout's steps). */
+struct Layout {
+  Text t;
+  int pagemap;
+  uint64_t swap_pages, seed, swapped, missing, freed;
+};
+
+/* Fills order[0..chunks) with the order in which the shuffled layout frees
+ * its chunks: Fisher-Yates with the layout's seed. */
+static void ShuffleOrder(uint64_t *order, uint64_t chunks, uint64_t seed) {
+  uint64_t state = seed;
+  for (uint64_t c = 0; c < chunks; c++) order[c] = c;
+  for (uint64_t c = chunks; c > 1; c--) { /* Fisher-Yates */
+    uint64_t j = NextSplitMix(&state) % c, tmp = order[c - 1];
+    order[c - 1] = order[j];
+    order[j] = tmp;
   }
-  uint64_t swapped = 0, missing = 0, freed = 0;
-  if (strcmp(layout, "shuffled") == 0) {
-    enum { kChunk = 512 }; /* 2 MiB */
-    uint64_t chunks = swap_pages * 9 / 10 / kChunk;
-    unsigned char **mem = calloc(chunks ? chunks : 1, sizeof *mem);
-    uint64_t *order = calloc(chunks ? chunks : 1, sizeof *order);
-    for (uint64_t c = 0; c < chunks; c++) {
-      mem[c] = mmap(NULL, kChunk * kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                    -1, 0);
-      if (mem[c] == MAP_FAILED) {
-        perror("swaplab-agent: mmap");
-        return 1;
-      }
-      PageOut(mem[c], kChunk, 1 + c * kChunk, &t);
-    }
-    for (uint64_t c = 0; c < chunks; c++)
-      missing += Expect(pagemap, mem[c], kChunk, 1 + c * kChunk, &t);
-    swapped = chunks * kChunk - missing;
-    WaitWriteback();
-    uint64_t state = seed;
-    for (uint64_t c = 0; c < chunks; c++) order[c] = c;
-    for (uint64_t c = chunks; c > 1; c--) { /* Fisher-Yates */
-      uint64_t j = NextSplitMix(&state) % c, tmp = order[c - 1];
-      order[c - 1] = order[j];
-      order[j] = tmp;
-    }
-    for (uint64_t k = 0; k < chunks; k++) {
-      uint64_t c = order[k];
-      munmap(mem[c], kChunk * kPageSize);
-      Frees(1 + c * kChunk, kChunk, &t);
-      freed += kChunk;
-    }
-  } else if (strcmp(layout, "holes") == 0) {
-    enum { kPiece = 16 }; /* 64 KiB */
-    uint64_t n = swap_pages / 3 / (2 * kPiece) * (2 * kPiece);
-    unsigned char *mem = mmap(NULL, (n ? n : 1) * kPageSize, PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) {
+}
+
+/* `shuffled`: 90% of the device swapped out in 2 MiB chunks, then every
+ * chunk freed in a random order. 0, or 1 when a chunk cannot be mapped. */
+static int LayoutShuffled(struct Layout *l) {
+  enum { kChunk = 512 }; /* 2 MiB */
+  uint64_t chunks = l->swap_pages * 9 / 10 / kChunk;
+  unsigned char **mem = calloc(chunks ? chunks : 1, sizeof *mem);
+  uint64_t *order = calloc(chunks ? chunks : 1, sizeof *order);
+  for (uint64_t c = 0; c < chunks; c++) {
+    mem[c] =
+        mmap(NULL, kChunk * kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem[c] == MAP_FAILED) {
       perror("swaplab-agent: mmap");
       return 1;
     }
-    PageOut(mem, n, 1, &t);
-    missing = Expect(pagemap, mem, n, 1, &t);
-    swapped = n - missing;
-    WaitWriteback();
-    for (uint64_t i = kPiece; i < n; i += 2 * kPiece) {
-      madvise(mem + i * kPageSize, kPiece * kPageSize, MADV_DONTNEED);
-      Frees(1 + i, kPiece, &t);
-      freed += kPiece;
-    }
-  } else if (strcmp(layout, "fresh") != 0) {
-    printf("swaplab-agent: unknown layout '%s'\n", layout);
-    return 2;
+    PageOut(mem[c], kChunk, 1 + c * kChunk, &l->t);
   }
-  close(pagemap);
-  Append(&t, "# end\n");
+  for (uint64_t c = 0; c < chunks; c++)
+    l->missing += Expect(l->pagemap, mem[c], kChunk, 1 + c * kChunk, &l->t);
+  l->swapped = chunks * kChunk - l->missing;
+  WaitWriteback();
+  ShuffleOrder(order, chunks, l->seed);
+  for (uint64_t k = 0; k < chunks; k++) {
+    uint64_t c = order[k];
+    munmap(mem[c], kChunk * kPageSize);
+    Frees(1 + c * kChunk, kChunk, &l->t);
+    l->freed += kChunk;
+  }
+  return 0;
+}
+
+/* `holes`: a third of the device swapped out, then every other 64 KiB
+ * piece freed. 0, or 1 when the memory cannot be mapped. */
+static int LayoutHoles(struct Layout *l) {
+  enum { kPiece = 16 }; /* 64 KiB */
+  uint64_t n = l->swap_pages / 3 / (2 * kPiece) * (2 * kPiece);
+  unsigned char *mem = mmap(NULL, (n ? n : 1) * kPageSize, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    perror("swaplab-agent: mmap");
+    return 1;
+  }
+  PageOut(mem, n, 1, &l->t);
+  l->missing = Expect(l->pagemap, mem, n, 1, &l->t);
+  l->swapped = n - l->missing;
+  WaitWriteback();
+  for (uint64_t i = kPiece; i < n; i += 2 * kPiece) {
+    madvise(mem + i * kPageSize, kPiece * kPageSize, MADV_DONTNEED);
+    Frees(1 + i, kPiece, &l->t);
+    l->freed += kPiece;
+  }
+  return 0;
+}
+
+/* Writes the trace, NUL-terminated and padded to whole pages, to
+ * `trace_dev` and says what the layout did. 0, or 1 on a failed write. */
+static int WriteLayoutTrace(struct Layout *l, const char *layout, const char *trace_dev) {
   int fd = open(trace_dev, O_WRONLY);
   if (fd < 0) {
     printf("swaplab-agent: cannot open %s: %s\n", trace_dev, strerror(errno));
     return 1;
   }
-  size_t total = t.len + 1; /* with the NUL */
+  size_t total = l->t.len + 1; /* with the NUL */
   size_t padded = (total + 4095) / 4096 * 4096;
   char *out = calloc(1, padded);
-  memcpy(out, t.buf, t.len);
+  memcpy(out, l->t.buf, l->t.len);
   if (write(fd, out, padded) != (ssize_t)padded || fsync(fd) != 0) {
     printf("swaplab-agent: writing the trace to %s failed: %s\n", trace_dev, strerror(errno));
     return 1;
@@ -340,9 +347,38 @@ static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
   free(out);
   printf("swaplab-agent: layout %s: %" PRIu64 " pages swapped out, %" PRIu64
          " not in swap, %" PRIu64 " freed; trace %zu bytes on %s\n",
-         layout, swapped, missing, freed, t.len, trace_dev);
-  free(t.buf);
+         layout, l->swapped, l->missing, l->freed, l->t.len, trace_dev);
   return 0;
+}
+
+static int PrepareLayout(const char *layout, uint64_t swap_pages, uint64_t seed,
+                         const char *trace_dev) {
+  struct Layout l = {.swap_pages = swap_pages, .seed = seed};
+  Append(&l.t,
+         "swaplab-trace 1\n# swaplab guest agent: layout %s, seed %" PRIu64
+         ", kernel's placements as expect\n",
+         layout, seed);
+  Append(&l.t, "swapon dev=0 pages=%" PRIu64 " ssd=%d blkdev=1\n", swap_pages, SwapDiskSsd());
+  l.pagemap = open("/proc/self/pagemap", O_RDONLY);
+  if (l.pagemap < 0) {
+    perror("swaplab-agent: /proc/self/pagemap");
+    return 1;
+  }
+  int rc = 0;
+  if (strcmp(layout, "shuffled") == 0) {
+    rc = LayoutShuffled(&l);
+  } else if (strcmp(layout, "holes") == 0) {
+    rc = LayoutHoles(&l);
+  } else if (strcmp(layout, "fresh") != 0) {
+    printf("swaplab-agent: unknown layout '%s'\n", layout);
+    return 2;
+  }
+  if (rc) return rc;
+  close(l.pagemap);
+  Append(&l.t, "# end\n");
+  rc = WriteLayoutTrace(&l, layout, trace_dev);
+  if (rc == 0) free(l.t.buf);
+  return rc;
 }
 
 /* Pattern pages that bring the memory in use to about `image_pages`. */
