@@ -10,8 +10,7 @@
 #include "swaplab/area/swap_area.h"
 #include "swaplab/workload/generators.h"
 #include "swaplab/workload/image_read.h"
-#include "swaplab/workload/trace.h"
-#include "swaplab/workload/trace_runner.h"
+#include "swaplab/workload/replay.h"
 
 namespace swaplab::report {
 
@@ -49,29 +48,36 @@ const ClusterMap* MapCapture::Find(const std::string& scenario, const std::strin
   return it == maps_.end() ? nullptr : &it->second;
 }
 
-Result<ClusterMap> TraceClusterMap(const TraceMapOptions& o) {
-  if (Status st = o.policy.Validate(); !st.ok()) return st;
-  alloc::SystemOptions so;
-  so.policy = o.policy;
-  so.nr_cpus = o.cpus;
-  so.cluster_shift = o.cluster_shift;
-  if (Status st = alloc::SwapSystem::ValidateOptions(so); !st.ok()) return st;
-  alloc::SwapSystem sys(so);
-  auto reader = workload::TraceReader::Open(o.trace);
-  if (!reader.ok()) return reader.status();
-  workload::TraceRunner runner(sys);
-  if (o.memory_limit != 0) runner.set_memory_limit(o.memory_limit);
-  uint64_t applied = 0;
-  for (workload::TraceRecord rec; o.at_record == 0 || applied < o.at_record; ++applied) {
-    auto more = (*reader)->Next(&rec);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (Status st = runner.Apply(rec, o.trace); !st.ok()) return st;
+namespace {
+
+// --at-record: stops the replay after that many records.
+class StopAfterRecord final : public workload::ReplayObserver {
+ public:
+  explicit StopAfterRecord(uint64_t at) : at_(at) {}
+  bool AfterRecord(const workload::TraceRecord&, const workload::ReplayState& state) override {
+    return state.records < at_;
   }
-  if (o.at_record != 0 && applied < o.at_record)
+
+ private:
+  uint64_t at_;
+};
+
+}  // namespace
+
+Result<ClusterMap> TraceClusterMap(const TraceMapOptions& o) {
+  const workload::ReplayOptions ro{.trace = o.trace,
+                                   .policy = o.policy,
+                                   .cpus = o.cpus,
+                                   .cluster_shift = o.cluster_shift,
+                                   .memory_limit = o.memory_limit};
+  workload::ReplayState replay;
+  StopAfterRecord stop(o.at_record);
+  if (Status st = workload::ReplayTrace(ro, &replay, o.at_record != 0 ? &stop : nullptr); !st.ok())
+    return st;
+  if (o.at_record != 0 && replay.records < o.at_record)
     return Status(-EINVAL, "--at-record " + std::to_string(o.at_record) + ": " + o.trace +
-                               " has only " + std::to_string(applied) + " records");
-  const auto& devs = runner.devices();
+                               " has only " + std::to_string(replay.records) + " records");
+  const auto& devs = replay.runner->devices();
   if (devs.empty()) return Status(-EINVAL, o.trace + ": no device swapped on by then");
   int type = devs.begin()->second;
   if (o.dev) {
@@ -81,7 +87,7 @@ Result<ClusterMap> TraceClusterMap(const TraceMapOptions& o) {
                                  " has no such device by then");
     type = it->second;
   }
-  return SnapshotClusters(sys, type);
+  return SnapshotClusters(*replay.sys, type);
 }
 
 Result<ClusterMap> AreaClusterMap(const std::string& area, uint32_t cluster_size) {

@@ -10,41 +10,44 @@
 #include "swaplab/hibernate/image_format.h"
 #include "swaplab/vm/vm_hibernate.h"
 #include "swaplab/workload/image_step.h"
-#include "swaplab/workload/trace.h"
-#include "swaplab/workload/trace_runner.h"
+#include "swaplab/workload/replay.h"
 
 namespace swaplab::vm {
 
 namespace {
 
 struct Replayed {
-  std::unique_ptr<alloc::SwapSystem> sys;
-  std::unique_ptr<workload::TraceRunner> runner;
+  workload::ReplayState state;
   int type = 0;
   uint64_t pages = 0;
 };
 
+// The pages of the trace's `swapon dev=0` (the last one): the size of the
+// simulated device the model's image is written on.
+class Dev0Pages final : public workload::ReplayObserver {
+ public:
+  bool AfterRecord(const workload::TraceRecord& rec, const workload::ReplayState&) override {
+    if (rec.op == workload::TraceOp::kSwapon && rec.dev == 0) pages_ = rec.pages;
+    return true;
+  }
+  uint64_t pages() const { return pages_; }
+
+ private:
+  uint64_t pages_ = 0;
+};
+
 Result<Replayed> Replay(const std::string& trace_path, const alloc::Policy& policy, int cpus,
                         uint64_t* records) {
-  alloc::SystemOptions so;
-  so.policy = policy;
-  so.nr_cpus = cpus;
+  const workload::ReplayOptions o{.trace = trace_path, .policy = policy, .cpus = cpus};
   Replayed r;
-  r.sys = std::make_unique<alloc::SwapSystem>(so);
-  r.runner = std::make_unique<workload::TraceRunner>(*r.sys);
-  auto reader = workload::TraceReader::Open(trace_path);
-  if (!reader.ok()) return reader.status();
-  *records = 0;
-  for (workload::TraceRecord rec;;) {
-    auto more = (*reader)->Next(&rec);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (rec.op == workload::TraceOp::kSwapon && rec.dev == 0) r.pages = rec.pages;
-    if (Status st = r.runner->Apply(rec, trace_path); !st.ok()) return st;
-    ++*records;
-  }
-  auto it = r.runner->devices().find(0);
-  if (it == r.runner->devices().end()) return Status(-EINVAL, trace_path + ": no `swapon dev=0`");
+  Dev0Pages dev0;
+  const Status st = workload::ReplayTrace(o, &r.state, &dev0);
+  *records = r.state.records;
+  if (!st.ok()) return st;
+  r.pages = dev0.pages();
+  auto it = r.state.runner->devices().find(0);
+  if (it == r.state.runner->devices().end())
+    return Status(-EINVAL, trace_path + ": no `swapon dev=0`");
   r.type = it->second;
   return r;
 }
@@ -61,7 +64,7 @@ Result<workload::ImageResult> WriteImage(const Replayed& r, uint64_t pages,
   // rfc-6.12, spec §6.2): a bio asked for P = 254 pages holds 256.
   spec.batch.capacity = hibernate::CapacityMode::kSlab;
   spec.structural = true;
-  return workload::WriteReadImage(*r.sys, r.type, *engine, spec);
+  return workload::WriteReadImage(*r.state.sys, r.type, *engine, spec);
 }
 
 // Slot for slot, in allocation order; the first differences named.
@@ -166,7 +169,7 @@ Status RunModelSide(const std::string& trace_path, const alloc::Policy& policy, 
     auto r = Replay(trace_path, policy, cpus, &info->records);
     if (!r.ok()) return r.status();
     if (attempt == 0) {
-      const auto& s = r->runner->summary();
+      const auto& s = r->state.runner->summary();
       info->expected = s.expected;
       info->agree = s.agree;
       for (const auto& d : s.disagreements)

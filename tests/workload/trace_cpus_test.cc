@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "swaplab/workload/replay.h"
 #include "swaplab/workload/trace.h"
@@ -102,6 +103,44 @@ TEST(TraceCpus, ReplayTakesTheModelsCpusFromTheRecord) {
   auto r = Replay(o);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->options.cpus, 2);
+}
+
+// The replay loop (ReplayTrace) tells its observer after each record, on
+// the model that record left, and stops where the observer says: the
+// records after it are not read.
+TEST(ReplayLoop, ObserverSeesEachRecordAndCanStop) {
+  TempTrace t("cpus n=2\nswapon dev=0 pages=1024\nalloc folio=0 order=0 cpu=0\nbogus\n");
+  struct Watch final : ReplayObserver {
+    bool AfterRecord(const TraceRecord& rec, const ReplayState& state) override {
+      lines.push_back(rec.line);
+      inuse.push_back(state.sys->Device(0).ok() ? state.sys->Device(0)->inuse : 0);
+      return state.records < 3;
+    }
+    std::vector<uint64_t> lines, inuse;
+  } watch;
+  ReplayOptions o;
+  o.trace = t.path();
+  o.policy = *alloc::Policy::Preset("linux-6.12");
+  ReplayState state;
+  ASSERT_TRUE(ReplayTrace(o, &state, &watch).ok());
+  EXPECT_EQ(state.records, 3u);
+  EXPECT_EQ(state.sys->options().nr_cpus, 2);  // the trace's cpus record
+  EXPECT_EQ(watch.lines, (std::vector<uint64_t>{2, 3, 4}));
+  EXPECT_EQ(watch.inuse, (std::vector<uint64_t>{0, 0, 64}));
+}
+
+// Without an observer the replay goes to the end; an error names the line
+// and the count says how many records were applied before it.
+TEST(ReplayLoop, ErrorCountsTheRecordsAppliedBefore) {
+  TempTrace t("swapon dev=0 pages=1024\nalloc folio=0 order=0 cpu=0\nbogus\n");
+  ReplayOptions o;
+  o.trace = t.path();
+  o.policy = *alloc::Policy::Preset("linux-6.12");
+  ReplayState state;
+  Status st = ReplayTrace(o, &state);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(":4: "), std::string::npos) << st.ToString();
+  EXPECT_EQ(state.records, 2u);
 }
 
 }  // namespace

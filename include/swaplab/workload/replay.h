@@ -4,16 +4,21 @@
 // system's counters, each device's cluster lists and the invariant check at
 // the end. `swaplab replay` reports it; `kernel run` compares a kernel's
 // placements (the trace it wrote back with `expect` lines) with it.
+// ReplayTrace is the loop itself, for every caller that replays a trace:
+// Replay, the cluster map of a trace (report/) and the model side of a vm
+// run (vm/) watch it through a ReplayObserver.
 #pragma once
 #pragma GCC visibility push(default)
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "swaplab/alloc/policy.h"
 #include "swaplab/alloc/status.h"
 #include "swaplab/alloc/swap_system.h"
+#include "swaplab/workload/trace.h"
 #include "swaplab/workload/trace_runner.h"
 
 namespace swaplab::workload {
@@ -27,7 +32,7 @@ struct ReplayOptions {
   // recorded on, `kernel run`), else kDefaultReplayCpus.
   int cpus = 0;
   int cluster_shift = alloc::kDefaultClusterShift;
-  bool check = false;  // CheckInvariants after every record (slow)
+  bool check = false;  // Replay: CheckInvariants after every record (slow)
   // SystemOptions::scan_base_seed: the model's random draws (linux-6.1).
   uint64_t scan_base_seed = 0;
   // TraceRunner::set_memory_limit: bytes the model may take (0: MemAvailable).
@@ -53,6 +58,34 @@ struct ReplayResult {
   // replay stopped at that record and the rest of the result is not filled.
   std::string check_failed;
 };
+
+// A replay under way and after it: the model, the runner that drives it and
+// the records applied so far.
+struct ReplayState {
+  std::unique_ptr<alloc::SwapSystem> sys;
+  std::unique_ptr<TraceRunner> runner;
+  uint64_t records = 0;
+};
+
+// Watches a replay (ReplayTrace): told after each record is applied, with
+// the model as that record left it.
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  // `rec` was the state.records-th record. False stops the replay there:
+  // the records after it are not read.
+  virtual bool AfterRecord(const TraceRecord& rec, const ReplayState& state) = 0;
+};
+
+// The replay loop: checks o.policy, opens o.trace and reads its first record
+// (a `cpus` record sizes the model when o.cpus is 0, else
+// kDefaultReplayCpus), makes the system and its runner in *state
+// (o.cluster_shift, o.scan_base_seed, o.memory_limit), then applies the
+// records in order, telling `observer` (null: none) after each. o.check is
+// Replay's. Errors: the trace cannot be read or a record applied
+// (FILE:LINE: ...), invalid options; state->records then counts the
+// records applied before.
+Status ReplayTrace(const ReplayOptions& o, ReplayState* state, ReplayObserver* observer = nullptr);
 
 // Runs every record of o.trace. A trace that cannot be read or applied
 // (FILE:LINE: ...) and an invalid policy are errors.
