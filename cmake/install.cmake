@@ -7,7 +7,7 @@
 include(CMakePackageConfigHelpers)
 
 # The libraries in link order: a library before the ones it links.
-set(SWAPLAB_LAYERS report vm kernel workload hibernate area alloc)
+set(SWAPLAB_LAYERS sweep report vm kernel workload hibernate area alloc)
 set(SWAPLAB_INSTALLED_LIBS "")
 set(SWAPLAB_PC_LIBS "")
 foreach(layer ${SWAPLAB_LAYERS})

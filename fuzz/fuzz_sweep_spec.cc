@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sweep/sweep.h"
+#include "swaplab/sweep/sweep.h"
 
 using namespace swaplab;
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `sweep emit`: what parallel over ssh and a Slurm job array take (sweep.h).
+// `sweep emit`: what parallel over ssh and a Slurm job array take
+// (include/swaplab/sweep/sweep.h).
 #include <fmt/core.h>
 #include <sys/stat.h>
 
@@ -50,8 +51,9 @@ std::string SbatchArg(const std::string& s) {
 
 }  // namespace
 
-Result<std::string> Emit(const std::string& dir, const std::string& engine,
+Result<std::string> Emit(const std::string& given_dir, const std::string& engine,
                          const std::string& swaplab) {
+  const std::string dir = Absolute(given_dir);  // the scripts run from anywhere
   auto sweep = ReadSweep(dir);
   if (!sweep.ok()) return sweep.status();
   if (Status st = ScriptSafe("DIR", dir); !st.ok()) return st;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A sweep's merged table and heatmaps as one HTML page (sweep.h), in the
-// report's page and style (report/html_report.h).
+// A sweep's merged table and heatmaps as one HTML page
+// (include/swaplab/sweep/sweep.h), in the report's page and style
+// (report/html_report.h).
 #include <fmt/core.h>
 
 #include <cmath>
@@ -8,7 +9,7 @@
 
 #include "swaplab/report/html_report.h"
 #include "swaplab/report/svg.h"
-#include "sweep/sweep.h"
+#include "sweep/sweep_internal.h"
 
 namespace swaplab::sweep {
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// A sweep's points merged into one table, and its heatmaps (sweep.h).
+// A sweep's points merged into one table, its heatmaps, and the merged
+// files written (include/swaplab/sweep/sweep.h).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -483,6 +484,31 @@ Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const json& sw
     out.emplace_back("heatmap-" + map.name() + ".svg", map.Svg());
   }
   return out;
+}
+
+Result<Merged> MergeSweep(const std::string& dir, const std::string& html) {
+  auto t = Merge(dir);
+  if (!t.ok()) return t.status();
+  auto sweep = ReadSweep(dir);
+  if (!sweep.ok()) return sweep.status();
+  auto maps = Heatmaps(*sweep, *t);
+  if (!maps.ok()) return maps.status();
+  Merged m;
+  m.table = std::move(t).value();
+  m.merged_csv = TableCsv(m.table);
+  m.merged_json = TableJson(m.table).dump(1) + "\n";
+  for (const auto& [name, content] :
+       {std::pair<std::string, const std::string&>{"merged.csv", m.merged_csv},
+        {"merged.json", m.merged_json}})
+    if (Status st = WriteAtomic(dir + "/" + name, content); !st.ok()) return st;
+  for (const auto& [name, svg] : *maps) {
+    if (Status st = WriteAtomic(dir + "/" + name, svg); !st.ok()) return st;
+    m.files.push_back(name);
+  }
+  if (!html.empty())
+    if (Status st = WriteAtomic(html, SweepHtml(*sweep, m.table, *maps)); !st.ok()) return st;
+  m.running = m.table.rows.size() < m.table.points && SweepRunning(dir);
+  return m;
 }
 
 }  // namespace swaplab::sweep

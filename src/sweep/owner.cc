@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A sweep directory owned (sweep.h): the marker written first, the lock
-// held for a whole run, and the joblog checked against the point files
-// before a resume trusts it.
+// A sweep directory owned (sweep_internal.h): the marker written first,
+// the lock held for a whole run, and the joblog checked against the point
+// files before a resume trusts it.
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/core.h>

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
-// A sweep's directory written, and one point run into it (sweep.h).
+// A sweep's directory written, one point run into it, and the whole sweep
+// run by GNU parallel (include/swaplab/sweep/sweep.h).
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "swaplab/alloc/printable.h"
@@ -40,7 +45,69 @@ double CpuSeconds() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+void Say(const Progress& progress, const std::string& line) {
+  if (progress) progress(line);
+}
+
+// GNU parallel on PATH (moreutils' `parallel` takes other options).
+bool HaveGnuParallel() {
+  FILE* f = ::popen("parallel --version 2>/dev/null", "r");
+  if (!f) return false;
+  char line[256] = {};
+  const bool got = std::fgets(line, sizeof line, f) != nullptr;
+  ::pclose(f);
+  return got && std::string(line).find("GNU parallel") != std::string::npos;
+}
+
+// parallel's command line for DIR's jobs: job k is line k of jobs.txt, the
+// joblog lets a stopped sweep resume, and `sweep point` skips a point
+// already done.
+std::vector<std::string> ParallelArgs(const std::string& dir, const RunOptions& o) {
+  std::vector<std::string> args = {
+      "parallel",      "--will-cite",    "-q", "-j", std::to_string(o.jobs), "--joblog",
+      dir + "/joblog", "--resume-failed"};
+  if (o.bar) args.push_back("--bar");
+  for (const std::string& a : {o.swaplab, std::string("sweep"), std::string("point"), dir,
+                               std::string("{}"), std::string("::::"), dir + "/jobs.txt"})
+    args.push_back(a);
+  return args;
+}
+
+// Runs `args` (args[0] looked up on PATH) and waits for it: its exit
+// status, 128 + the signal that killed it, or 1 when fork(2) fails (said
+// through `progress`).
+int ForkAndWait(std::vector<std::string> args, const Progress& progress) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    Say(progress, fmt::format("fork: {}", std::strerror(errno)));
+    return 1;
+  }
+  if (pid == 0) {
+    ::execvp(argv[0], argv.data());
+    std::_Exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The sweep's lock, held until the run returns.
+struct HeldLock {
+  int fd;
+  ~HeldLock() { ::close(fd); }
+};
+
 }  // namespace
+
+std::string Absolute(const std::string& dir) {
+  char buf[PATH_MAX];
+  return ::realpath(dir.c_str(), buf) ? std::string(buf) : dir;
+}
 
 Status WriteAtomic(const std::string& path, const std::string& content) {
   const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
@@ -164,6 +231,41 @@ Status RunPoint(const std::string& dir, const std::string& id, bool* ran) {
   if (Status st = WriteAtomic(out, result.dump(1) + "\n"); !st.ok()) return st;
   *ran = true;
   return Status::Ok();
+}
+
+Result<RunSummary> RunSweep(const RunOptions& o, const Progress& progress) {
+  auto s = LoadSpec(o.spec, o.scale);
+  if (!s.ok()) return s.status();
+  s.value().command = "swaplab sweep " + Printable(o.spec) + " --out " + Printable(o.out) +
+                      (o.scale != 1.0 ? fmt::format(" --scale {:g}", o.scale) : "");
+  auto lock = LockSweep(o.out);
+  if (!lock.ok()) return lock.status();
+  const HeldLock held{*lock};
+  if (Status st = Prepare(*s, o.out); !st.ok()) return st;
+  RunSummary r;
+  r.dir = Absolute(o.out);
+  r.points = s->points.size();
+  Say(progress, fmt::format("{} points in {}", r.points, Printable(r.dir)));
+  if (o.prepare) return r;
+  std::vector<std::string> ids;
+  for (const auto& p : s->points) ids.push_back(p.id);
+  auto retired = RetireStaleJoblog(r.dir, ids);
+  if (!retired.ok()) return retired.status();
+  if (!retired->empty()) Say(progress, *retired);
+  if (!HaveGnuParallel()) {
+    return Status(-ENOSYS, fmt::format("GNU parallel is not installed (Debian package `parallel`; "
+                                       "scripts/setup installs it). {} is prepared; `swaplab sweep "
+                                       "emit --engine slurm {}` writes a Slurm job array instead",
+                                       Printable(r.dir), Printable(r.dir)));
+  }
+  r.parallel_exit = ForkAndWait(ParallelArgs(r.dir, o), progress);
+  for (const std::string& id : ids) r.done += PointDone(r.dir, id);
+  Say(progress,
+      fmt::format("{} of {} points done{}", r.done, r.points,
+                  r.done == r.points ? fmt::format("; swaplab sweep merge {}", Printable(r.dir))
+                                     : fmt::format(" (parallel exited {}; run again to resume)",
+                                                   r.parallel_exit)));
+  return r;
 }
 
 }  // namespace swaplab::sweep

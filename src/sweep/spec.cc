@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// A sweep's spec read, checked and expanded into points (sweep.h).
+// A sweep's spec read, checked and expanded into points
+// (include/swaplab/sweep/sweep.h).
 #include <fmt/core.h>
 #include <sys/stat.h>
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "swaplab/alloc/printable.h"
-#include "sweep/sweep.h"
+#include "swaplab/sweep/sweep.h"
 
 namespace swaplab::sweep {
 namespace {

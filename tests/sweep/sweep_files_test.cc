@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "sweep/sweep.h"
+#include "swaplab/sweep/sweep.h"
 #include "sweep/sweep_internal.h"
 
 namespace swaplab::sweep {

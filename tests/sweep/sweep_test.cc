@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Sweep specs expanded, points run and merged (src/sweep/sweep.h).
-#include "sweep/sweep.h"
+// Sweep specs expanded, points run and merged (include/swaplab/sweep/sweep.h).
+#include "swaplab/sweep/sweep.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

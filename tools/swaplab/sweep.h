@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `swaplab sweep SPEC --out DIR` and its subcommands point, merge and emit
-// (src/sweep/sweep.h, docs/sweeps.md).
+// (include/swaplab/sweep/sweep.h, docs/sweeps.md).
 #pragma once
 
 #include <CLI/CLI.hpp>

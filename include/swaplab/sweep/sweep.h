@@ -14,9 +14,14 @@
 //   DIR/in/ID.json      what `sweep point DIR ID` runs: the point's scenario
 //   DIR/points/ID.json  its result: axes, metrics, CPU and wall seconds
 #pragma once
+#pragma GCC visibility push(default)
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "swaplab/alloc/status.h"
@@ -100,10 +105,6 @@ nlohmann::json TableJson(const Table& t);
 Result<std::vector<std::pair<std::string, std::string>>> Heatmaps(const nlohmann::json& sweep,
                                                                   const Table& t);
 
-// The command that made the sweep of DIR/sweep.json (a generic one for a
-// directory made before sweep.json kept it).
-std::string Command(const nlohmann::json& sweep);
-
 // One self-contained HTML page of `t` (`sweep merge DIR --html FILE`): the
 // sweep's name and title, points, seeds and CPU-hours, the command that
 // makes it, every heatmap of `maps` inline, the table (each number's exact
@@ -114,35 +115,50 @@ std::string SweepHtml(const nlohmann::json& sweep, const Table& t,
 // `sweep emit`: the files another engine takes, written under DIR.
 // parallel: DIR/commands.txt (one `SWAPLAB sweep point DIR ID` a line, in
 // jobs.txt order) for `parallel --sshloginfile`; slurm: DIR/sweep.sbatch, a
-// job array whose task i runs line i + 1 of jobs.txt. Returns the path.
+// job array whose task i runs line i + 1 of jobs.txt. DIR goes into them as
+// an absolute path. Returns the path.
 Result<std::string> Emit(const std::string& dir, const std::string& engine,
                          const std::string& swaplab);
 
-// Ownership (owner.cc). DIR/.swaplab-sweep marks a directory as a sweep's:
-// written first, before any other file, and the file a run locks.
-inline constexpr const char* kMarker = ".swaplab-sweep";
-// Creates DIR (or takes an empty one) with its marker; a directory that
-// holds files but no marker is refused, -EEXIST, nothing written.
-Status ClaimDir(const std::string& dir);
-// -EINVAL unless DIR has its marker (merge, emit and point write into DIR).
-Status CheckOwned(const std::string& dir);
-// ClaimDir, then an exclusive flock on the marker, held by the returned
-// descriptor until it is closed (or the process ends); -EBUSY when another
-// sweep holds it.
-Result<int> LockSweep(const std::string& dir);
-// Whether a sweep holds DIR's lock now (a shared flock probe of the
-// marker): merge then says that the table is of the points done so far.
-bool SweepRunning(const std::string& dir);
-// Whether DIR/points/ID.json is a complete, parseable result of point ID.
-bool PointDone(const std::string& dir, const std::string& id);
-// Checks DIR/joblog before parallel --resume-failed trusts it: when a line
-// it counts as done is another job's, or names a point without a complete
-// result, the joblog is moved to DIR/joblog.stale (so every point without
-// a result runs again; `sweep point` skips the others) and the returned
-// message says why; "" when it was kept.
-Result<std::string> RetireStaleJoblog(const std::string& dir, const std::vector<std::string>& ids);
+// `swaplab sweep SPEC --out DIR`: SPEC expanded into DIR (written and
+// locked for the run) and its points run by GNU parallel, which resumes
+// from DIR/joblog; `sweep point` skips a point already done.
+struct RunOptions {
+  std::string spec;      // the spec file
+  std::string out;       // DIR
+  int jobs = 2;          // points run at once
+  double scale = 1.0;    // multiplies the spec's scale
+  bool bar = false;      // parallel's --bar (on stderr)
+  bool prepare = false;  // write DIR only (for Emit), run nothing
+  std::string swaplab;   // the program parallel runs as `SWAPLAB sweep point DIR ID`
+};
+// What a run says as it goes, one line each (no newline): the points and
+// DIR, a joblog retired, a failed fork, and at the end how many points are
+// done. May be empty.
+using Progress = std::function<void(const std::string& line)>;
+struct RunSummary {
+  std::string dir;              // DIR as an absolute path
+  size_t points = 0, done = 0;  // done: points with a complete result (0 with prepare)
+  int parallel_exit = 0;        // parallel's exit status, 128 + signal when killed
+};
+// Errors: LoadSpec's, Prepare's and RetireStaleJoblog's; -EBUSY when another sweep holds DIR;
+// -ENOSYS when GNU parallel is not installed (DIR is prepared then). A
+// sweep whose points did not all finish is not an error: done < points.
+Result<RunSummary> RunSweep(const RunOptions& o, const Progress& progress);
 
-// Writes `content` to `path` through PATH.tmp.PID and rename(2).
-Status WriteAtomic(const std::string& path, const std::string& content);
+// `swaplab sweep merge DIR`: Merge(DIR) and Heatmaps written into DIR
+// (merged.csv, merged.json, heatmap-NAME.svg) and, when `html` is set,
+// SweepHtml to that file; each file through a temporary file and rename(2).
+struct Merged {
+  Table table;
+  std::string merged_csv, merged_json;  // the contents of merged.csv and merged.json
+  std::vector<std::string> files;       // the heatmaps' file names, in the spec's order
+  // With points missing: whether a sweep holds DIR's lock (the table is of
+  // the points done so far).
+  bool running = false;
+};
+// Errors: Merge's, ReadSweep's, Heatmaps', a file that cannot be written.
+Result<Merged> MergeSweep(const std::string& dir, const std::string& html);
 
 }  // namespace swaplab::sweep
+#pragma GCC visibility pop
