@@ -44,8 +44,6 @@ namespace {
 
 constexpr size_t kMaxRead = 1 << 20;
 constexpr uint64_t kPage = alloc::kPageSize;
-// PAGES_FOR_IO (kernel/power/power.h): enough_swap's margin, spec §4.7.
-constexpr uint64_t kPagesForIo = 1024;
 // systemd's HIBERNATION_SWAP_THRESHOLD (src/shared/hibernate-util.c).
 constexpr double kSystemdThreshold = 0.98;
 
@@ -694,7 +692,7 @@ class Doctor {
                   "an image of about {} pages ({} in use now, at least {} after the "
                   "kernel frees what it can)",
                   f.image_pages, f.saveable_pages, f.min_image_pages);
-    const uint64_t need = f.image_total_pages + kPagesForIo;
+    const uint64_t need = f.image_total_pages + hibernate::kPagesForIo;
     if (free_slots > need) {
       Add(Severity::kOk, "image fit",
           fmt::format("{} fits {} free slots of {} even uncompressed ({} needed)", est, free_slots,

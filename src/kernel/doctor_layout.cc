@@ -19,6 +19,7 @@
 #include "swaplab/alloc/preset_for_release.h"
 #include "swaplab/alloc/printable.h"
 #include "swaplab/alloc/swap_system.h"
+#include "swaplab/hibernate/image_format.h"
 #include "swaplab/hibernate/image_session.h"
 #include "swaplab/workload/generators.h"
 #include "swaplab/workload/image_step.h"
@@ -140,7 +141,35 @@ bool ReadProcess(const std::string& dir, SwappedSlots& out, uint64_t* budget) {
   return more;
 }
 
+// The slots of the free clusters: what the RFC's image may take (its slot
+// source claims whole free clusters; seed 001, spec §10.2).
+uint64_t FreeClusterSlots(const alloc::SwapSystem& sys, int type) {
+  auto dev = sys.Device(type);
+  if (!dev.ok()) return 0;
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < dev->nr_clusters; ++i) {
+    auto c = sys.Cluster(type, i);
+    if (c.ok() && c->count == 0 && c->flag == alloc::ClusterFlag::kFree) n += sys.cluster_size();
+  }
+  return n;
+}
+
 }  // namespace
+
+uint64_t LargestImage(uint64_t free_slots) {
+  using hibernate::kPagesForIo;
+  if (free_slots <= kPagesForIo + 4) return 0;
+  uint64_t lo = 0, hi = free_slots - kPagesForIo - 4;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    const uint64_t t = hibernate::StreamPages(mid);
+    if (t + kPagesForIo < free_slots - 1 && t + hibernate::MapPages(t) <= free_slots)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
 
 bool PagemapSwapEntry(uint64_t entry, uint32_t* type, uint64_t* offset) {
   if (!(entry >> 62 & 1) || (entry >> 63 & 1)) return false;
@@ -173,7 +202,8 @@ SwappedSlots ReadSwappedSlots(const std::string& root, size_t types) {
 }
 
 DoctorPrediction PredictImage(const area::AreaInfo& info, const std::vector<bool>& in_use,
-                              const alloc::Policy& policy, uint64_t image_pages, bool rfc) {
+                              const alloc::Policy& policy, uint64_t image_pages, bool rfc,
+                              bool shrink) {
   DoctorPrediction p;
   p.allocator = rfc ? "the RFC (seed 001: whole free clusters in disk order, a bio per run)"
                     : policy.name + " (the running kernel's preset, a bio per page)";
@@ -196,6 +226,15 @@ DoctorPrediction PredictImage(const area::AreaInfo& info, const std::vector<bool
     p.error = left.status().message();
     return p;
   }
+  auto dev = sys.Device(*type);
+  if (!dev.ok()) {
+    p.error = dev.status().message();
+    return p;
+  }
+  if (shrink)
+    image_pages = std::min(
+        image_pages, LargestImage(rfc ? FreeClusterSlots(sys, *type) : dev->pages - dev->inuse));
+  p.pages = image_pages;
   auto engine = workload::MakeSimulatedSwapDevice(so.pages, true);
   workload::ImageSpec spec;
   spec.pages = image_pages;
@@ -244,12 +283,13 @@ void AssignInUse(DoctorFacts& f, const SwappedSlots& seen) {
   }
 }
 
-std::string PredictionText(const DoctorPrediction& p) {
+std::string PredictionText(const DoctorPrediction& p, uint64_t image_pages) {
   return fmt::format(
-      "{}: the image's {} slots in {} run{}, {} write bio{}: modelled {:.2f} s to write, {:.2f} s "
-      "to read",
-      p.allocator, p.slots, p.runs, p.runs == 1 ? "" : "s", p.write_bios,
-      p.write_bios == 1 ? "" : "s", p.write_s, p.read_s);
+      "{}: the image's {} slots{} in {} run{}, {} write bio{}: modelled {:.2f} s to write, "
+      "{:.2f} s to read",
+      p.allocator, p.slots,
+      p.pages < image_pages ? fmt::format(" (its first {} pages)", p.pages) : "", p.runs,
+      p.runs == 1 ? "" : "s", p.write_bios, p.write_bios == 1 ? "" : "s", p.write_s, p.read_s);
 }
 
 }  // namespace
@@ -289,18 +329,29 @@ std::vector<Finding> LayoutFindings(DoctorFacts& f, const std::string& root) {
   l.preset = alloc::PresetForRelease(f.release, &l.preset_why);
   auto policy = alloc::Policy::Preset(l.preset);
   if (!policy.ok()) return out;
+  // A compressed image that does not fit uncompressed: the model places
+  // the largest uncompressed image that fits, the slots the compressed
+  // stream would take first (the model does not compress, docs/fidelity.md).
   for (bool rfc : {false, true}) {
-    DoctorPrediction p = PredictImage(*t.area, in_use, *policy, f.image_pages, rfc);
+    DoctorPrediction p = PredictImage(*t.area, in_use, *policy, f.image_pages, rfc, !f.nocompress);
+    if (!rfc && p.error.empty() && p.pages < f.image_pages)
+      out.push_back({Severity::kInfo, "layout",
+                     fmt::format("the image of {} pages does not fit uncompressed: the layout "
+                                 "below is of its first {} pages, as far as the compressed "
+                                 "stream gets when it compresses {:.1f}:1",
+                                 f.image_pages, p.pages,
+                                 p.pages ? static_cast<double>(f.image_pages) / p.pages : 0.0),
+                     ""});
     if (!p.error.empty())
       out.push_back({Severity::kInfo, "layout",
                      p.allocator + ": the model cannot place the image: " + Shown(p.error), ""});
     else if (!rfc && p.runs >= kManyRuns)
-      out.push_back({Severity::kWarning, "layout", PredictionText(p),
+      out.push_back({Severity::kWarning, "layout", PredictionText(p, f.image_pages),
                      "the image is scattered over the area's free slots: a swapoff and swapon "
                      "of the area just before hibernating (with the memory to take its pages "
                      "back) leaves it whole"});
     else
-      out.push_back({Severity::kInfo, "layout", PredictionText(p), ""});
+      out.push_back({Severity::kInfo, "layout", PredictionText(p, f.image_pages), ""});
     l.predictions.push_back(std::move(p));
   }
   if (!l.preset_why.empty())

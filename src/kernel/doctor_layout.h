@@ -14,6 +14,11 @@
 
 namespace swaplab::kernel::internal {
 
+// The most data pages an uncompressed image may have on an area with
+// `free_slots`: enough_swap passes (pages + PAGES_FOR_IO below the free
+// slots, spec §4.7) and its T = StreamPages slots fit.
+uint64_t LargestImage(uint64_t free_slots);
+
 // The swap entries of every process's page tables under `root` ("" the
 // running system): /proc/PID/status's VmSwap picks the processes,
 // /proc/PID/smaps the mappings with swap, /proc/PID/pagemap their entries.
@@ -36,8 +41,11 @@ bool PagemapSwapEntry(uint64_t entry, uint32_t* type, uint64_t* offset);
 // (one bio per page) or, `rfc`, as seed 001's series does (whole free
 // clusters in disk order, a bio per run). Slots are the area's own pages
 // (dblock = slot): a swap file's extents do not enter the runs.
+// `shrink`: an image that does not fit uncompressed is cut to the largest
+// that does (LargestImage of the model's free slots).
 DoctorPrediction PredictImage(const area::AreaInfo& info, const std::vector<bool>& in_use,
-                              const alloc::Policy& policy, uint64_t image_pages, bool rfc);
+                              const alloc::Policy& policy, uint64_t image_pages, bool rfc,
+                              bool shrink);
 
 // The layout step of doctor: reads the page tables (every area's in_use),
 // then models the image on the target area (facts.layout) as the running

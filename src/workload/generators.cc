@@ -450,12 +450,15 @@ Result<uint64_t> OccupySlots(alloc::SwapSystem& sys, int type, const std::vector
   auto dev = sys.Device(type);
   if (!dev.ok()) return dev.status();
   std::vector<bool> taken(dev->max, false);
-  for (;;) {
+  uint64_t wanted = 0;  // slots of in_use on the device not taken yet
+  for (uint64_t off = 1; off < taken.size() && off < in_use.size(); ++off) wanted += in_use[off];
+  while (wanted > 0) {
     const alloc::SwapEntry e = TakeOneSlot(sys);
     if (!e.valid()) break;
     if (e.type != type || e.offset >= taken.size())
       return Status(-EINVAL, "occupy: a slot outside device " + std::to_string(type));
     taken[e.offset] = true;
+    if (e.offset < in_use.size() && in_use[e.offset]) --wanted;
   }
   uint64_t left = 0;
   for (uint64_t off = 1; off < taken.size(); ++off) {

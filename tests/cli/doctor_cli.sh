@@ -67,7 +67,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 command -v filefrag >/dev/null || { echo "SKIP: part 4 needs filefrag (e2fsprogs)"; exit 0; }
 SWAPFILE="$(mktemp /var/tmp/swaplab-doctor-XXXXXX.swap)"
-dd if=/dev/zero of="$SWAPFILE" bs=1M count=16 status=none && chmod 600 "$SWAPFILE" && mkswap "$SWAPFILE" >/dev/null ||
+dd if=/dev/zero of="$SWAPFILE" bs=1M count=64 status=none && chmod 600 "$SWAPFILE" && mkswap "$SWAPFILE" >/dev/null ||
   fail "cannot make $SWAPFILE"
 if ! swapon -p 7 "$SWAPFILE" 2>"$W/err"; then
   echo "SKIP: part 4: swapon $SWAPFILE: $(cat "$W/err")"
@@ -87,3 +87,65 @@ got2="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["resume_
 grep -qF "swap $SWAPFILE: file on ext4" "$W/out.txt" || [ "$(stat -f -c %T "$SWAPFILE")" != ext2/ext3 ] ||
   fail "the text does not describe $SWAPFILE: $(grep -F "$SWAPFILE" "$W/out.txt")"
 echo "doctor: $SWAPFILE resume_offset $got = filefrag's $want = area inspect's"
+
+# 5. The layout (root, the 64 MiB swap file above at priority 7): a process swaps
+# out 8 MiB of private memory onto it (MADV_PAGEOUT), then frees every other
+# 64 KiB, so the slots in use are scattered over the area's first half.
+# doctor must see at least the process's slots in the page tables, at most
+# what /proc/swaps counts, and predict more runs for the kernel's placement
+# (nonfull clusters first) than for the RFC's (whole free clusters); --map
+# draws it.
+target="$(json "$W/out.json" 'd["target"]')"
+if [ "$target" != "$SWAPFILE" ]; then
+  echo "SKIP: part 5: the image would go to $target, not $SWAPFILE (another swap area is active)"
+  exit 0
+fi
+python3 - "$W/pid" <<'PY' &
+import mmap, os, sys, time
+MADV_PAGEOUT = 21
+m = mmap.mmap(-1, 8 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for i in range(0, 8 << 20, 4096):
+    m[i:i + 1] = b"x"
+m.madvise(MADV_PAGEOUT)
+for i in range(0, 8 << 20, 128 << 10):
+    m.madvise(mmap.MADV_DONTNEED, i, 64 << 10)
+open(sys.argv[1] + ".tmp", "w").write(str(os.getpid()))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(60)
+PY
+child=$!
+cleanup_child() { kill "$child" 2>/dev/null; wait "$child" 2>/dev/null; }
+cleanup() { # the child first: its slots keep the swap file busy
+  cleanup_child
+  if [ -n "$SWAPFILE" ]; then
+    swapoff "$SWAPFILE" 2>/dev/null
+    rm -f "$SWAPFILE"
+  fi
+}
+for _ in $(seq 100); do [ -e "$W/pid" ] && break; sleep 0.1; done
+[ -e "$W/pid" ] || fail "the swapping process did not start"
+swapped_kib="$(awk '/^VmSwap:/ { print $2 }' "/proc/$(cat "$W/pid")/status")"
+[ "${swapped_kib:-0}" -gt 0 ] || { echo "SKIP: part 5: MADV_PAGEOUT swapped nothing out here"; exit 0; }
+"$S" doctor --json --image-size 4M --map "$W/doctor.svg" >"$W/out.json" 2>"$W/err"
+[ -s "$W/doctor.svg" ] || fail "doctor --map wrote nothing: $(cat "$W/err")"
+python3 - "$W/out.json" "$SWAPFILE" "$swapped_kib" <<'PY' || fail "layout: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["layout"])' "$W/out.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+l = d["layout"]
+swapped = int(sys.argv[3]) // 4
+assert l["in_use_seen"] >= swapped, f"{l['in_use_seen']} slots seen, the process alone holds {swapped}"
+assert l["in_use_seen"] <= l["in_use_listed"] + 64, f"{l['in_use_seen']} seen, /proc/swaps {l['in_use_listed']}"
+kernel, rfc = l["predictions"]
+assert not kernel["error"] and not rfc["error"], (kernel["error"], rfc["error"])
+assert kernel["slots"] == rfc["slots"] > 1024, (kernel["slots"], rfc["slots"])
+assert kernel["runs"] > rfc["runs"] >= 1, f"runs: kernel {kernel['runs']}, RFC {rfc['runs']}"
+assert kernel["write_bios"] > rfc["write_bios"], (kernel["write_bios"], rfc["write_bios"])
+print(f"doctor layout: {l['in_use_seen']} slots in use seen ({swapped} of the test's process), "
+      f"kernel {kernel['runs']} runs / {kernel['write_bios']} bios, RFC {rfc['runs']} runs / {rfc['write_bios']} bios")
+PY
+python3 "$(dirname "$0")/check_svg.py" "$W/doctor.svg" 0 --require image || fail "doctor --map: not a cluster map with the image"
+"$S" doctor --map "$W/doctor.svg" >/dev/null 2>"$W/err"; rc=$?
+[ $rc -eq 2 ] || fail "--map over an existing file without --force: exit $rc"
+"$S" doctor --map "$SWAPFILE" --force >/dev/null 2>"$W/err"; rc=$?
+[ $rc -eq 2 ] || fail "--map onto the swap file itself: exit $rc"
+cmp -s <(head -c 4096 "$SWAPFILE" | tail -c 10) <(printf 'SWAPSPACE2') || fail "--map onto the swap file changed its header"

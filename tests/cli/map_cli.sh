@@ -61,6 +61,15 @@ grep -q 'fill="#111111"' "$W/b.svg" && fail "image cells before the image write"
 "$S" map "$W/area" -o "$W/a.svg" || fail "map of an area"
 $CHECK "$W/a.svg" 32 --require image || fail "area map"
 
+# An area without an image: its clusters as swapon sets them up from the
+# header (64 MiB: 32 clusters; cluster 0 holds the header page, nonfull;
+# the other 31 free), not "no S1SUSPEND signature".
+"$S" area format "$W/empty" --size 64M >/dev/null || fail "area format (empty)"
+"$S" map "$W/empty" -o "$W/e.svg" 2>"$W/err" || fail "map of an area without an image: $(cat "$W/err")"
+$CHECK "$W/e.svg" 32 --lists free=31,nonfull=1 || fail "map of an area without an image"
+grep -q 'no image: the area as swapon sets it up' "$W/e.svg" || fail "the caption does not say the area holds no image"
+grep -q 'fill="#111111"' "$W/e.svg" && fail "image cells on an area without an image"
+
 # Bad input: exit 2, the reason named, nothing written.
 expect2() { # PATTERN CMD...
   local pat="$1"; shift

@@ -6,6 +6,7 @@
 #include "swaplab/kernel/doctor.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
@@ -15,11 +16,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
 
+#include "kernel/doctor_layout.h"
+#include "swaplab/area/swap_area.h"
+#include "swaplab/hibernate/image_format.h"
 #include "swaplab/workload/temp_files.h"
 
 namespace swaplab::kernel {
@@ -365,6 +370,161 @@ TEST(ParseCmdline, QuotesAndBareWords) {
   EXPECT_EQ(c[2].first, "quiet");
   EXPECT_EQ(c[2].second, "");
   EXPECT_EQ(c[3].second, "UUID=x-y");
+}
+
+// A pagemap entry of a swapped-out page: bit 62, the type in bits 0-4,
+// the offset in bits 5-54 (Documentation/admin-guide/mm/pagemap.rst).
+uint64_t SwapPte(uint32_t type, uint64_t offset) { return uint64_t{1} << 62 | offset << 5 | type; }
+
+TEST(PagemapSwapEntry, DecodesSwappedAndSkipsPresentPages) {
+  uint32_t type = 99;
+  uint64_t offset = 0;
+  ASSERT_TRUE(internal::PagemapSwapEntry(SwapPte(3, 123456), &type, &offset));
+  EXPECT_EQ(type, 3u);
+  EXPECT_EQ(offset, 123456u);
+  EXPECT_FALSE(internal::PagemapSwapEntry(SwapPte(0, 7) | uint64_t{1} << 63, &type, &offset));
+  EXPECT_FALSE(internal::PagemapSwapEntry(uint64_t{1} << 63 | 4242, &type, &offset));
+  EXPECT_FALSE(internal::PagemapSwapEntry(0, &type, &offset));
+}
+
+// The layout: a 16 MiB swap file whose clusters 0-3 have every other slot
+// of 1..1999 in use, as one recorded process's page tables show them.
+class LayoutTree : public SwapFileTree {
+ protected:
+  void SetUp() override {
+    SwapFileTree::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    {
+      std::ofstream f(file_, std::ios::binary | std::ios::app);
+      const std::string page(4096, 'w');
+      for (int i = 1024; i < 4096; ++i) f << page;
+    }
+    area::FormatOptions fo;
+    fo.force = true;
+    ASSERT_TRUE(area::FormatArea(file_, fo).ok());
+    Put("proc/swaps", std::string(kSwapsHeader) + "/swapfile file 16380 400 -2\n");
+    Put("proc/sys/kernel/osrelease", "6.18.0\n");  // nonfull clusters before free ones
+    for (uint64_t s = 1; s < 2000; s += 2) Swapped(0, s);
+    Process("100");
+  }
+  // One swapped page of the process: its pagemap entry, at page kFirst + n.
+  void Swapped(uint32_t type, uint64_t offset) { ptes_.push_back(SwapPte(type, offset)); }
+  void Process(const std::string& pid) {
+    Put("proc/" + pid + "/status", "Name:\tx\nVmSwap:\t     400 kB\n");
+    Put("proc/" + pid + "/smaps",
+        fmt::format("{:x}-{:x} rw-p 00000000 00:00 0\nSize: 1024 kB\nSwap: 400 kB\n"
+                    "fffffffff000-00001000 rw-p 0 0 0\nSwap: 4 kB\n",  // end < start: skipped
+                    kFirst * 4096, (kFirst + ptes_.size() + 16) * 4096));
+    std::string map((kFirst + ptes_.size() + 16) * 8, '\0');
+    std::memcpy(map.data() + kFirst * 8, ptes_.data(), ptes_.size() * 8);
+    Put("proc/" + pid + "/pagemap", map);
+  }
+  static constexpr uint64_t kFirst = 64;
+  std::vector<uint64_t> ptes_;
+};
+
+TEST_F(LayoutTree, TheSlotsInUseComeFromThePageTables) {
+  const DoctorReport r = Run(uint64_t{2} << 20);  // 512 pages: fits either way
+  ASSERT_EQ(r.facts.swaps.size(), 1u);
+  const DoctorSwap& s = r.facts.swaps[0];
+  ASSERT_TRUE(s.in_use_read) << All(r);
+  ASSERT_EQ(s.in_use.size(), 1000u);
+  EXPECT_EQ(s.in_use.front(), 1u);
+  EXPECT_EQ(s.in_use.back(), 1999u);
+  const DoctorLayout& l = r.facts.layout;
+  EXPECT_EQ(l.processes, 1u);
+  EXPECT_EQ(l.area_pages, 4096u);
+  EXPECT_EQ(l.free_slots, 4096u - 1 - 1000);
+  EXPECT_EQ(l.preset, "linux-6.18");
+  ASSERT_EQ(l.predictions.size(), 2u) << All(r);
+  const DoctorPrediction& kernel = l.predictions[0];
+  const DoctorPrediction& rfc = l.predictions[1];
+  ASSERT_EQ(kernel.error, "");
+  ASSERT_EQ(rfc.error, "");
+  // 512 data pages: T = 1 + 1 + 512, and 2 map pages.
+  EXPECT_EQ(kernel.slots, 516u);
+  EXPECT_EQ(rfc.slots, 516u);
+  EXPECT_EQ(kernel.stream.size() + kernel.map.size(), kernel.slots);
+  // 6.18 finishes CPU 0's cluster (3), then fills the holes of the nonfull
+  // clusters 0-2 one slot at a time; the RFC takes free clusters whole, in
+  // disk order.
+  EXPECT_GT(kernel.runs, 400u);
+  EXPECT_EQ(rfc.runs, 1u);
+  EXPECT_LT(rfc.write_bios, kernel.write_bios);
+  for (uint64_t d : kernel.stream)
+    EXPECT_FALSE(std::binary_search(s.in_use.begin(), s.in_use.end(), d));
+  EXPECT_NE(Find(r, Severity::kInfo, "layout").find("1000 in use seen in 1 process' page tables"),
+            std::string::npos)
+      << All(r);
+}
+
+TEST_F(LayoutTree, HostileEntriesAreDroppedNotTrusted) {
+  Swapped(7, 5);                                         // a type with no area: ignored
+  Swapped(0, uint64_t{1} << 49);                         // past the area: line 0 is not type 0
+  ptes_.push_back(SwapPte(0, 300) | uint64_t{1} << 63);  // present: not a swap entry
+  Process("100");
+  Put("proc/101/status", "VmSwap:\t 4 kB\n");
+  Put("proc/101/smaps", "0-7ffffffff000 rw-p 0 0 0\nSwap: 4 kB\n");  // 2^35 pages
+  Put("proc/101/pagemap", std::string(64, '\xff'));                  // ends at once
+  const DoctorReport r = Run(uint64_t{4} << 20);
+  ASSERT_EQ(r.facts.swaps.size(), 1u);
+  EXPECT_FALSE(r.facts.swaps[0].in_use_read);
+  EXPECT_TRUE(r.facts.swaps[0].in_use.empty());
+  EXPECT_NE(Find(r, Severity::kInfo, "layout").find("not matched to this area"), std::string::npos)
+      << All(r);
+  ASSERT_EQ(r.facts.layout.predictions.size(), 2u);
+  EXPECT_EQ(r.facts.layout.predictions[0].runs, 1u);  // nothing in use: one run
+}
+
+TEST_F(SwapFileTree, AnInactiveFstabSwapFileWithAHoleIsAnError) {
+  const int fd = ::open(file_.c_str(), O_RDWR | O_TRUNC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "x", 1, 0), 1);
+  ASSERT_EQ(::ftruncate(fd, 4 << 20), 0);
+  ::close(fd);
+  Put("proc/swaps", std::string(kSwapsHeader) +
+                        "/dev/sda2                               partition\t8388604\t\t0\t\t-2\n");
+  Put("etc/fstab",
+      "# comment\nUUID=x / ext4 defaults 0 1\n/swapfile none swap sw 0 0\n"
+      "/no\\040such none swap sw 0 0\n/dev/sda2 none swap sw 0 0\n");
+  const DoctorReport r = Run();
+  ASSERT_EQ(r.facts.inactive.size(), 1u) << All(r);
+  EXPECT_EQ(r.facts.inactive[0].path, "/swapfile");
+  EXPECT_TRUE(r.facts.inactive[0].holes);
+  EXPECT_NE(Find(r, Severity::kWarning, "swap /swapfile").find("not swapped on"), std::string::npos)
+      << All(r);
+  EXPECT_NE(Find(r, Severity::kError, "swap /swapfile").find("holes"), std::string::npos) << All(r);
+}
+
+TEST_F(LayoutTree, AnImageTooLargeUncompressedIsPlacedAsFarAsItFits) {
+  const DoctorReport r = Run(uint64_t{64} << 20);  // 16384 pages on a 4096-page area
+  ASSERT_EQ(r.facts.layout.predictions.size(), 2u) << All(r);
+  const DoctorPrediction& kernel = r.facts.layout.predictions[0];
+  EXPECT_EQ(kernel.error, "") << All(r);
+  EXPECT_EQ(kernel.pages, internal::LargestImage(4096 - 1 - 1000));
+  EXPECT_GT(kernel.slots, 2000u);
+  // The RFC's image takes whole free clusters (seed 001): clusters 4-7,
+  // 2048 slots, so less of the image fits there.
+  const DoctorPrediction& rfc = r.facts.layout.predictions[1];
+  EXPECT_EQ(rfc.error, "");
+  EXPECT_EQ(rfc.pages, internal::LargestImage(2048));
+  EXPECT_EQ(rfc.runs, 1u);
+  EXPECT_NE(Find(r, Severity::kInfo, "layout").find("does not fit uncompressed"), std::string::npos)
+      << All(r);
+}
+
+TEST(LargestImage, FitsEnoughSwapAndTheSlotsAndNoMore) {
+  for (uint64_t free :
+       {uint64_t{1026}, uint64_t{1100}, uint64_t{4000}, uint64_t{16383}, uint64_t{1} << 24}) {
+    const uint64_t p = internal::LargestImage(free);
+    auto fits = [&](uint64_t n) {
+      const uint64_t t = hibernate::StreamPages(n);
+      return t + hibernate::kPagesForIo < free - 1 && t + hibernate::MapPages(t) <= free;
+    };
+    EXPECT_TRUE(p == 0 || fits(p)) << free;
+    EXPECT_FALSE(fits(p + 1)) << free;
+  }
+  EXPECT_EQ(internal::LargestImage(100), 0u);
 }
 
 }  // namespace

@@ -5,11 +5,14 @@
 #
 #   vm_doctor.sh SWAPLAB AGENT
 #
-# The guest (src/vm/guest/init.sh, mode doctor) makes a 64 MiB swap file on
-# an ext4 disk, and runs doctor with: resume_offset wrong (12345), resume
-# naming a device that holds no swap (zram0 before its swapon), no resume
-# device with zram swapped on first, a 1 GiB image for the 64 MiB file, and
-# the right set-up. Each must be found with the right message. Then the
+# The guest (src/vm/guest/init.sh, mode doctor; booted with
+# hibernate=nocompress, so that the image the kernel writes is the one
+# doctor models) makes a 128 MiB swap file on an ext4 disk, and runs doctor
+# with: resume_offset wrong (12345), resume naming a device that holds no
+# swap (zram0 before its swapon), no resume device with zram swapped on
+# first, a 1 GiB image for the 128 MiB file, a swap file with a hole in
+# /etc/fstab, and the right set-up (with the image's layout as the 6.12
+# preset places it). Each must be found with the right message. Then the
 # agent hibernates into the swap file: the host checks that the kernel's
 # S1SUSPEND header is at the block doctor printed and that debugfs's block
 # map of the file agrees, and a second boot resumes the image with only
@@ -27,8 +30,8 @@ VM_WITH_SWAPLAB=1 VM_EXTRA_MODULES="crc32c_generic ext4 zram" vm_init "$1" "$2"
 PAGES=2048
 SEED="$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
 disk="$VM_WORK/doctor.img"
-vm_make_disk "$disk" ext4 160
-vm_boot doctor "$disk" doctor "swaplab.pages=$PAGES" "swaplab.seed=$SEED" ||
+vm_make_disk "$disk" ext4 256
+vm_boot doctor "$disk" doctor "swaplab.pages=$PAGES" "swaplab.seed=$SEED" hibernate=nocompress ||
   vm_fail "the doctor boot did not end in a power-off" doctor
 log="$VM_WORK/doctor.log"
 tr -d '\r' <"$log" >"$log.txt"
@@ -55,8 +58,13 @@ expect wrong-offset "->" "set resume_offset=$at"
 expect no-area error "holds no active swap area"
 grep -q "swaplab-init: resume 0:0" "$log.txt" || vm_fail "the guest kernel did not take 0:0 for /sys/power/resume"
 expect zram-first error "the first swap area, /dev/zram0, which is zram"
-expect too-small warning "only if it compresses"
+expect too-small error "Not enough free swap"
+expect hole warning "/etc/fstab lists this swap file, but it is not swapped on"
+expect hole error "the file has holes"
 expect ok ok "the image goes to /var/tmp/swapfile (/sys/power/resume"
+expect ok ok "fits 32767 free slots of /var/tmp/swapfile even uncompressed"
+expect ok info "layout: /var/tmp/swapfile: 32768 slots"
+expect ok info "layout: linux-6.12 (the running kernel's preset"
 grep -F "swaplab-doctor ok: " "$log.txt" | grep -q ' error ' &&
   vm_fail "doctor found an error in the right set-up: $(grep -F "swaplab-doctor ok: " "$log.txt")"
 grep -q "swaplab-doctor ok: ok       hibernation: Linux 6" "$log.txt" ||
@@ -68,6 +76,31 @@ vm_expect doctor "PM: Image saving done"
 sig="$(dd if="$disk" bs=4096 skip="$at" count=1 status=none | tail -c 10 | tr -d '\0')"
 [ "$sig" = S1SUSPEND ] || vm_fail "block $at of the disk ends in '$sig', not S1SUSPEND"
 vm_log "the kernel's S1SUSPEND header is at block $at"
+
+# The kernel's image against doctor's prediction of its layout (the 6.12
+# preset's placement of the image's first pages on the fresh file): the
+# file as the kernel left it, read back by swaplab.
+# The image's dblocks are the disk's blocks: the disk, copied, with the swap
+# file's page 0 as its page 0 and last_page (bytes 1028-1031) widened to
+# the disk, is an area whose dblocks are the kernel's.
+view="$VM_WORK/view.img"
+cp --sparse=always "$disk" "$view" &&
+  dd if="$disk" of="$view" bs=4096 skip="$at" count=1 conv=notrunc status=none &&
+  python3 -c 'import os,struct,sys; f=open(sys.argv[1],"r+b"); f.seek(1028); f.write(struct.pack("<I", os.path.getsize(sys.argv[1])//4096-1))' "$view" ||
+  vm_fail "cannot make the view of the disk"
+"$1" area inspect "$view" >"$VM_WORK/inspect.txt" 2>&1
+kruns="$(sed -n 's/^image.stream_pages .* map pages, \([0-9]*\) runs on disk.*/\1/p' "$VM_WORK/inspect.txt")"
+pruns="$(grep -F "swaplab-doctor ok: " "$log.txt" | sed -n 's/.*layout: linux-6.12 .* in \([0-9]*\) runs\{0,1\},.*/\1/p')"
+kpages="$(sed -n 's/^swsusp_info.pages *\([0-9]*\) .*/\1/p' "$VM_WORK/inspect.txt")"
+ppages="$(grep -F "swaplab-doctor ok: " "$log.txt" | sed -n 's/.*an image of about \([0-9]*\) pages.*/\1/p' | head -n1)"
+vm_log "the kernel wrote ${kpages:-?} stream pages in ${kruns:-?} runs; doctor estimated ${ppages:-?} data pages and predicted ${pruns:-?} runs (6.12 preset)"
+[ -n "$kruns" ] && [ -n "$pruns" ] && [ -n "$kpages" ] && [ -n "$ppages" ] ||
+  vm_fail "no run or page count: kernel '${kruns}' '${kpages}', doctor '${pruns}' '${ppages}'"
+[ "$kruns" = "$pruns" ] || vm_fail "the kernel wrote its image in $kruns runs, doctor predicted $pruns"
+# The estimate is an upper bound: the kernel shrinks memory toward
+# image_size and often below it; allow 5 % for what changed in between.
+[ "$kpages" -gt 0 ] && [ $((kpages * 100)) -le $((ppages * 105)) ] ||
+  vm_fail "doctor estimated $ppages pages, the kernel wrote $kpages"
 
 vm_boot doctor-resume "$disk" doctor-resume "swaplab.resume_offset=$at" ||
   vm_fail "the resume boot did not end in a power-off" doctor-resume

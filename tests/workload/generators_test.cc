@@ -300,5 +300,43 @@ TEST(Rotation, SpreadsOverEqualPriorityDevices) {
   EXPECT_GT(r->per_device[1], 0u);
 }
 
+// occupy: exactly the listed slots stay taken, under each preset whose
+// allocator fills a device differently (slot cache, nonfull first, 6.1's scan).
+TEST(OccupySlots, LeavesExactlyTheSlotsInUse) {
+  for (const char* preset : {"linux-6.1", "linux-6.12", "linux-6.18", "mm-new"}) {
+    SCOPED_TRACE(preset);
+    alloc::SystemOptions so;
+    so.policy = *alloc::Policy::Preset(preset);
+    so.nr_cpus = 1;
+    alloc::SwapSystem sys(so);
+    alloc::SwaponOptions o;
+    o.name = "occupied";
+    o.pages = 2048;
+    auto type = sys.Swapon(o);
+    ASSERT_TRUE(type.ok()) << type.status().ToString();
+    std::vector<bool> in_use(4096, false);  // entries past the device are ignored
+    for (uint64_t s : {0, 5, 6, 700, 1500, 2047, 3000}) in_use[s] = true;
+    auto left = OccupySlots(sys, *type, in_use);
+    ASSERT_TRUE(left.ok()) << left.status().ToString();
+    EXPECT_EQ(*left, 5u);  // not slot 0 (the header) nor 3000 (past the end)
+    // The rest is free, or held by CPU 0's slot cache (6.1 to 6.14 keep up
+    // to 64 slots there, as a running kernel's CPUs do).
+    uint64_t cached = 0;
+    for (uint64_t s = 1; s < 2048; ++s) {
+      auto slot = sys.Slot({*type, s});
+      ASSERT_TRUE(slot.ok());
+      const bool in_slot_cache = slot->kind == alloc::SlotKind::kCached && slot->folio == nullptr;
+      cached += in_slot_cache;
+      if (in_use[s])
+        EXPECT_GT(slot->count, 0u) << "slot " << s;
+      else
+        EXPECT_TRUE(slot->kind == alloc::SlotKind::kEmpty || in_slot_cache) << "slot " << s;
+    }
+    EXPECT_LE(cached, so.policy.slot_cache ? 64u : 0u);
+    EXPECT_EQ(sys.Device(*type)->inuse, 5u + cached);
+    EXPECT_TRUE(sys.CheckInvariants().ok()) << sys.CheckInvariants().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace swaplab::workload

@@ -73,6 +73,7 @@ struct DoctorSwap {
 struct DoctorPrediction {
   std::string allocator;  // "linux-6.12 (the running kernel's preset)", "RFC (seed 001)"
   std::string error;      // why there is no prediction (the image does not fit ...)
+  uint64_t pages = 0;     // the image's data pages placed (fewer than asked when shrunk to fit)
   uint64_t slots = 0, runs = 0, write_bios = 0, read_bios = 0;
   double write_s = 0, read_s = 0;     // modelled (simulated device, docs/fidelity.md)
   std::vector<uint64_t> stream, map;  // the image's dblocks (= slots), for --map

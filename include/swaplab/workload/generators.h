@@ -227,9 +227,12 @@ Result<RotationResult> Rotation(Workload& w, uint64_t allocations, int cpus);
 
 // occupy: device `type` of `sys` (the only device) with exactly the slots
 // of `in_use` taken, as far as the model can make it: order-0 swap-outs on
-// CPU 0 fill every usable slot, each folio leaves the swap cache with its
-// page-table reference kept (reclaim of a clean, written folio), then every
-// slot not in `in_use` is zapped in disk order (swap_put_entries_direct).
+// CPU 0 take slots in the allocator's order until every slot of `in_use`
+// is taken (clusters it never reaches stay as swapon left them, as on a
+// machine whose allocator never went there), each folio leaving the swap
+// cache with its page-table reference kept (reclaim of a clean, written
+// folio); then every slot taken that is not in `in_use` is zapped in disk
+// order (swap_put_entries_direct). Nothing in use: nothing is done.
 // What a real area's allocator state is — which clusters its CPUs hold,
 // the order of its lists — is not known from its used slots; this is the
 // state closest to "these slots are taken" (docs/fidelity.md, "swaplab

@@ -173,7 +173,7 @@ if [ "$mode" = doctor ]; then
   mkdir -p /var/tmp
   mount -t ext4 /dev/vda /var/tmp || { say "cannot mount /dev/vda on /var/tmp"; off; }
   f=/var/tmp/swapfile
-  { dd if=/dev/zero of=$f bs=1M count=64 2>/dev/null && chmod 600 $f && mkswap $f >/dev/null &&
+  { dd if=/dev/zero of=$f bs=1M count=128 2>/dev/null && chmod 600 $f && mkswap $f >/dev/null &&
     swapon $f; } || { say "cannot make and swap on $f"; off; }
   # doc CASE [ARG...]: doctor's findings, each line prefixed with the case.
   doc() {
@@ -200,6 +200,14 @@ if [ "$mode" = doctor ]; then
   swapoff /dev/zram0
   echo "${at:-0}" >/sys/power/resume_offset && echo "$dev" >/sys/power/resume
   doc too-small --image-size 1G
+  # A swap file in /etc/fstab that swapon would refuse at boot: page 0 is
+  # mkswap's header, pages 1..4094 a hole.
+  h=/var/tmp/holes
+  { dd if=/dev/zero of=$h bs=4096 count=1 seek=4095 2>/dev/null && chmod 600 $h &&
+    mkswap $h >/dev/null && mkdir -p /etc && echo "$h none swap sw 0 0" >/etc/fstab; } ||
+    say "cannot make $h"
+  doc hole
+  rm -f /etc/fstab $h
   doc ok
   sync
   SWAPLAB_AGENT_POWEROFF=1 /bin/swaplab_guest_agent hibernate "$pages" "$seed"
