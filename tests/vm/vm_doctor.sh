@@ -12,7 +12,7 @@
 # swap (zram0 before its swapon), no resume device with zram swapped on
 # first, a 1 GiB image for the 128 MiB file, a swap file with a hole in
 # /etc/fstab, and the right set-up (with the image's layout as the 6.12
-# preset places it). Each must be found with the right message. Then the
+# preset places it); a third boot, with compression, the 1 GiB image again. Each must be found with the right message. Then the
 # agent hibernates into the swap file: the host checks that the kernel's
 # S1SUSPEND header is at the block doctor printed and that debugfs's block
 # map of the file agrees, and a second boot resumes the image with only
@@ -107,4 +107,13 @@ vm_boot doctor-resume "$disk" doctor-resume "swaplab.resume_offset=$at" ||
 vm_expect doctor-resume "PM: Image signature found, resuming"
 vm_expect doctor-resume "swaplab-agent: resumed, $PAGES pattern pages intact"
 vm_log "resumed from /var/tmp/swapfile at resume_offset=$at, $PAGES pattern pages intact"
+
+# With compression (a boot without hibernate=nocompress), an image too
+# large for the area is a warning with the ratio it needs, not an error.
+vm_boot doctor-compressed "$disk" doctor-compressed "swaplab.resume_offset=$at" ||
+  vm_fail "the compressed-doctor boot did not end in a power-off" doctor-compressed
+tr -d '\r' <"$VM_WORK/doctor-compressed.log" >>"$log.txt"
+expect too-small-compressed warning "fits the 32767 free slots of /var/tmp/swapfile only if it compresses at least"
+grep -F "swaplab-doctor too-small-compressed: " "$log.txt" | grep -q ' error ' &&
+  vm_fail "doctor gave an error for a compressed image: $(grep -F "swaplab-doctor too-small-compressed: " "$log.txt")"
 echo "vm doctor: every case found; hibernated and resumed at doctor's offset (retries: $VM_RETRIES)"

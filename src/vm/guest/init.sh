@@ -27,6 +27,8 @@
 #                               as doctor says, and the agent hibernates
 #               |doctor-resume  resume from the swap file at
 #                               swaplab.resume_offset=N of /dev/vda
+#               |doctor-compressed  the swap file swapped on again, doctor
+#                               run with compression on (a 1 GiB image)
 #               |probe          print "swaplab-init: probe ok" and power off
 #               |run            `vm run`: mount /dev/vda (ext4, the trace in
 #                               in.trace) on /var/tmp, run /bin/swaplab kernel
@@ -212,6 +214,21 @@ if [ "$mode" = doctor ]; then
   sync
   SWAPLAB_AGENT_POWEROFF=1 /bin/swaplab_guest_agent hibernate "$pages" "$seed"
   say "agent exited with $?"
+  off
+fi
+if [ "$mode" = doctor-compressed ]; then
+  # After doctor-resume: the swap file again (the kernel put SWAPSPACE2
+  # back when it found the image), doctor with compression on.
+  mkdir -p /var/tmp
+  mount -t ext4 /dev/vda /var/tmp || { say "cannot mount /dev/vda on /var/tmp"; off; }
+  f=/var/tmp/swapfile
+  swapon $f || { mkswap $f >/dev/null && swapon $f; } || { say "cannot swap on $f"; off; }
+  echo "$resume_offset" >/sys/power/resume_offset && echo "$dev" >/sys/power/resume
+  /bin/swaplab doctor --image-size 1G >/tmp/doctor.txt 2>&1
+  say "doctor too-small-compressed exit $?"
+  sed "s/^/swaplab-doctor too-small-compressed: /" /tmp/doctor.txt
+  swapoff $f
+  umount /var/tmp
   off
 fi
 if [ "$mode" = doctor-resume ]; then
