@@ -6,6 +6,7 @@
 #include <charconv>
 #include <optional>
 
+#include "swaplab/alloc/preset_knobs.h"
 #include "swaplab/alloc/printable.h"
 
 namespace swaplab::alloc {
@@ -106,6 +107,16 @@ const PresetInfo kPresets[] = {
 
 std::span<const PresetInfo> Policy::Presets() { return kPresets; }
 
+std::vector<std::string_view> PresetKnobAssignments(const PresetInfo& preset) {
+  std::vector<std::string_view> assignments;
+  for (std::string_view rest = preset.knobs; !rest.empty();) {
+    const size_t end = std::min(rest.find(' '), rest.size());
+    if (end > 0) assignments.push_back(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+  }
+  return assignments;
+}
+
 Result<Policy> Policy::Preset(std::string_view name) {
   const auto row = std::find_if(std::begin(kPresets), std::end(kPresets),
                                 [&](const PresetInfo& p) { return p.name == name; });
@@ -121,13 +132,9 @@ Result<Policy> Policy::Preset(std::string_view name) {
     if (!base.ok()) return base.status();
     p = *base;
   }
-  for (std::string_view rest = row->knobs; !rest.empty();) {
-    const size_t end = std::min(rest.find(' '), rest.size());
-    if (end > 0) {
-      if (Status st = p.SetAssignment(rest.substr(0, end)); !st.ok())
-        return Status(-EINVAL, "preset " + std::string(name) + ": " + st.message());
-    }
-    rest.remove_prefix(std::min(end + 1, rest.size()));
+  for (std::string_view assignment : PresetKnobAssignments(*row)) {
+    if (Status st = p.SetAssignment(assignment); !st.ok())
+      return Status(-EINVAL, "preset " + std::string(name) + ": " + st.message());
   }
   p.name = std::string(name);
   return p;
