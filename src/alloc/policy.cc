@@ -45,9 +45,11 @@ namespace {
 
 // The presets (allocator spec §10): each is a base preset ("" for the
 // knobs' defaults, the 2026 tree) and the knobs it changes, applied in
-// order with Policy::SetAssignment. PresetNames, --policy's help, README's
-// and scenarios/README.md's preset lists are made from this table
-// (`swaplab --presets-markdown`; the docs_presets test checks them).
+// order with Policy::SetAssignment. PresetNames, --policy's help, the man
+// page, the bash completion, README's and scenarios/README.md's preset
+// lists are made from this table (`swaplab --presets-markdown`; the
+// docs_presets and install_man_completion tests check them). Adding a
+// preset is adding a row: docs/library.md "Adding a preset".
 const PresetInfo kPresets[] = {
     {"linux-6.1", "linux-6.12", "ssd_swap_map_scan=1 scan_reclaim_direct=0 mthp_swap=0",
      "6.1 (Debian 12's linux-image-amd64)",
