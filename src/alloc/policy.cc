@@ -6,6 +6,7 @@
 #include <charconv>
 #include <optional>
 
+#include "swaplab/alloc/preset_knobs.h"
 #include "swaplab/alloc/printable.h"
 
 namespace swaplab::alloc {
@@ -44,9 +45,11 @@ namespace {
 
 // The presets (allocator spec §10): each is a base preset ("" for the
 // knobs' defaults, the 2026 tree) and the knobs it changes, applied in
-// order with Policy::SetAssignment. PresetNames, --policy's help, README's
-// and scenarios/README.md's preset lists are made from this table
-// (`swaplab --presets-markdown`; the docs_presets test checks them).
+// order with Policy::SetAssignment. PresetNames, --policy's help, the man
+// page, the bash completion, README's and scenarios/README.md's preset
+// lists are made from this table (`swaplab --presets-markdown`; the
+// docs_presets and install_man_completion tests check them). Adding a
+// preset is adding a row: docs/library.md "Adding a preset".
 const PresetInfo kPresets[] = {
     {"linux-6.1", "linux-6.12", "ssd_swap_map_scan=1 scan_reclaim_direct=0 mthp_swap=0",
      "6.1 (Debian 12's linux-image-amd64)",
@@ -106,6 +109,16 @@ const PresetInfo kPresets[] = {
 
 std::span<const PresetInfo> Policy::Presets() { return kPresets; }
 
+std::vector<std::string_view> PresetKnobAssignments(const PresetInfo& preset) {
+  std::vector<std::string_view> assignments;
+  for (std::string_view rest = preset.knobs; !rest.empty();) {
+    const size_t end = std::min(rest.find(' '), rest.size());
+    if (end > 0) assignments.push_back(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+  }
+  return assignments;
+}
+
 Result<Policy> Policy::Preset(std::string_view name) {
   const auto row = std::find_if(std::begin(kPresets), std::end(kPresets),
                                 [&](const PresetInfo& p) { return p.name == name; });
@@ -121,13 +134,9 @@ Result<Policy> Policy::Preset(std::string_view name) {
     if (!base.ok()) return base.status();
     p = *base;
   }
-  for (std::string_view rest = row->knobs; !rest.empty();) {
-    const size_t end = std::min(rest.find(' '), rest.size());
-    if (end > 0) {
-      if (Status st = p.SetAssignment(rest.substr(0, end)); !st.ok())
-        return Status(-EINVAL, "preset " + std::string(name) + ": " + st.message());
-    }
-    rest.remove_prefix(std::min(end + 1, rest.size()));
+  for (std::string_view assignment : PresetKnobAssignments(*row)) {
+    if (Status st = p.SetAssignment(assignment); !st.ok())
+      return Status(-EINVAL, "preset " + std::string(name) + ": " + st.message());
   }
   p.name = std::string(name);
   return p;

@@ -6,22 +6,13 @@
 
 #include <set>
 
-#include "swaplab/alloc/printable.h"
+#include "report_text.h"
 #include "swaplab/report/policy_json.h"
 #include "swaplab/workload/replay.h"
 
 namespace swaplab::report {
 
 namespace {
-
-// Paths, the device's name, the kernel's release and error messages in
-// warnings, reasons and actions: any bytes, escaped for the terminal and
-// kept valid UTF-8 for JSON (as image_report.cc does for its paths).
-std::string P(const std::string& s) { return Printable(s, kPathMax); }
-std::vector<std::string> P(std::vector<std::string> v) {
-  for (auto& s : v) s = P(s);
-  return v;
-}
 
 // Per mTHP size the trace allocated, the kernel's swpout / swpout_fallback
 // (hugepages-<size>kB/stats) and the model's, with each side's rate.
@@ -52,14 +43,14 @@ nlohmann::ordered_json AreasJson(const kernel::RunReport& r) {
   nlohmann::ordered_json aj = nlohmann::ordered_json::array();
   for (const auto& a : r.areas)
     aj.push_back({{"dev", a.dev},
-                  {"path", P(a.path)},
+                  {"path", PrintablePath(a.path)},
                   {"kind", kernel::Name(a.kind)},
                   {"pages", a.pages},
                   {"prio", a.prio},
                   {"ssd", a.ssd},
                   {"blkdev", a.blkdev},
                   {"swap_type", a.swap_type},
-                  {"note", P(a.note)}});
+                  {"note", PrintablePath(a.note)}});
   return aj;
 }
 
@@ -80,7 +71,7 @@ nlohmann::ordered_json DisagreementsJson(const workload::ReplaySummary& s) {
 nlohmann::ordered_json AnomaliesJson(const kernel::RunReport& r) {
   nlohmann::ordered_json nj = nlohmann::ordered_json::array();
   for (const auto& a : r.anomalies)
-    nj.push_back({{"line", a.line}, {"folio", a.folio}, {"what", P(a.what)}});
+    nj.push_back({{"line", a.line}, {"folio", a.folio}, {"what", PrintablePath(a.what)}});
   return nj;
 }
 
@@ -95,7 +86,7 @@ nlohmann::ordered_json InterferenceJson(const kernel::RunReport& r) {
                                 {"cpu", i.cpu},
                                 {"before_record", i.before_record},
                                 {"content_other", i.content_other},
-                                {"how", P(i.how)}};
+                                {"how", PrintablePath(i.how)}};
     nlohmann::ordered_json runs = nlohmann::ordered_json::array();
     for (const auto& [off, n] : i.runs) runs.push_back({{"offset", off}, {"slots", n}});
     e["runs"] = std::move(runs);
@@ -109,11 +100,11 @@ nlohmann::ordered_json InterferenceJson(const kernel::RunReport& r) {
 nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
   const auto& r = k.kernel;
   const auto& s = k.model.summary;
-  nlohmann::ordered_json j = {{"trace", P(k.trace)},
-                              {"device", P(k.device)},
+  nlohmann::ordered_json j = {{"trace", PrintablePath(k.trace)},
+                              {"device", PrintablePath(k.device)},
                               {"policy", k.policy.name},
                               {"knobs", KnobsJson(k.policy)}};
-  if (!k.out.empty()) j["out"] = P(k.out);
+  if (!k.out.empty()) j["out"] = PrintablePath(k.out);
   j["areas"] = AreasJson(r);
   // Where the pages went, on each side.
   j.update({{"records", r.records},
@@ -146,9 +137,9 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
             {"watch_policy", r.watch_policy},
             {"watch_exact", r.watch_exact},
             {"model_foreign_agree", s.foreign_agree}});
-  j.update({{"warnings", P(r.warnings)},
+  j.update({{"warnings", PrintablePaths(r.warnings)},
             {"runs", r.runs},
-            {"rerun_reasons", P(r.rerun_reasons)},
+            {"rerun_reasons", PrintablePaths(r.rerun_reasons)},
             {"seconds", r.seconds},
             {"records_seconds", r.records_seconds}});
   return j;
@@ -157,19 +148,20 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
 std::string KernelRunText(const kernel::KernelComparison& k) {
   const auto& r = k.kernel;
   const auto& s = k.model.summary;
-  std::string out = fmt::format("kernel run {} on {} ({} records, {} folios, {:.2f} s)\n",
-                                P(k.trace), P(k.device), r.records, r.folios, r.seconds);
+  std::string out =
+      fmt::format("kernel run {} on {} ({} records, {} folios, {:.2f} s)\n", PrintablePath(k.trace),
+                  PrintablePath(k.device), r.records, r.folios, r.seconds);
   for (const auto& a : r.areas)
     out += fmt::format("  dev {}: {} ({}, {} pages, prio {}, {}, {}) = swap type {}\n", a.dev,
-                       P(a.path), kernel::Name(a.kind), a.pages, a.prio,
+                       PrintablePath(a.path), kernel::Name(a.kind), a.pages, a.prio,
                        a.ssd ? "ssd" : "rotational", a.blkdev ? "blkdev" : "file", a.swap_type);
-  for (const auto& w : r.warnings) out += "warning: " + P(w) + "\n";
+  for (const auto& w : r.warnings) out += "warning: " + PrintablePath(w) + "\n";
   if (r.scan_bases)
     out += fmt::format(
         "{} random scan bases of the kernel read off its placements and written as `scan-base` "
         "records\n",
         r.scan_bases);
-  for (const auto& why : r.rerun_reasons) out += "made again: " + P(why) + "\n";
+  for (const auto& why : r.rerun_reasons) out += "made again: " + PrintablePath(why) + "\n";
   if (r.interference_total && !r.watch_exact) {
     out += fmt::format(
         "slots in use differed from {}'s count after {} records (the model is not this kernel's "
@@ -186,7 +178,7 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
       std::string where;
       for (const auto& [off, n] : i.runs) where += fmt::format(" {}+{}", off, n);
       out += fmt::format("  after line {}: dev {} {:+} slots{}: {}\n", i.line, i.dev, i.slots,
-                         where.empty() ? "" : " at" + where, P(i.how));
+                         where.empty() ? "" : " at" + where, PrintablePath(i.how));
     }
   }
   out += fmt::format("pages swapped {}  kept in memory {}  pswpout kernel {} model {}\n",
@@ -214,22 +206,22 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
   if (r.anomalies_total) {
     out += fmt::format("the kernel on its own ({}):\n", r.anomalies_total);
     for (const auto& a : r.anomalies)
-      out += fmt::format("  line {}: folio {}: {}\n", a.line, a.folio, P(a.what));
+      out += fmt::format("  line {}: folio {}: {}\n", a.line, a.folio, PrintablePath(a.what));
   }
   return out;
 }
 
 nlohmann::ordered_json CleanupJson(const std::vector<std::string>& actions, const Status& st) {
   nlohmann::ordered_json j;
-  j["actions"] = P(actions);
+  j["actions"] = PrintablePaths(actions);
   j["ok"] = st.ok();
-  if (!st.ok()) j["error"] = P(st.ToString());
+  if (!st.ok()) j["error"] = PrintablePath(st.ToString());
   return j;
 }
 
 std::string CleanupText(const std::vector<std::string>& actions) {
   std::string out;
-  for (const auto& l : actions) out += P(l) + "\n";
+  for (const auto& l : actions) out += PrintablePath(l) + "\n";
   if (actions.empty()) out += "nothing to clean up\n";
   return out;
 }

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "swaplab/alloc/printable.h"
+#include "report_text.h"
 #include "swaplab/report/policy_json.h"
 
 namespace swaplab::report {
@@ -43,14 +43,6 @@ std::vector<std::string> Rows(const ScenarioResult& r) {
 }
 
 namespace {
-
-// Names, titles, setup lines and labels come from scenario files: escaped
-// on every text and CSV line (JSON escapes on its own).
-std::string P(const std::string& s) { return Printable(s, kPathMax); }
-std::vector<std::string> Escaped(std::vector<std::string> v) {
-  for (auto& s : v) s = P(s);
-  return v;
-}
 
 bool Pct(const ScenarioResult& r, const std::string& row) {
   const auto& p = r.scenario->pct_rows;
@@ -110,13 +102,14 @@ nlohmann::ordered_json HostCpuJson(const workload::HostCpuCost& c) {
 
 std::string RenderText(const ScenarioResult& r) {
   const workload::Scenario& sc = *r.scenario;
-  std::string out = fmt::format("== {} — {}\n\nSetup\n", P(sc.name), P(sc.title));
-  for (const auto& s : sc.setup) out += "  - " + P(s) + "\n";
+  std::string out =
+      fmt::format("== {} — {}\n\nSetup\n", PrintablePath(sc.name), PrintablePath(sc.title));
+  for (const auto& s : sc.setup) out += "  - " + PrintablePath(s) + "\n";
   if (sc.scale != 1.0)
     out += fmt::format(
         "  - run at scale {:g}: every size above (devices, regions, image) times {:g}\n", sc.scale,
         sc.scale);
-  if (!r.image_io.empty()) out += "  - image I/O: " + P(r.image_io) + "\n";
+  if (!r.image_io.empty()) out += "  - image I/O: " + PrintablePath(r.image_io) + "\n";
   if (r.structural_image)
     out +=
         "  - image structural: no page data generated, written or checked (runs, bios and modelled "
@@ -132,20 +125,20 @@ std::string RenderText(const ScenarioResult& r) {
         "read bio\n"
         "    and {:g} us per allocator call ({})\n",
         sc.host_cpu->write_bio_us, sc.host_cpu->read_bio_us, sc.host_cpu->alloc_call_us,
-        P(sc.host_cpu->label));
+        PrintablePath(sc.host_cpu->label));
   out += fmt::format(
       "  - seed {} (repetition k uses seed {}+k), {} repetition{}{}, {} CPUs modelled\n", sc.seed,
       sc.seed, sc.repetitions, sc.repetitions > 1 ? "s" : "",
       sc.repetitions > 1 ? " (medians)" : "", sc.cpus);
   for (const auto& v : r.variants)
-    out += fmt::format("  - {}: {}\n", P(v.label), v.effective_policy.Describe());
+    out += fmt::format("  - {}: {}\n", PrintablePath(v.label), v.effective_policy.Describe());
   out += "\n";
   const auto rows = Rows(r);
   std::vector<std::string> cols, labels;
   for (const auto& v : r.variants) cols.push_back(v.label);
   std::vector<std::vector<std::string>> cells;
   for (const auto& row : rows) {
-    labels.push_back(P(RowLabel(r, row)));
+    labels.push_back(PrintablePath(RowLabel(r, row)));
     std::vector<std::string> line;
     const double base = r.variants[0].Median(row);
     for (size_t c = 0; c < r.variants.size(); ++c) {
@@ -155,12 +148,12 @@ std::string RenderText(const ScenarioResult& r) {
     }
     cells.push_back(line);
   }
-  out += Table(Escaped(cols), labels, cells);
+  out += Table(PrintablePaths(cols), labels, cells);
   const auto& ref = sc.seed_reported;
   if (!ref.cells.empty() || !ref.source.empty()) {
     out += fmt::format("\n  What {} reported for the same cells:\n",
-                       ref.source.empty() ? "the seed" : P(ref.source));
-    for (const auto& s : ref.setup) out += "    " + P(s) + "\n";
+                       ref.source.empty() ? "the seed" : PrintablePath(ref.source));
+    for (const auto& s : ref.setup) out += "    " + PrintablePath(s) + "\n";
     std::vector<std::string> rl;
     std::vector<std::vector<std::string>> rc;
     std::vector<std::string> ref_rows = rows;  // ours first, then rows only the seed has
@@ -170,17 +163,17 @@ std::string RenderText(const ScenarioResult& r) {
     for (const auto& row : ref_rows) {
       auto it = ref.cells.find(row);
       if (it == ref.cells.end()) continue;
-      rl.push_back(P(row));
+      rl.push_back(PrintablePath(row));
       std::vector<std::string> line;
       for (const auto& c : cols) {
         auto jt = it->second.find(c);
-        line.push_back(jt == it->second.end() ? "-" : P(jt->second));
+        line.push_back(jt == it->second.end() ? "-" : PrintablePath(jt->second));
       }
       rc.push_back(line);
     }
-    if (!rl.empty()) out += Table(Escaped(cols), rl, rc);
+    if (!rl.empty()) out += Table(PrintablePaths(cols), rl, rc);
   }
-  if (!sc.answers.empty()) out += "\n  " + P(sc.answers) + "\n";
+  if (!sc.answers.empty()) out += "\n  " + PrintablePath(sc.answers) + "\n";
   out += fmt::format("\n  ({:.1f} s wall)\n\n", r.wall_seconds);
   return out;
 }
@@ -236,7 +229,7 @@ std::string CsvHeader() {
 std::string RenderCsv(const ScenarioResult& r) {
   std::string out;
   auto quote = [](const std::string& raw) {
-    const std::string s = P(raw);
+    const std::string s = PrintablePath(raw);
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";

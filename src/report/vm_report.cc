@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "swaplab/alloc/printable.h"
+#include "report_text.h"
 #include "swaplab/report/plots.h"
 #include "swaplab/report/report.h"
 #include "swaplab/workload/replay.h"
@@ -21,10 +21,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// What came from the guest (its release, console lines, warnings) or the
-// command line (paths, names): any bytes. Text escapes them; JSON keeps
-// valid UTF-8 and replaces the rest instead of throwing.
-std::string P(const std::string& s) { return Printable(s, kPathMax); }
 std::string Dump(const ordered_json& j) {
   return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
@@ -132,8 +128,9 @@ std::string VmHibernateText(const vm::HibernateReport& r) {
       workload::Name(o.layout), r.swap_pages, r.image_pages_asked, hibernate::Name(o.compress),
       o.seed);
   s += fmt::format("kernel: Linux {} in qemu, accel {}, {} MiB, {} CPU; image origin {}, CRC {}\n",
-                   P(r.kinfo.release), P(r.kinfo.accel_why), o.vm.mem_mib, o.vm.smp,
-                   P(r.kinfo.origin), r.kinfo.crc_verified ? "verified" : "none");
+                   PrintablePath(r.kinfo.release), PrintablePath(r.kinfo.accel_why), o.vm.mem_mib,
+                   o.vm.smp, PrintablePath(r.kinfo.origin),
+                   r.kinfo.crc_verified ? "verified" : "none");
   s += fmt::format("layout in the guest: {} pages swapped out, {} not in swap, {} freed\n",
                    r.kinfo.layout_swapped, r.kinfo.layout_not_in_swap, r.kinfo.layout_freed);
   s += fmt::format(
@@ -167,12 +164,12 @@ std::string VmHibernateText(const vm::HibernateReport& r) {
                    Secs(r.model.write_s));
   s +=
       fmt::format("{:<22} {:>14} {:>14}\n", "read, s", Secs(r.kernel.read_s), Secs(r.model.read_s));
-  s += "\nkernel seconds: its own console lines (guest clock under " + P(r.kinfo.accel) +
-       "); model seconds: " + r.minfo.seconds_kind + "\n";
+  s += "\nkernel seconds: its own console lines (guest clock under " +
+       PrintablePath(r.kinfo.accel) + "); model seconds: " + r.minfo.seconds_kind + "\n";
   s += fmt::format("host wall: guest boot {:.2f} s", r.kinfo.boot_wall_s);
   if (o.resume) s += fmt::format(", resume boot {:.2f} s", r.kinfo.resume_wall_s);
   s += fmt::format(", model {:.2f} s\n", r.minfo.model_wall_s);
-  for (const auto& l : r.kinfo.pm_lines) s += "  " + P(l) + "\n";
+  for (const auto& l : r.kinfo.pm_lines) s += "  " + PrintablePath(l) + "\n";
   for (size_t i = 0; i < r.minfo.disagreements.size() && i < 5; ++i)
     s += "  disagreement: " + r.minfo.disagreements[i] + "\n";
   for (size_t i = 0; i < r.minfo.image_disagreements.size() && i < 5; ++i)
@@ -209,8 +206,8 @@ std::string VmSeedTableText(const vm::SeedTableReport& t, const workload::HostCp
   const auto& k0 = t.layouts[0];
   std::string s;
   s += fmt::format("seed 001 on a real kernel: Linux {} in qemu, accel {}, {} CPU, {} MiB\n",
-                   P(k0.kinfo.release), P(k0.kinfo.accel_why), k0.options.vm.smp,
-                   k0.options.vm.mem_mib);
+                   PrintablePath(k0.kinfo.release), PrintablePath(k0.kinfo.accel_why),
+                   k0.options.vm.smp, k0.options.vm.mem_mib);
   s += fmt::format("scale {:.6g} of the seed's sizes (5.0G image; 6G swap shuffled, 12G holes):",
                    t.options.scale);
   for (const auto& r : t.layouts)
@@ -319,14 +316,15 @@ std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
   std::string out = fmt::format(
       "vm run {} on Linux {} ({}, {} CPUs, {} MiB), device {}: {} records in {:.1f} s in the "
       "guest, {:.1f} s with boot\n",
-      P(o.trace), P(r.release), P(r.accel), o.vm.smp, o.vm.mem_mib, P(o.device), num("records"),
-      r.guest_run_s, r.boot_wall_s);
+      PrintablePath(o.trace), PrintablePath(r.release), PrintablePath(r.accel), o.vm.smp,
+      o.vm.mem_mib, PrintablePath(o.device), num("records"), r.guest_run_s, r.boot_wall_s);
   if (r.hang_retries > 0)
     out += fmt::format("note: the guest's block I/O hung ({} boot{} made again)\n", r.hang_retries,
                        r.hang_retries > 1 ? "s" : "");
   if (k.contains("warnings") && k["warnings"].is_array())
     for (const auto& w : k["warnings"])
-      if (w.is_string()) out += "warning (in the guest): " + P(w.get<std::string>()) + "\n";
+      if (w.is_string())
+        out += "warning (in the guest): " + PrintablePath(w.get<std::string>()) + "\n";
   out += fmt::format("pages swapped {}  kept in memory {} (model {})\n", num("pages_swapped"),
                      num("pages_not_swapped"), num("model_pages_unplaced"));
   out += fmt::format("placement agreement with {}: {}/{} ({:.2f}%); the host's replay: {}/{}\n",
@@ -473,8 +471,9 @@ std::string VmRfcTableText(const vm::RfcTableReport& t, const workload::HostCpuC
   std::string s = fmt::format(
       "seed 001 on real kernels: Linux {} in qemu ({}), {} CPU, {} MiB; {} run(s) per cell, "
       "medians [min-max]; scale {:.6g} of the seed's sizes, compress {}\n",
-      P(r0.kinfo.release), P(r0.kinfo.accel), r0.options.vm.smp, r0.options.vm.mem_mib,
-      t.options.runs, t.options.table.scale, hibernate::Name(t.options.table.compress));
+      PrintablePath(r0.kinfo.release), PrintablePath(r0.kinfo.accel), r0.options.vm.smp,
+      r0.options.vm.mem_mib, t.options.runs, t.options.table.scale,
+      hibernate::Name(t.options.table.compress));
   s += "columns: one kernel (kernel-patches/rfc-6.12), booted with:";
   for (const auto& c : t.options.columns)
     s += fmt::format(" {} = {};", c.name, c.append.empty() ? "(no parameter)" : c.append);
@@ -633,8 +632,8 @@ std::string VmNonfullTableText(const vm::NonfullTableReport& t) {
   std::string s = fmt::format(
       "seed 003 on a real kernel: {} (Linux {}) in qemu ({}), {} CPU, {} MiB; {} run(s) per "
       "column, medians [min-max]; scale {:.6g} of {}\n",
-      P(t.options.vm.kernel), P(r0.release), P(r0.accel), t.options.vm.smp, t.options.vm.mem_mib,
-      t.options.runs, sc.scale, sc.name);
+      PrintablePath(t.options.vm.kernel), PrintablePath(r0.release), PrintablePath(r0.accel),
+      t.options.vm.smp, t.options.vm.mem_mib, t.options.runs, sc.scale, sc.name);
   s += fmt::format(
       "load: {} processes of {}..{} MiB, {} growing at once, {} alive at most, folios {} "
       "(pages:weight), {:.1f}% zapped; swap {} MiB zram (no discard), kept below {} MiB in use; "

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "alloc/test_util.h"
+#include "swaplab/alloc/preset_knobs.h"
 
 namespace swaplab::alloc::test {
 namespace {
@@ -47,12 +48,8 @@ TEST(Policy_10, EachPresetIsOneRowOfItsBasePlusItsKnobs) {
     Policy base;
     if (!row.base.empty()) base = MustPreset(std::string(row.base).c_str());
     std::vector<std::string> set;  // the knob names the row sets
-    for (std::string_view rest = row.knobs; !rest.empty();) {
-      const size_t end = std::min(rest.find(' '), rest.size());
-      const std::string_view a = rest.substr(0, end);
+    for (std::string_view a : PresetKnobAssignments(row))
       set.emplace_back(a.substr(0, a.find('=')));
-      rest.remove_prefix(std::min(end + 1, rest.size()));
-    }
     const auto got = p.KnobValues(), from = base.KnobValues();
     ASSERT_EQ(got.size(), from.size());
     for (size_t i = 0; i < got.size(); ++i) {
@@ -63,6 +60,16 @@ TEST(Policy_10, EachPresetIsOneRowOfItsBasePlusItsKnobs) {
     }
   }
   EXPECT_EQ(rows, Policy::PresetNames());
+}
+
+// A row's knob string splits at spaces into its assignments, in order;
+// runs of spaces and spaces at either end give no empty assignment.
+TEST(Policy_10, PresetKnobAssignmentsSplitTheRowsKnobs) {
+  const PresetInfo row{"p", "", "  count_max=63  search=free,nonfull slot_cache=1 ", "", "", ""};
+  const std::vector<std::string_view> want = {"count_max=63", "search=free,nonfull",
+                                              "slot_cache=1"};
+  EXPECT_EQ(PresetKnobAssignments(row), want);
+  EXPECT_TRUE(PresetKnobAssignments(PresetInfo{"q", "", "", "", "", ""}).empty());
 }
 
 // The knob table: every knob is listed once, set by name, read back by

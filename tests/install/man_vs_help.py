@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """swaplab(1) and the bash completion list every subcommand and option that
---help lists, for the program and each subcommand (recursively).
+--help lists, for the program and each subcommand (recursively); they and
+replay's --help list every policy preset of the presets table, and only those.
 
 usage: man_vs_help.py SWAPLAB MAN_PAGE COMPLETION_SCRIPT
 """
@@ -59,7 +60,8 @@ def completion_words(path):
     return set(out.split())
 
 
-man = man_sections(open(man_path, encoding="utf-8").read())
+man_text = open(man_path, encoding="utf-8").read()
+man = man_sections(man_text)
 failures, checked = [], 0
 queue = [[]]
 while queue:
@@ -84,15 +86,30 @@ while queue:
             failures.append(f"{name} {s}: a subcommand in --help, not offered by the completion")
         queue.append([*path, s])
 
-# Preset names after --policy.
-presets = completion_words(["demo", "--policy"])
-if "linux-6.18" not in presets:
-    failures.append(f"completion after --policy offers {sorted(presets)}, not linux-6.18")
+# The presets table's names (`swaplab --presets-markdown`, README's table)
+# and no others in every list of presets: after --policy in the completion,
+# in replay's --help and in the man page. A list written by hand would miss
+# a new row.
+table = subprocess.run([swaplab, "--presets-markdown"], capture_output=True, text=True, check=True).stdout
+presets = re.findall(r"^\| `([^`]+)` \|", table, re.M)
+if len(presets) < 2 or "linux-6.18" not in presets:
+    failures.append(f"--presets-markdown names {presets}: the parser no longer reads it")
+for path in (["demo", "--policy"], ["replay", "--policy"]):
+    offered = completion_words(path)
+    if offered != set(presets):
+        failures.append(f"completion after {' '.join(path)} offers {sorted(offered)}, the table {presets}")
+replay_help = subprocess.run([swaplab, "replay", "--help"], capture_output=True, text=True, check=True).stdout
+for where, text in (("replay --help", replay_help), ("the man page", man_text.replace("\\-", "-"))):
+    m = re.search(r"policy preset: (.*)$", text, re.M)
+    listed = m.group(1).split(", ") if m else []
+    if listed != presets:
+        failures.append(f"{where} lists presets {listed}, the table {presets}")
+checked += len(presets)
 
 for f in failures:
     print("FAIL:", f)
 if checked < 20:
     print(f"FAIL: only {checked} names found in --help: the parser no longer reads it")
     sys.exit(1)
-print(f"checked {checked} options and subcommands of --help against the man page and completion")
+print(f"checked {checked} options, subcommands and presets against the man page and completion")
 sys.exit(1 if failures else 0)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "swaplab/alloc/policy.h"
+#include "swaplab/alloc/preset_knobs.h"
 #include "swaplab_version.h"
 
 namespace swaplab::tools {
@@ -165,12 +166,8 @@ std::string PresetsMarkdown() {
       "| preset | stands for | built as | what it bundles | read from |\n|---|---|---|---|---|\n";
   for (const alloc::PresetInfo& p : alloc::Policy::Presets()) {
     std::string built = p.base.empty() ? "the knobs' defaults" : fmt::format("`{}`", p.base);
-    std::string_view knobs = p.knobs;
-    while (!knobs.empty()) {
-      const size_t end = std::min(knobs.find(' '), knobs.size());
-      built += fmt::format(" `{}`", knobs.substr(0, end));
-      knobs.remove_prefix(std::min(end + 1, knobs.size()));
-    }
+    for (std::string_view knob : alloc::PresetKnobAssignments(p))
+      built += fmt::format(" `{}`", knob);
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", p.name, p.kernels, built, p.summary,
                        p.source);
   }
