@@ -267,6 +267,7 @@ class Doctor {
     Hibernation();
     Swaps();
     Target();
+    HigherPriority();
     ResumeAtBoot();
     Fit();
     Fstab();
@@ -508,6 +509,36 @@ class Doctor {
           "swapon " + P(spec) + " (if it refuses, the findings below say why)");
       Inspect(w);
       facts().inactive.push_back(std::move(w));
+    }
+  }
+
+  // Areas of higher priority than the image's: the pages the kernel
+  // swaps out while it shrinks memory before the snapshot
+  // (hibernate_preallocate_memory's reclaim) go there first (get_swap_pages
+  // takes the highest priority, allocator spec §2.3). zram keeps them in
+  // RAM, where they are still memory to save.
+  void HigherPriority() {
+    const DoctorFacts& f = facts();
+    if (f.target < 0) return;
+    const DoctorSwap& t = f.swaps[f.target];
+    for (size_t i = 0; i < f.swaps.size(); ++i) {
+      const DoctorSwap& s = f.swaps[i];
+      if (static_cast<int>(i) == f.target || s.priority <= t.priority) continue;
+      // Info, not a warning: the usual set-up of zram for everyday swap and
+      // a disk area for the image (resume names the disk) hibernates.
+      if (s.zram)
+        Add(Severity::kInfo, "swap " + P(s.path),
+            fmt::format("zram at priority {}, above the image's area {} ({}): what the kernel "
+                        "swaps out to make room for the image stays in RAM, compressed, so "
+                        "memory shrinks less and the image is larger (a swapoff of {} before "
+                        "hibernating avoids it)",
+                        s.priority, P(t.path), t.priority, P(s.path)));
+      else
+        Add(Severity::kInfo, "swap " + P(s.path),
+            fmt::format("priority {}, above the image's area {} ({}): pages swapped out while "
+                        "the kernel shrinks memory go here first, which leaves the image's area "
+                        "its free space",
+                        s.priority, P(t.path), t.priority));
     }
   }
 

@@ -527,5 +527,27 @@ TEST(LargestImage, FitsEnoughSwapAndTheSlotsAndNoMore) {
   EXPECT_EQ(internal::LargestImage(100), 0u);
 }
 
+TEST_F(Tree, AreasAboveTheImagesAreaAreNamed) {
+  Put("sys/class/block/zram0/dev", "252:0\n");
+  Put("proc/swaps", std::string(kSwapsHeader) +
+                        "/dev/zram0                              partition\t1048572\t\t0\t\t100\n"
+                        "/dev/sda2                               partition\t8388604\t\t0\t\t-2\n"
+                        "/dev/sdb1                               partition\t1048572\t\t0\t\t5\n");
+  const DoctorReport r = Run();
+  ASSERT_EQ(r.facts.target, 1) << All(r);  // resume names sda2
+  EXPECT_NE(Find(r, Severity::kInfo, "swap /dev/zram0").find("zram at priority 100, above"),
+            std::string::npos)
+      << All(r);
+  EXPECT_LT(r.worst, Severity::kWarning) << All(r);
+  EXPECT_NE(Find(r, Severity::kInfo, "swap /dev/sdb1").find("priority 5, above"), std::string::npos)
+      << All(r);
+  Put("proc/swaps", std::string(kSwapsHeader) +
+                        "/dev/sda2                               partition\t8388604\t\t0\t\t10\n"
+                        "/dev/zram0                              partition\t1048572\t\t0\t\t5\n");
+  const DoctorReport low = Run();
+  EXPECT_EQ(Find(low, Severity::kInfo, "swap /dev/zram0").find("above"), std::string::npos)
+      << All(low);
+}
+
 }  // namespace
 }  // namespace swaplab::kernel

@@ -10,9 +10,11 @@
 # doctor models) makes a 128 MiB swap file on an ext4 disk, and runs doctor
 # with: resume_offset wrong (12345), resume naming a device that holds no
 # swap (zram0 before its swapon), no resume device with zram swapped on
-# first, a 1 GiB image for the 128 MiB file, a swap file with a hole in
-# /etc/fstab, and the right set-up (with the image's layout as the 6.12
-# preset places it); a third boot, with compression, the 1 GiB image again. Each must be found with the right message. Then the
+# first, zram at a higher priority than the file resume names, a 1 GiB
+# image for the 128 MiB file, a swap file with a hole in /etc/fstab, and
+# the right set-up (with the image's layout as the 6.12 preset places it);
+# a third boot, with compression, the 1 GiB image again. Each must be found
+# with the right message. Then the
 # agent hibernates into the swap file: the host checks that the kernel's
 # S1SUSPEND header is at the block doctor printed and that debugfs's block
 # map of the file agrees, and a second boot resumes the image with only
@@ -58,6 +60,7 @@ expect wrong-offset "->" "set resume_offset=$at"
 expect no-area error "holds no active swap area"
 grep -q "swaplab-init: resume 0:0" "$log.txt" || vm_fail "the guest kernel did not take 0:0 for /sys/power/resume"
 expect zram-first error "the first swap area, /dev/zram0, which is zram"
+expect zram-higher info "above the image's area /var/tmp/swapfile"
 expect too-small error "Not enough free swap"
 expect hole warning "/etc/fstab lists this swap file, but it is not swapped on"
 expect hole error "the file has holes"

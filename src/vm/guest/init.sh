@@ -199,8 +199,11 @@ if [ "$mode" = doctor ]; then
   echo 0:0 >/sys/power/resume || say "cannot write 0:0 to /sys/power/resume"
   say "resume $(cat /sys/power/resume)"
   doc zram-first
-  swapoff /dev/zram0
+  # The same areas (zram swapped on first: the higher default priority),
+  # resume now naming the file.
   echo "${at:-0}" >/sys/power/resume_offset && echo "$dev" >/sys/power/resume
+  doc zram-higher
+  swapoff /dev/zram0
   doc too-small --image-size 1G
   # A swap file in /etc/fstab that swapon would refuse at boot: page 0 is
   # mkswap's header, pages 1..4094 a hole.
