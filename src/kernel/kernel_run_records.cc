@@ -229,6 +229,7 @@ Status Runner::FinishAlloc(const TraceRecord& r, LiveFolio f, const SwapOutPages
   ++rep_.folios;
   ++rep_.folios_by_order[r.order];
   live_[id] = std::move(f);
+  unsettled_.push_back(id);  // not settled until a Verify read it
   return Status::Ok();
 }
 
@@ -240,7 +241,7 @@ Status Runner::DoDropCache(const TraceRecord& r, const std::string& where) {
   TraceRecord w = r;
   w.folio.reset();
   Emit(w);
-  return Verify(r.line);
+  return Verify(r.line, false);
 }
 
 // cache: a read fault on each page. What the kernel did is written back:
@@ -261,7 +262,7 @@ Status Runner::DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint6
   for (uint64_t i = 0; i < f.pages.size(); ++i) {
     LivePage& lp = f.pages[i];
     if (!lp.swapped || !(*pages)[i].present) continue;
-    lp = LivePage{false, true, -1, 0};
+    lp = LivePage{false, true, true, -1, 0};  // locked below, with its run
     ++came_in;
     auto flags = Worker::PageFlags((*pages)[i].pfn);
     if (!flags.ok()) return At(where, flags.status().ToString(), flags.status().code());
@@ -340,9 +341,11 @@ Status Runner::Apply(const TraceRecord& r) {
       int type = -1;
       for (auto& [t, d] : type_to_dev_)
         if (d == r.dev) type = t;
-      for (auto& [id, f] : live_)
+      for (auto& [id, f] : live_) {
+        Unsettle(id, f);
         for (auto& p : f.pages)
-          if (p.swapped && p.type == type) p = LivePage{false, true, -1, 0};
+          if (p.swapped && p.type == type) p = LivePage{false, true, false, -1, 0};
+      }
       type_to_dev_.erase(type);
       dev_to_area_.erase(a);
       Emit(r);
@@ -353,6 +356,7 @@ Status Runner::Apply(const TraceRecord& r) {
       auto it = live_.find(*r.folio);
       if (it == live_.end()) return At(where, "folio " + std::to_string(*r.folio) + " is not live");
       LiveFolio& f = it->second;
+      Unsettle(it->first, f);
       uint64_t first, count;
       if (!workload::RecordPageRange(r, f.pages.size(), &first, &count))
         return At(where, "pages outside a folio of " + std::to_string(f.pages.size()) + " pages");

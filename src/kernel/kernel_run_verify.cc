@@ -27,11 +27,19 @@ constexpr uint64_t kMaxPagemapRead = uint64_t{1} << 16, kMaxPagemapGap = 16;
 }  // namespace
 
 Status Runner::ForEachLiveFolio(
-    const std::function<void(uint64_t, LiveFolio&, std::span<const PageState>)>& fn) {
+    const std::function<void(uint64_t, LiveFolio&, std::span<const PageState>)>& fn,
+    bool unsettled_only) {
   std::vector<std::pair<uint64_t, uint64_t>> by_addr;  // (address, folio id)
   by_addr.reserve(live_.size());
-  for (const auto& [id, f] : live_) by_addr.emplace_back(f.addr, id);
+  if (unsettled_only) {
+    for (uint64_t id : std::exchange(unsettled_, {}))
+      if (auto it = live_.find(id); it != live_.end() && !it->second.settled)
+        by_addr.emplace_back(it->second.addr, id);
+  } else {
+    for (const auto& [id, f] : live_) by_addr.emplace_back(f.addr, id);
+  }
   std::sort(by_addr.begin(), by_addr.end());
+  by_addr.erase(std::unique(by_addr.begin(), by_addr.end()), by_addr.end());
   for (size_t i = 0; i < by_addr.size();) {
     const uint64_t lo = by_addr[i].first;
     uint64_t hi = lo;
@@ -55,27 +63,47 @@ Status Runner::ForEachLiveFolio(
   return Status::Ok();
 }
 
-Status Runner::Verify(uint64_t line) {
-  return ForEachLiveFolio([&](uint64_t id, LiveFolio& f, std::span<const PageState> pages) {
-    for (size_t i = 0; i < f.pages.size(); ++i) {
-      const PageState& p = pages[i];
-      LivePage& lp = f.pages[i];
-      if (lp.swapped && (!p.swapped || p.swap_type != lp.type || p.swap_offset != lp.offset)) {
-        Note(line, id, "page " + std::to_string(i) + " left its slot on its own");
-      } else if (!lp.swapped && p.swapped) {
-        Note(line, id,
-             "page " + std::to_string(i) + " was swapped out by the kernel on its own (type " +
-                 std::to_string(p.swap_type) + " offset " + std::to_string(p.swap_offset) + ")");
-      }
-    }
-  });
+// Why a settled folio need not be read again (LiveFolio::settled): each
+// folio is a mapping of its own, and only this run's worker touches it. A
+// PTE holding a swap entry, or none, changes only by the process's own
+// fault, madvise, munmap or exit, or by swapoff of the area, all of which
+// the run does itself and which unsettle the folios they touch (reclaim
+// leaves a swapped page's PTE alone: it only takes the folio out of the
+// swap cache; khugepaged cannot collapse a mapping smaller than 2 MiB).
+// A present page can be swapped out by a drop-cache's reclaim unless it is
+// mlocked (try_to_unmap fails on VM_LOCKED). A folio that had a note is
+// read again, so a repeated note is still written at every drop-cache.
+Status Runner::Verify(uint64_t line, bool all) {
+  return ForEachLiveFolio(
+      [&](uint64_t id, LiveFolio& f, std::span<const PageState> pages) {
+        const uint64_t notes_before = rep_.anomalies_total;
+        bool reclaimable = false;  // a present page reclaim may still swap out
+        for (size_t i = 0; i < f.pages.size(); ++i) {
+          reclaimable |= pages[i].present && !f.pages[i].locked;
+          VerifyPage(line, id, i, pages[i], f.pages[i]);
+        }
+        f.settled = !reclaimable && rep_.anomalies_total == notes_before;
+        if (!f.settled) unsettled_.push_back(id);
+      },
+      !all);
+}
+
+void Runner::VerifyPage(uint64_t line, uint64_t id, size_t i, const PageState& p,
+                        const LivePage& lp) {
+  if (lp.swapped && (!p.swapped || p.swap_type != lp.type || p.swap_offset != lp.offset)) {
+    Note(line, id, "page " + std::to_string(i) + " left its slot on its own");
+  } else if (!lp.swapped && p.swapped) {
+    Note(line, id,
+         "page " + std::to_string(i) + " was swapped out by the kernel on its own (type " +
+             std::to_string(p.swap_type) + " offset " + std::to_string(p.swap_offset) + ")");
+  }
 }
 
 // The end: everything the kernel did on its own shows up now.
 Status Runner::FinishRecords(const Baseline& base) {
   WaitWriteback(0);
   (void)WaitForWriteback(o_.writeback_timeout_ms);
-  Status st = Verify(0);
+  Status st = Verify(0, true);
   CountSwapouts(base);
   // Slots in use that no page of the trace holds (after dropping the
   // clean swap cache): the kernel swapped something else to our areas.

@@ -39,12 +39,17 @@ constexpr size_t kKeepAnomalies = 50;
 struct LivePage {
   bool swapped = false;    // the PTE holds a swap entry (as far as the trace knows)
   bool in_memory = false;  // read back in
+  bool locked = false;     // read back in by a `cache` and mlocked: reclaim cannot unmap it
   int type = -1;
   uint64_t offset = 0;
 };
 struct LiveFolio {
   uint64_t addr = 0;
   int order = 0, cpu = 0;
+  // Pagemap cannot show anything new for it until the run touches it
+  // again: at the last check every page was a swap entry, none, or
+  // present and mlocked, and all agreed with `pages` (Runner::Verify).
+  bool settled = false;
   std::vector<LivePage> pages;
 };
 
@@ -68,14 +73,19 @@ class Runner {
   size_t Step(const std::vector<TraceRecord>& recs, size_t i) const;
   std::string Where(const TraceRecord& r) const { return o_.trace + ":" + std::to_string(r.line); }
   Status DoDropCache(const TraceRecord& r, const std::string& where);
-  Status Verify(uint64_t line);
-  // Calls fn for every live folio, in address order, with its pages as
-  // /proc/PID/pagemap shows them now: one read for neighbours (at most
-  // kMaxPagemapRead pages, gaps of at most kMaxPagemapGap), not one each
-  // (a drop-cache verifies them all).
+  // Compares live pages with pagemap: every live folio (`all`, the end of
+  // the run), or only those not settled (a drop-cache: a settled folio's
+  // pagemap entries cannot have changed, see the definition).
+  Status Verify(uint64_t line, bool all);
+  // Notes page `i` of folio `id` if pagemap's `p` disagrees with `lp`.
+  void VerifyPage(uint64_t line, uint64_t id, size_t i, const PageState& p, const LivePage& lp);
+  // Calls fn for every live folio (or, `unsettled_only`, every one not
+  // settled), in address order, with its pages as /proc/PID/pagemap shows
+  // them now: one read for neighbours (at most kMaxPagemapRead pages, gaps
+  // of at most kMaxPagemapGap), not one each.
   Status ForEachLiveFolio(
-      const std::function<void(uint64_t, LiveFolio&, std::span<const PageState>)>&
-          fn);  // compares every live page with pagemap
+      const std::function<void(uint64_t, LiveFolio&, std::span<const PageState>)>& fn,
+      bool unsettled_only = false);
   Status DoCache(const TraceRecord& r, LiveFolio& f, uint64_t first, uint64_t count,
                  const std::string& where);
   uint64_t WorkerOwnSwapped(std::string* first) const;
@@ -155,6 +165,13 @@ class Runner {
   std::map<int, uint64_t> type_to_dev_;
   std::map<uint64_t, size_t> dev_to_area_;
   std::unordered_map<uint64_t, LiveFolio> live_;
+  // Folios that may not be settled (LiveFolio::settled), maybe repeated or
+  // freed since: what a drop-cache's Verify reads.
+  std::vector<uint64_t> unsettled_;
+  void Unsettle(uint64_t id, LiveFolio& f) {
+    if (f.settled) unsettled_.push_back(id);
+    f.settled = false;
+  }
   uint64_t cursor_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>>
       pending_pfns_;                         // (first PFN, pages) paged out, maybe under writeback

@@ -103,10 +103,20 @@ int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
   auto* resident = reinterpret_cast<unsigned char*>(after + n);
   const uint64_t at = reinterpret_cast<uint64_t>(p) / kPageSize * 8;
   if (!PreadFull(pagemap_fd, before, n * 8, at)) return errno ? errno : EIO;
-  for (size_t i = 0; i < n; ++i) {
+  // kpageflags: one read per run of present pages at consecutive PFNs (a
+  // folio's pages are one run).
+  for (size_t i = 0; i < n;) {
     flags[i] = 0;
     const PageState s = DecodePagemap(before[i]);
-    if (s.present && !PreadFull(kpageflags_fd, &flags[i], 8, s.pfn * 8)) return errno ? errno : EIO;
+    size_t run = 1;
+    while (s.present && i + run < n) {
+      const PageState next = DecodePagemap(before[i + run]);
+      if (!next.present || next.pfn != s.pfn + run) break;
+      ++run;
+    }
+    if (s.present && !PreadFull(kpageflags_fd, &flags[i], run * 8, s.pfn * 8))
+      return errno ? errno : EIO;
+    i += run;
   }
   if (madvise(p, len, MADV_PAGEOUT) != 0) return errno;
   if (mincore(p, len, resident) != 0) return errno;

@@ -470,6 +470,46 @@ Result<BootResult> BootRetryingHang(const VmOptions& opts, BootSpec b, const std
   return r;
 }
 
+namespace {
+
+// A failed KVM probe is remembered until the host reboots (/run is a
+// tmpfs): a probe that fails waits out its 25 s on every command, and
+// what it depends on is in the key (the host's boot, /dev/kvm's inode and
+// change time — a reloaded kvm module makes a new one — and the guest
+// kernel's file). A probe that succeeds is not remembered (it costs
+// about a second).
+constexpr const char* kProbeMemo = "/run/swaplab/kvm-probe-failed";
+
+std::string ProbeKey(const std::string& kernel) {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  struct stat kvm {
+  }, k{};
+  if (boot.empty() || stat("/dev/kvm", &kvm) != 0 || stat(kernel.c_str(), &k) != 0) return "";
+  std::ostringstream key;
+  key << boot << ' ' << kvm.st_ino << ' ' << kvm.st_ctim.tv_sec << '.' << kvm.st_ctim.tv_nsec << ' '
+      << kernel << ' ' << k.st_size << ' ' << k.st_mtim.tv_sec;
+  return key.str();
+}
+
+// The reason of a failed probe remembered under `key`, or "".
+std::string RememberedProbeFailure(const std::string& key) {
+  std::ifstream in(kProbeMemo);
+  std::string line;
+  while (!key.empty() && std::getline(in, line))
+    if (line.size() > key.size() + 1 && line.compare(0, key.size() + 1, key + '\t') == 0)
+      return line.substr(key.size() + 1);
+  return "";
+}
+
+void RememberProbeFailure(const std::string& key, const std::string& reason) {
+  if (key.empty()) return;
+  mkdir("/run/swaplab", 0755);
+  std::ofstream(kProbeMemo, std::ios::app) << key << '\t' << reason << '\n';
+}
+
+}  // namespace
+
 Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel,
                            const std::string& initrd, const std::string& workdir,
                            const volatile std::sig_atomic_t* interrupted, std::string* why) {
@@ -483,6 +523,11 @@ Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel,
   }
   if (access("/dev/kvm", R_OK | W_OK) != 0) {
     *why = "tcg (/dev/kvm not accessible)";
+    return Accel::kTcg;
+  }
+  const std::string key = ProbeKey(kernel);
+  if (std::string failed = RememberedProbeFailure(key); !failed.empty()) {
+    *why = "tcg (kvm probe failed earlier in this boot of the host: " + failed + ")";
     return Accel::kTcg;
   }
   BootSpec b;
@@ -500,8 +545,9 @@ Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel,
     return Accel::kKvm;
   }
   std::string e = r->qemu_stderr.substr(0, r->qemu_stderr.find('\n'));
-  *why = "tcg (kvm probe failed: " +
-         (e.empty() ? (r->timed_out ? "no init within 25 s" : "qemu exited") : e) + ")";
+  const std::string failed = e.empty() ? (r->timed_out ? "no init within 25 s" : "qemu exited") : e;
+  if (!(interrupted && *interrupted)) RememberProbeFailure(key, failed);
+  *why = "tcg (kvm probe failed: " + failed + ")";
   return Accel::kTcg;
 }
 

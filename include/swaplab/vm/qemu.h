@@ -141,7 +141,9 @@ std::string ConsoleTail(const std::string& console, int lines);
 
 // kTcg / kKvm as asked; kAuto: kvm only if /dev/kvm is usable and a probe
 // boot (swaplab.mode=probe) reaches init within 25 s, else tcg. `why` says
-// which and why.
+// which and why. A failed probe is remembered until the host reboots
+// (/run/swaplab/kvm-probe-failed) and not tried again with the same
+// /dev/kvm and guest kernel.
 Result<Accel> ResolveAccel(const VmOptions& opts, const std::string& kernel,
                            const std::string& initrd, const std::string& workdir,
                            const volatile std::sig_atomic_t* interrupted, std::string* why);
