@@ -169,9 +169,7 @@ Result<std::unique_ptr<SwapArea>> SwapArea::Open(const std::string& path) {
   }
   std::unique_ptr<SwapArea> a(new SwapArea());
   a->info_ = std::move(info).value();
-  const uint64_t pages = std::min<uint64_t>(uint64_t{a->info_.header.v1.last_page} + 1,
-                                            a->info_.size_bytes / kPageSize);
-  a->sink_ = std::make_unique<Sink>(*fd, a->info_.blkdev, pages);
+  a->sink_ = std::make_unique<Sink>(*fd, a->info_.blkdev, AreaPages(a->info_));
   return a;
 }
 
@@ -210,18 +208,14 @@ alloc::SwaponOptions SwapArea::ToSwaponOptions(alloc::DiscardMode discard,
   return o;
 }
 
-Result<alloc::SwaponOptions> ModelSwaponOptions(const AreaInfo& info,
-                                                const std::vector<uint64_t>& in_use) {
+uint64_t AreaPages(const AreaInfo& info) {
+  return std::min<uint64_t>(uint64_t{info.header.v1.last_page} + 1, info.size_bytes / kPageSize);
+}
+
+Result<alloc::SwaponOptions> ModelSwaponOptions(const AreaInfo& info) {
   if (Status s = ValidateForSwapon(info.header, info.size_bytes, !info.blkdev); !s.ok())
     return Status(s.code(), info.path + ": " + s.message());
-  const uint64_t pages =
-      std::min<uint64_t>(uint64_t{info.header.v1.last_page} + 1, info.size_bytes / kPageSize);
-  alloc::SwaponOptions o = SwaponOptionsOf(info, pages);
-  for (uint64_t s : in_use)
-    if (s >= 1 && s < pages) o.bad_pages.push_back(s);
-  std::sort(o.bad_pages.begin(), o.bad_pages.end());
-  o.bad_pages.erase(std::unique(o.bad_pages.begin(), o.bad_pages.end()), o.bad_pages.end());
-  return o;
+  return SwaponOptionsOf(info, AreaPages(info));
 }
 
 alloc::DiscardSink& SwapArea::discard_sink() { return *sink_; }

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "doctor_layout.h"
+#include "doctor_read.h"
 #include "swaplab/alloc/printable.h"
 #include "swaplab/area/swap_area.h"
 #include "swaplab/hibernate/image_format.h"
@@ -42,25 +43,15 @@ const char* Name(Severity s) {
 
 namespace {
 
+using internal::ParseKibFields;
+using internal::ParseNumber;
+using internal::ReadRegularFile;
+using internal::Trim;
+
 constexpr size_t kMaxRead = 1 << 20;
 constexpr uint64_t kPage = alloc::kPageSize;
 // systemd's HIBERNATION_SWAP_THRESHOLD (src/shared/hibernate-util.c).
 constexpr double kSystemdThreshold = 0.98;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::strchr(" \t\r\n", s.front()) != nullptr) s.remove_prefix(1);
-  while (!s.empty() && std::strchr(" \t\r\n", s.back()) != nullptr) s.remove_suffix(1);
-  return s;
-}
-
-template <typename T>
-std::optional<T> ParseNumber(std::string_view s, int base = 10) {
-  s = Trim(s);
-  T v{};
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
 
 std::string P(std::string_view s) { return Printable(s, 200); }
 
@@ -73,37 +64,7 @@ struct Root {
 
   // A regular file of at most 1 MiB (never a FIFO waited on); why not, else.
   std::optional<std::string> Read(const std::string& abs, std::string* why) const {
-    const std::string path = Of(abs);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-      *why = std::strerror(errno);
-      return std::nullopt;
-    }
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      *why = "not a regular file";
-      return std::nullopt;
-    }
-    std::string out;
-    char buf[4096];
-    for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0) {
-        *why = std::strerror(errno);
-        ::close(fd);
-        return std::nullopt;
-      }
-      if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
-      if (out.size() > kMaxRead) {
-        ::close(fd);
-        *why = "larger than 1 MiB";
-        return std::nullopt;
-      }
-    }
-    ::close(fd);
-    return out;
+    return ReadRegularFile(Of(abs), kMaxRead, why);
   }
   std::string ReadOr(const std::string& abs, const std::string& fallback = "") const {
     std::string why;
@@ -170,19 +131,6 @@ std::string DecodeOctal(std::string_view s) {
     out += s[i];
   }
   return out;
-}
-
-std::map<std::string, uint64_t> ParseMeminfo(const std::string& text) {
-  std::map<std::string, uint64_t> m;
-  std::stringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string_view v = Trim(std::string_view(line).substr(colon + 1));
-    if (v.size() > 3 && v.substr(v.size() - 3) == " kB") v.remove_suffix(3);
-    if (auto n = ParseNumber<uint64_t>(v)) m[line.substr(0, colon)] = *n;
-  }
-  return m;
 }
 
 // A filesystem's name by statfs magic (linux/magic.h).
@@ -684,7 +632,7 @@ class Doctor {
     const DoctorSwap& t = f.swaps[f.target];
     std::string why;
     auto text = r_.Read("/proc/meminfo", &why);
-    const auto m = text ? ParseMeminfo(*text) : std::map<std::string, uint64_t>{};
+    const auto m = text ? ParseKibFields(*text) : std::map<std::string, uint64_t>{};
     auto kib = [&](const char* k) {
       const auto it = m.find(k);
       return it == m.end() ? uint64_t{0} : it->second;

@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <optional>
 #include <sstream>
 #include <string_view>
 
+#include "doctor_read.h"
 #include "swaplab/alloc/preset_for_release.h"
 #include "swaplab/alloc/printable.h"
 #include "swaplab/alloc/swap_system.h"
@@ -38,40 +38,15 @@ constexpr uint64_t kManyRuns = 1000;
 
 // A /proc file of at most `cap` bytes; "" when it cannot be read or is longer.
 std::string ReadBounded(const std::string& path, size_t cap) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return "";
-  struct stat st {};
-  std::string out;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    char buf[65536];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) {
-      out.append(buf, static_cast<size_t>(n));
-      if (out.size() > cap) {
-        out.clear();
-        break;
-      }
-    }
-  }
-  ::close(fd);
-  return out;
+  std::string why;
+  return ReadRegularFile(path, cap, &why).value_or("");
 }
 
-template <typename T>
-bool ParseNum(std::string_view s, T* v, int base = 10) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v, base);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-// "VmSwap:   123 kB" of /proc/PID/status: whether the process has swap.
+// VmSwap of /proc/PID/status: whether the process has swap.
 bool HasSwap(const std::string& status) {
-  std::istringstream in(status);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmSwap:", 0) != 0) continue;
-    std::istringstream f(line.substr(7));
-    uint64_t kib = 0;
-    return (f >> kib) && kib > 0;
-  }
-  return false;
+  const auto f = ParseKibFields(status);
+  const auto it = f.find("VmSwap");
+  return it != f.end() && it->second > 0;
 }
 
 struct Range {
@@ -85,18 +60,19 @@ std::vector<Range> SwappedMappings(const std::string& smaps) {
   std::istringstream in(smaps);
   for (std::string line; std::getline(in, line);) {
     const auto dash = line.find('-'), space = line.find(' ');
-    uint64_t a = 0, b = 0;
+    std::optional<uint64_t> a, b;
     if (dash != std::string::npos && space != std::string::npos && dash < space &&
-        ParseNum(std::string_view(line).substr(0, dash), &a, 16) &&
-        ParseNum(std::string_view(line).substr(dash + 1, space - dash - 1), &b, 16)) {
+        (a = ParseNumber<uint64_t>(std::string_view(line).substr(0, dash), 16)) &&
+        (b = ParseNumber<uint64_t>(std::string_view(line).substr(dash + 1, space - dash - 1),
+                                   16))) {
       cur.reset();
-      if (b > a) cur = Range{a / alloc::kPageSize, (b + alloc::kPageSize - 1) / alloc::kPageSize};
+      if (*b > *a)
+        cur = Range{*a / alloc::kPageSize, (*b + alloc::kPageSize - 1) / alloc::kPageSize};
       continue;
     }
     if (!cur || line.rfind("Swap:", 0) != 0) continue;
-    std::istringstream f(line.substr(5));
-    uint64_t kib = 0;
-    if ((f >> kib) && kib > 0) out.push_back(*cur);
+    const auto swap = ParseKibFields(line);
+    if (swap.begin() != swap.end() && swap.begin()->second > 0) out.push_back(*cur);
     cur.reset();
   }
   return out;
@@ -186,8 +162,7 @@ SwappedSlots ReadSwappedSlots(const std::string& root, size_t types) {
   if (d == nullptr) return out;
   uint64_t budget = kMaxPagemapEntries;
   for (dirent* e; (e = ::readdir(d)) != nullptr;) {
-    uint64_t pid = 0;
-    if (!ParseNum(std::string_view(e->d_name), &pid)) continue;
+    if (!ParseNumber<uint64_t>(e->d_name)) continue;
     if (!ReadProcess(proc + "/" + e->d_name, out, &budget)) {
       out.capped = true;
       break;
@@ -201,41 +176,29 @@ SwappedSlots ReadSwappedSlots(const std::string& root, size_t types) {
   return out;
 }
 
-DoctorPrediction PredictImage(const area::AreaInfo& info, const std::vector<bool>& in_use,
+DoctorPrediction PredictImage(const area::AreaInfo& info, const std::vector<uint64_t>& in_use,
                               const alloc::Policy& policy, uint64_t image_pages, bool rfc,
                               bool shrink) {
   DoctorPrediction p;
   p.allocator = rfc ? "the RFC (seed 001: whole free clusters in disk order, a bio per run)"
                     : policy.name + " (the running kernel's preset, a bio per page)";
-  auto model = area::ModelSwaponOptions(info);
+  auto model = workload::RebuildArea(info, in_use, policy);
   if (!model.ok()) {
     p.error = model.status().message();
     return p;
   }
-  alloc::SwaponOptions so = std::move(model).value();
-  so.extents.clear();  // slots are dblocks here: the simulated device's pages
-  so.first_block = 0;
-  so.bdev = 0;
-  alloc::SystemOptions sys_options;
-  sys_options.policy = policy;
-  sys_options.nr_cpus = 1;
-  alloc::SwapSystem sys(sys_options);
-  auto type = sys.Swapon(so);
-  Result<uint64_t> left = type.ok() ? workload::OccupySlots(sys, *type, in_use) : type.status();
-  if (!left.ok()) {
-    p.error = left.status().message();
-    return p;
-  }
-  auto dev = sys.Device(*type);
+  alloc::SwapSystem& sys = *model->sys;
+  const int type = model->type;
+  auto dev = sys.Device(type);
   if (!dev.ok()) {
     p.error = dev.status().message();
     return p;
   }
   if (shrink)
     image_pages = std::min(
-        image_pages, LargestImage(rfc ? FreeClusterSlots(sys, *type) : dev->pages - dev->inuse));
+        image_pages, LargestImage(rfc ? FreeClusterSlots(sys, type) : dev->pages - dev->inuse));
   p.pages = image_pages;
-  auto engine = workload::MakeSimulatedSwapDevice(so.pages, true);
+  auto engine = workload::MakeSimulatedSwapDevice(model->pages, true);
   workload::ImageSpec spec;
   spec.pages = image_pages;
   spec.source =
@@ -244,7 +207,7 @@ DoctorPrediction PredictImage(const area::AreaInfo& info, const std::vector<bool
   // As bio_alloc() sizes the RFC's bios (kernel-patches/rfc-6.12, spec §6.2).
   if (rfc) spec.batch.capacity = hibernate::CapacityMode::kSlab;
   spec.structural = true;
-  auto r = workload::WriteReadImage(sys, *type, *engine, spec);
+  auto r = workload::WriteReadImage(sys, type, *engine, spec);
   if (!r.ok()) {
     p.error = r.status().message();
     return p;
@@ -264,11 +227,6 @@ namespace {
 
 std::string Shown(const std::string& s) { return Printable(s, 200); }
 
-// The area's pages as swapon counts them (last_page + 1 within the size).
-uint64_t AreaPages(const area::AreaInfo& a) {
-  return std::min<uint64_t>(uint64_t{a.header.v1.last_page} + 1, a.size_bytes / alloc::kPageSize);
-}
-
 // Type i's slots go to /proc/swaps' line i: the kernel lists the areas in
 // type order (swap_start(), mm/swapfile.c). A type freed by a swapoff
 // leaves a gap the lines do not show; an offset past its line's area
@@ -278,7 +236,7 @@ void AssignInUse(DoctorFacts& f, const SwappedSlots& seen) {
     DoctorSwap& s = f.swaps[i];
     if (!s.area) continue;
     const auto& slots = seen.by_type[i];
-    s.in_use_read = slots.empty() || slots.back() < AreaPages(*s.area);
+    s.in_use_read = slots.empty() || slots.back() < area::AreaPages(*s.area);
     if (s.in_use_read) s.in_use = slots;
   }
 }
@@ -305,9 +263,7 @@ std::vector<Finding> LayoutFindings(DoctorFacts& f, const std::string& root) {
   l.capped = seen.capped;
   l.in_use_seen = t.in_use.size();
   l.in_use_listed = t.used_kib / 4;
-  l.area_pages = AreaPages(*t.area);
-  std::vector<bool> in_use(l.area_pages, false);
-  for (uint64_t s : t.in_use) in_use[s] = true;
+  l.area_pages = area::AreaPages(*t.area);
   const uint64_t taken = 1 + t.area->header.v1.bad_pages.size() + t.in_use.size();
   l.free_slots = l.area_pages > taken ? l.area_pages - taken : 0;
   out.push_back(
@@ -333,7 +289,8 @@ std::vector<Finding> LayoutFindings(DoctorFacts& f, const std::string& root) {
   // the largest uncompressed image that fits, the slots the compressed
   // stream would take first (the model does not compress, docs/fidelity.md).
   for (bool rfc : {false, true}) {
-    DoctorPrediction p = PredictImage(*t.area, in_use, *policy, f.image_pages, rfc, !f.nocompress);
+    DoctorPrediction p =
+        PredictImage(*t.area, t.in_use, *policy, f.image_pages, rfc, !f.nocompress);
     if (!rfc && p.error.empty() && p.pages < f.image_pages)
       out.push_back({Severity::kInfo, "layout",
                      fmt::format("the image of {} pages does not fit uncompressed: the layout "

@@ -43,7 +43,7 @@ bool PagemapSwapEntry(uint64_t entry, uint32_t* type, uint64_t* offset);
 // (dblock = slot): a swap file's extents do not enter the runs.
 // `shrink`: an image that does not fit uncompressed is cut to the largest
 // that does (LargestImage of the model's free slots).
-DoctorPrediction PredictImage(const area::AreaInfo& info, const std::vector<bool>& in_use,
+DoctorPrediction PredictImage(const area::AreaInfo& info, const std::vector<uint64_t>& in_use,
                               const alloc::Policy& policy, uint64_t image_pages, bool rfc,
                               bool shrink);
 

@@ -102,30 +102,18 @@ Result<ClusterMap> AreaClusterMap(const std::string& area, uint32_t cluster_size
   return ImageAreaMap(r->inspection->chain, info->size_bytes / area::kPageSize, cluster_size);
 }
 
-Result<ClusterMap> SwaponClusterMap(const area::AreaInfo& info, const std::vector<bool>& in_use,
+Result<ClusterMap> SwaponClusterMap(const area::AreaInfo& info, const std::vector<uint64_t>& in_use,
                                     const alloc::Policy& policy) {
-  auto so = area::ModelSwaponOptions(info);
-  if (!so.ok()) return so.status();
-  alloc::SystemOptions sys_options;
-  sys_options.policy = policy;
-  sys_options.nr_cpus = 1;
-  alloc::SwapSystem sys(sys_options);
-  auto type = sys.Swapon(*so);
-  if (!type.ok()) return Status(type.status().code(), info.path + ": " + type.status().message());
-  uint64_t taken = 0;
-  if (!in_use.empty()) {
-    auto left = workload::OccupySlots(sys, *type, in_use);
-    if (!left.ok()) return left.status();
-    taken = *left;
-  }
-  auto snapshot = SnapshotClusters(sys, *type);
+  auto model = workload::RebuildArea(info, in_use, policy);
+  if (!model.ok()) return model.status();
+  auto snapshot = SnapshotClusters(*model->sys, model->type);
   if (!snapshot.ok()) return snapshot.status();
   ClusterMap m = std::move(snapshot).value();
   m.notes.push_back(fmt::format(
       "no hibernation image: the clusters as swapon sets them up from the header ({} pages, {} "
       "bad)",
-      so->pages, info.header.v1.bad_pages.size()));
-  if (!in_use.empty()) m.notes.push_back(fmt::format("{} slots in use", taken));
+      model->pages, info.header.v1.bad_pages.size()));
+  if (!in_use.empty()) m.notes.push_back(fmt::format("{} slots in use", model->taken));
   return m;
 }
 

@@ -446,30 +446,58 @@ alloc::SwapEntry TakeOneSlot(alloc::SwapSystem& sys) {
 
 }  // namespace
 
-Result<uint64_t> OccupySlots(alloc::SwapSystem& sys, int type, const std::vector<bool>& in_use) {
+Result<uint64_t> OccupySlots(alloc::SwapSystem& sys, int type,
+                             const std::vector<uint64_t>& in_use) {
   auto dev = sys.Device(type);
   if (!dev.ok()) return dev.status();
-  std::vector<bool> taken(dev->max, false);
+  std::vector<bool> taken(dev->max, false), wanted_slot(dev->max, false);
   uint64_t wanted = 0;  // slots of in_use on the device not taken yet
-  for (uint64_t off = 1; off < taken.size() && off < in_use.size(); ++off) wanted += in_use[off];
+  for (uint64_t s : in_use) {
+    if (s == 0 || s >= wanted_slot.size() || wanted_slot[s]) continue;
+    wanted_slot[s] = true;
+    ++wanted;
+  }
   while (wanted > 0) {
     const alloc::SwapEntry e = TakeOneSlot(sys);
     if (!e.valid()) break;
     if (e.type != type || e.offset >= taken.size())
       return Status(-EINVAL, "occupy: a slot outside device " + std::to_string(type));
     taken[e.offset] = true;
-    if (e.offset < in_use.size() && in_use[e.offset]) --wanted;
+    if (wanted_slot[e.offset]) --wanted;
   }
   uint64_t left = 0;
   for (uint64_t off = 1; off < taken.size(); ++off) {
     if (!taken[off]) continue;
-    if (off < in_use.size() && in_use[off]) {
+    if (wanted_slot[off]) {
       ++left;
       continue;
     }
     if (Status st = sys.SwapPutEntriesDirect(alloc::SwapEntry{type, off}); !st.ok()) return st;
   }
   return left;
+}
+
+Result<ModelArea> RebuildArea(const area::AreaInfo& info, const std::vector<uint64_t>& in_use,
+                              const alloc::Policy& policy) {
+  auto model = area::ModelSwaponOptions(info);
+  if (!model.ok()) return model.status();
+  alloc::SwaponOptions so = std::move(model).value();
+  so.extents.clear();  // slots are dblocks here: the simulated device's pages
+  so.first_block = 0;
+  so.bdev = 0;
+  alloc::SystemOptions sys_options;
+  sys_options.policy = policy;
+  sys_options.nr_cpus = 1;
+  ModelArea a;
+  a.sys = std::make_unique<alloc::SwapSystem>(sys_options);
+  a.pages = so.pages;
+  auto type = a.sys->Swapon(so);
+  if (!type.ok()) return Status(type.status().code(), info.path + ": " + type.status().message());
+  a.type = *type;
+  auto taken = OccupySlots(*a.sys, a.type, in_use);
+  if (!taken.ok()) return taken.status();
+  a.taken = *taken;
+  return a;
 }
 
 }  // namespace swaplab::workload

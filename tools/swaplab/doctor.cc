@@ -160,14 +160,6 @@ area::OutputOptions MapOutput(const DoctorCmdOptions& o, const kernel::DoctorFac
   return oo;
 }
 
-// Slot → in use, from a sorted list within `pages`.
-std::vector<bool> InUseBits(const std::vector<uint64_t>& slots, uint64_t pages) {
-  std::vector<bool> bits(pages, false);
-  for (uint64_t s : slots)
-    if (s < pages) bits[s] = true;
-  return bits;
-}
-
 // --map: a panel per area whose header was read (its clusters now), and
 // for the target one per predicted image.
 std::string MapSvg(const kernel::DoctorFacts& f, std::string* why) {
@@ -179,8 +171,7 @@ std::string MapSvg(const kernel::DoctorFacts& f, std::string* why) {
   for (size_t i = 0; i < f.swaps.size(); ++i) {
     const kernel::DoctorSwap& s = f.swaps[i];
     if (!s.area) continue;
-    const uint64_t pages = s.area->size_bytes / alloc::kPageSize;
-    auto m = report::SwaponClusterMap(*s.area, InUseBits(s.in_use, pages), *policy);
+    auto m = report::SwaponClusterMap(*s.area, s.in_use, *policy);
     if (!m.ok()) {
       *why = m.status().message();
       continue;

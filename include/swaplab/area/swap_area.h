@@ -74,17 +74,14 @@ std::optional<uint64_t> ResumeOffset(const AreaInfo& info);
 // swapon validates it (ValidateForSwapon) and, for files, no holes.
 Status ValidateArea(const AreaInfo& info);
 
+// The pages swapon uses of an inspected area: last_page + 1, within the
+// file or device's size.
+uint64_t AreaPages(const AreaInfo& info);
 // SwaponOptions of the model for an inspected area, as SwapArea has them
-// (pages: last_page + 1 within the size, the header's bad pages, SSD /
-// block device, extents, bdev); no discard sink. The header must pass
-// ValidateForSwapon (holes are not checked: a map may show such a file).
-// `in_use`: slots known to be taken on the real area (swaplab doctor reads
-// them from the processes' page tables), given to the model as taken —
-// added to the bad pages, since the model needs no owner for them; slot 0
-// and slots past the area are ignored. Never sized by them: the list is
-// filtered, sorted and deduplicated within the area's pages.
-Result<alloc::SwaponOptions> ModelSwaponOptions(const AreaInfo& info,
-                                                const std::vector<uint64_t>& in_use = {});
+// (AreaPages, the header's bad pages, SSD / block device, extents, bdev);
+// no discard sink. The header must pass ValidateForSwapon (holes are not
+// checked: a map may show such a file).
+Result<alloc::SwaponOptions> ModelSwaponOptions(const AreaInfo& info);
 
 // An area opened for use: validated as swapon validates it.
 class SwapArea {

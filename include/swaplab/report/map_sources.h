@@ -66,7 +66,7 @@ Result<ClusterMap> AreaClusterMap(const std::string& area, uint32_t cluster_size
 // `in_use` taken (workload::OccupySlots; swaplab doctor reads them from the
 // processes' page tables). -EINVAL when the header is not one swapon takes.
 Result<ClusterMap> SwaponClusterMap(const area::AreaInfo& info,
-                                    const std::vector<bool>& in_use = {},
+                                    const std::vector<uint64_t>& in_use = {},
                                     const alloc::Policy& policy = {});
 
 }  // namespace swaplab::report

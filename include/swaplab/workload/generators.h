@@ -12,11 +12,13 @@
 #pragma GCC visibility push(default)
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "swaplab/alloc/status.h"
 #include "swaplab/alloc/swap_system.h"
+#include "swaplab/area/swap_area.h"
 #include "swaplab/workload/trace_runner.h"
 
 namespace swaplab::workload {
@@ -236,10 +238,25 @@ Result<RotationResult> Rotation(Workload& w, uint64_t allocations, int cpus);
 // What a real area's allocator state is — which clusters its CPUs hold,
 // the order of its lists — is not known from its used slots; this is the
 // state closest to "these slots are taken" (docs/fidelity.md, "swaplab
-// doctor"). `in_use` is indexed by slot; entries past the device and slot
-// 0 are ignored. Returns the slots left taken. Needs no TraceRunner: a few
-// bytes a slot, for areas of many GiB.
-Result<uint64_t> OccupySlots(alloc::SwapSystem& sys, int type, const std::vector<bool>& in_use);
+// doctor"). `in_use` lists slots (any order, repeats allowed); slot 0 and
+// slots past the device are ignored. Returns the slots left taken. Needs no
+// TraceRunner: a few bits a slot, for areas of many GiB.
+Result<uint64_t> OccupySlots(alloc::SwapSystem& sys, int type, const std::vector<uint64_t>& in_use);
+
+// A real area rebuilt in the model: a one-CPU SwapSystem with `policy`,
+// the area swapped on from its header (area::ModelSwaponOptions; slots are
+// the area's pages, dblock = slot: its extents are left out), then
+// OccupySlots with `in_use`. -EINVAL when the header is not one swapon
+// takes. Shared by `swaplab map` of an area without an image and doctor's
+// layout prediction.
+struct ModelArea {
+  std::unique_ptr<alloc::SwapSystem> sys;
+  int type = -1;
+  uint64_t pages = 0;  // the device's, header included
+  uint64_t taken = 0;  // slots of in_use taken (OccupySlots)
+};
+Result<ModelArea> RebuildArea(const area::AreaInfo& info, const std::vector<uint64_t>& in_use,
+                              const alloc::Policy& policy);
 
 }  // namespace swaplab::workload
 #pragma GCC visibility pop
