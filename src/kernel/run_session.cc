@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
-#include <sstream>
 #include <utility>
 
 namespace swaplab::kernel {
@@ -192,22 +191,6 @@ Status MakeCgroup(const RunOptions& o, bool drops, Session* s) {
   return Status::Ok();
 }
 
-// The caller's own memory cgroup (the worker's home), "" if not found.
-std::string HomeCgroup(bool cgroup_v1) {
-  std::string home;
-  if (auto cg = ReadSmallFile("/proc/self/cgroup"); cg.ok()) {
-    std::istringstream in(*cg);
-    for (std::string l; std::getline(in, l);) {
-      const auto c1 = l.find(':'), c2 = l.find(':', c1 + 1);
-      if (c1 == std::string::npos || c2 == std::string::npos) continue;
-      const std::string ctrl = l.substr(c1 + 1, c2 - c1 - 1), path = l.substr(c2 + 1);
-      if (cgroup_v1 && ctrl == "memory") home = "/sys/fs/cgroup/memory" + path;
-      if (!cgroup_v1 && ctrl.empty() && l.rfind("0::", 0) == 0) home = "/sys/fs/cgroup" + path;
-    }
-  }
-  return home;
-}
-
 }  // namespace
 
 Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs, Session* s) {
@@ -221,10 +204,7 @@ Status PrepareSession(const RunOptions& o, const std::vector<TraceRecord>& recs,
   if (Status st = StateFile::Append({"pid", {std::to_string(getpid())}}); !st.ok()) return st;
   if (Status st = ChangeSettings(need.orders, s); !st.ok()) return st;
   if (Status st = MakeCgroup(o, need.drops, s); !st.ok()) return st;
-  const std::string home = HomeCgroup(s->cgroup_v1);
-  if (!s->cgroup.empty() && home.empty())
-    return Status(-ENOENT, "cannot find this process's memory cgroup in /proc/self/cgroup");
-  auto w = Worker::Start(need.reserve + (kRunPage << 10), s->cgroup, home);
+  auto w = Worker::Start(need.reserve + (kRunPage << 10), s->cgroup);
   if (!w.ok()) return w.status();
   s->worker = std::move(w).value();
   return Status::Ok();

@@ -125,17 +125,17 @@ int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
 }
 
 // The child. Only the trace folios are charged to the run's memory cgroup:
-// the worker joins it just while it faults them in (kTouch) and goes back to
-// its home cgroup at once, so cgroup reclaim (drop-cache) never swaps out the
-// worker's own pages (stack, heap, sanitizer shadow). Swapped-in pages are
-// charged to the cgroup recorded with their swap entry: the run's.
+// the worker joins it once its own memory (stack, heap, buffers, sanitizer
+// shadow) is faulted in, and that memory is locked, so cgroup reclaim
+// (drop-cache) never swaps it out. Swapped-in pages are charged to the
+// cgroup recorded with their swap entry: the run's.
 class WorkerChild {
  public:
   WorkerChild(int in, int out) : in_(in), out_(out) {}
 
   // Everything before the command loop; the first reply (the reservation's
   // address, or the error) goes to the parent. Exits on an error.
-  void Setup(uint64_t reserve, const std::string& run_procs, const std::string& home_procs) {
+  void Setup(uint64_t reserve, const std::string& run_procs) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     signal(SIGINT, SIG_IGN);  // the parent decides when the worker ends
     void* base =
@@ -143,15 +143,15 @@ class WorkerChild {
     if (base == MAP_FAILED) Fail(errno);
     LockWhatIsMapped();
     PrepareDrain();
-    OpenCgroups(run_procs, home_procs);
-    Reply rep;
-    rep.value = reinterpret_cast<uint64_t>(base);
-    WriteFull(out_, &rep, sizeof rep);
-    // kSwapOut's buffer, faulted in (and so locked) now; the worker's own
-    // pagemap and /proc/kpageflags (root) it reads.
+    // kSwapOut's buffer, faulted in now; the worker's own pagemap and
+    // /proc/kpageflags (root) it reads.
     swap_out_.resize(Worker::kMaxSwapOutPages * kSwapOutBytesPerPage);
     pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     kpageflags_fd_ = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+    JoinRunCgroup(run_procs);
+    Reply rep;
+    rep.value = reinterpret_cast<uint64_t>(base);
+    WriteFull(out_, &rep, sizeof rep);
   }
 
   // One command at a time until kQuit or the parent's end.
@@ -159,7 +159,7 @@ class WorkerChild {
     Cmd c;
     while (ReadFull(in_, &c, sizeof c)) {
       Reply rep;
-      if (Pins(c.op)) rep.err = PinThread(c.cpu);
+      if (Pins(c.op)) rep.err = Pin(c.cpu);
       if (rep.err == 0 && Handle(c, &rep)) continue;  // the handler replied
       if (!WriteFull(out_, &rep, sizeof rep)) break;
     }
@@ -167,6 +167,17 @@ class WorkerChild {
   }
 
  private:
+  // Pins the worker to `cpu` unless it is pinned there already: a
+  // sched_setaffinity() to the mask the thread has changes nothing the
+  // kernel does (__set_cpus_allowed_ptr() returns early), and one a
+  // record cost a system call.
+  int Pin(int cpu) {
+    if (cpu == pinned_cpu_) return 0;
+    const int err = PinThread(cpu);
+    pinned_cpu_ = err == 0 ? cpu : -1;
+    return err;
+  }
+
   // The first reply says what failed; the worker ends.
   [[noreturn]] void Fail(int err) {
     Reply rep;
@@ -203,17 +214,21 @@ class WorkerChild {
       Fail(errno ? errno : EIO);
   }
 
-  void OpenCgroups(const std::string& run_procs, const std::string& home_procs) {
-    me_len_ = std::snprintf(me_, sizeof me_, "%d", static_cast<int>(getpid()));
+  // Moves the worker into the run's memory cgroup (its cgroup.procs file,
+  // "" for none) once, after everything of its own is faulted in: what it
+  // faults from now on, the trace folios, is charged there. Its own pages
+  // stay charged to the cgroup it came from, and they are locked, so the
+  // run's cgroup reclaim (drop-cache) can take only trace folios.
+  void JoinRunCgroup(const std::string& run_procs) {
     if (run_procs.empty()) return;
-    run_fd_ = open(run_procs.c_str(), O_WRONLY | O_CLOEXEC);
-    home_fd_ = open(home_procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (run_fd_ < 0 || home_fd_ < 0) Fail(errno ? errno : EIO);
-  }
-
-  // Moves the worker into the cgroup whose procs file is `fd` (-1: none).
-  int Join(int fd) {
-    return fd < 0 || write(fd, me_, static_cast<size_t>(me_len_)) == me_len_ ? 0 : errno;
+    const int fd = open(run_procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) Fail(errno);
+    char me[24];
+    const int n = std::snprintf(me, sizeof me, "%d", static_cast<int>(getpid()));
+    const bool ok = write(fd, me, static_cast<size_t>(n)) == n;
+    const int err = errno;
+    close(fd);
+    if (!ok) Fail(err ? err : EIO);
   }
 
   // Runs c; true when it sent its reply itself (with data after it).
@@ -258,12 +273,10 @@ class WorkerChild {
       rep->err = errno;
       return false;
     }
-    if ((rep->err = Join(run_fd_)) != 0) return false;
     for (size_t off = 0; off < len; off += kPageSize) {
       const uint64_t words[2] = {kTracePageMagic, c.addr + off};
       std::memcpy(p + off, words, sizeof words);
     }
-    if ((rep->err = Join(home_fd_)) != 0) return false;
     errno = 0;
     if ((rep->err = SwapOutInWorker(pagemap_fd_, kpageflags_fd_, p, len, swap_out_)) != 0)
       return false;
@@ -307,33 +320,29 @@ class WorkerChild {
     int err = 0;
     for (int cpu = 0; cpu < CPU_SETSIZE && err == 0; ++cpu) {
       if (!CPU_ISSET(cpu, &cpus_)) continue;
-      if ((err = PinThread(cpu)) == 0 && madvise(drain_page_, kPageSize, MADV_COLD) != 0)
-        err = errno;
+      if ((err = Pin(cpu)) == 0 && madvise(drain_page_, kPageSize, MADV_COLD) != 0) err = errno;
     }
     return err;
   }
 
   int in_, out_;
+  int pinned_cpu_ = -1;  // the one CPU of the worker's mask, -1: not pinned (yet)
   cpu_set_t cpus_;
   void* drain_page_ = nullptr;
-  int run_fd_ = -1, home_fd_ = -1;
-  char me_[24] = {};
-  int me_len_ = 0;
   std::vector<unsigned char> swap_out_;
   int pagemap_fd_ = -1, kpageflags_fd_ = -1;
 };
 
-[[noreturn]] void ChildMain(int in, int out, uint64_t reserve, const std::string& run_procs,
-                            const std::string& home_procs) {
+[[noreturn]] void ChildMain(int in, int out, uint64_t reserve, const std::string& run_procs) {
   WorkerChild child(in, out);
-  child.Setup(reserve, run_procs, home_procs);
+  child.Setup(reserve, run_procs);
   child.Loop();
 }
 
 }  // namespace
 
-Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std::string& cgroup_dir,
-                                              const std::string& home_cgroup_dir) {
+Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes,
+                                              const std::string& cgroup_dir) {
   int to[2], from[2];
   if (pipe2(to, O_CLOEXEC) != 0)
     return Status(-errno, std::string("pipe: ") + std::strerror(errno));
@@ -352,8 +361,8 @@ Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std:
   if (pid == 0) {
     close(to[1]);
     close(from[0]);
-    ChildMain(to[0], from[1], reserve_bytes, cgroup_dir.empty() ? "" : cgroup_dir + "/cgroup.procs",
-              home_cgroup_dir + "/cgroup.procs");
+    ChildMain(to[0], from[1], reserve_bytes,
+              cgroup_dir.empty() ? "" : cgroup_dir + "/cgroup.procs");
   }
   close(to[0]);
   close(from[1]);
@@ -365,8 +374,7 @@ Result<std::unique_ptr<Worker>> Worker::Start(uint64_t reserve_bytes, const std:
   if (!ReadFull(w->from_, &rep, sizeof rep))
     return Status(-EIO, "the worker process died while starting");
   if (rep.err != 0)
-    return Status(-rep.err, "worker start (reserve address space, open cgroup.procs of " +
-                                cgroup_dir + " and " + home_cgroup_dir +
+    return Status(-rep.err, "worker start (reserve address space, join the cgroup " + cgroup_dir +
                                 "): " + std::strerror(rep.err));
   w->base_ = rep.value;
   const std::string pagemap = "/proc/" + std::to_string(pid) + "/pagemap";

@@ -391,7 +391,7 @@ TEST(KernelRun, DrainLruEmptiesTheBatchesOfEveryCpu) {
   if (!IsRoot()) GTEST_SKIP() << "not root: /proc/kpageflags and PFNs in pagemap need root";
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus < 2) GTEST_SKIP() << "one CPU: nothing to show across CPUs";
-  auto w = Worker::Start(1 << 20, "", "");
+  auto w = Worker::Start(1 << 20, "");
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   cpu_set_t was;
   ASSERT_EQ(sched_getaffinity(0, sizeof was, &was), 0);

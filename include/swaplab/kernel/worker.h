@@ -47,12 +47,11 @@ class Worker {
   // (PROT_NONE) and locks the rest of its memory as it faults in
   // (mlockall(MCL_CURRENT | MCL_ONFAULT): stack, heap, buffers, a
   // sanitizer's shadow), so only the trace's folios, mapped later, can be
-  // swapped out of it. It stays in `home_cgroup_dir` (the caller's memory cgroup)
-  // and joins `cgroup_dir` (may be empty) only while it faults trace folios
-  // in, so that only they are charged there.
+  // swapped out of it. Then it joins the memory cgroup `cgroup_dir` (may
+  // be empty) for good: its own pages stay charged where they were faulted
+  // in, so only the trace folios are charged there.
   static Result<std::unique_ptr<Worker>> Start(uint64_t reserve_bytes,
-                                               const std::string& cgroup_dir,
-                                               const std::string& home_cgroup_dir);
+                                               const std::string& cgroup_dir);
   ~Worker();  // kills and reaps the worker
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
