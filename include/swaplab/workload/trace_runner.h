@@ -229,6 +229,11 @@ class TraceRunner {
   // keep_mapped: reclaim (a global drop) leaves mapped folios in the cache.
   Status DoDropCache(TFolio& f, const Where& where, bool keep_mapped);
   Status DropAllCaches(const Where& where);
+  // What a global drop would do to a folio on the reclaim order: nothing
+  // and take it off (no page has a cache folio), nothing (every cache
+  // folio is mapped and in the swap cache), or drop some cache folio.
+  enum class Reclaim { kNoCache, kAllMapped, kSome };
+  Reclaim ReclaimOf(const TFolio& f);
   Status DoSwapoff(const TraceRecord& r, const Where& where);
   Status DoForeign(const TraceRecord& r, const Where& where);
   Status DoForeignFree(const TraceRecord& r, const Where& where);
@@ -296,7 +301,6 @@ class TraceRunner {
   std::vector<std::vector<Page>> spare_pages_[16];  // page arrays of forgotten folios, by order
   // Scratch lists kept from record to record (no allocation per record).
   std::vector<alloc::Folio*> caches_, split_, touched_;
-  std::vector<uint32_t> drop_;
 };
 
 }  // namespace swaplab::workload
