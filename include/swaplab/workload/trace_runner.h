@@ -55,12 +55,19 @@ class TraceRunner {
   // The model's memory, estimated at each swapon record
   // (kModelBytesPerCluster per cluster of every device on), is refused
   // with -ENOMEM over this many bytes; 0 (the default): the machine's
-  // MemAvailable, not checked when /proc/meminfo cannot be read.
+  // MemAvailable, not checked when /proc/meminfo cannot be read nor while
+  // the estimate is under kUncheckedModelBytes.
   void set_memory_limit(uint64_t bytes) { memory_limit_ = bytes; }
   // Measured: 2^32 pages in 512-page clusters took ~327 MB of RSS, 2^28
   // pages in 16-page clusters ~780 MB (issue 31): about 40-47 bytes a
   // cluster, almost nothing a page.
   static constexpr uint64_t kModelBytesPerCluster = 48;
+  // Less than the replay process holds before its first record (its code
+  // and the trace reader's buffer, about 6 MB of RSS): a model this small
+  // (up to ~87,000 clusters, 170 GiB in 2 MiB clusters) is not checked
+  // against MemAvailable, whose read of /proc/meminfo cost a small
+  // replay more than its records.
+  static constexpr uint64_t kUncheckedModelBytes = uint64_t{4} << 20;
   // Records every allocator call from now on into *tape (null: none;
   // call_tape.h). The tape must outlive the records applied.
   void set_tape(CallTape* tape) { calls_.set_tape(tape); }
@@ -70,6 +77,11 @@ class TraceRunner {
   // The slot of page `page` of a live folio; invalid (offset 0) when the
   // folio is unknown or the page is not in swap.
   alloc::SwapEntry SlotOf(uint64_t folio, uint64_t page) const;
+  // Hints that folio `id`'s record comes soon (a replay reading ahead):
+  // its index entry, or (its index entry already fetched) its table entry,
+  // is fetched into the cache. Nothing changes.
+  void PrefetchIndex(uint64_t id) const { index_.Prefetch(id); }
+  void PrefetchFolio(uint64_t id) const;
   // Whether folio `id` is live (allocated and not yet forgotten).
   bool Live(uint64_t id) const { return index_.Find(id) != FolioIndex::kAbsent; }
   // Trace device id → device type.
@@ -168,6 +180,7 @@ class TraceRunner {
     void Insert(uint64_t id, uint64_t value);  // id not present
     void Set(uint64_t id, uint64_t value);     // id present
     void Erase(uint64_t id);                   // id present
+    void Prefetch(uint64_t id) const;          // where Find(id) reads, into the cache
     // The (id, value) of every compact value, into *out.
     void Compacts(std::vector<std::pair<uint64_t, uint64_t>>* out) const;
 
@@ -280,7 +293,9 @@ class TraceRunner {
     std::vector<std::unique_ptr<T[]>> chunks_;
     uint32_t size_ = 0;
   };
-  Chunked<TFolio, 12> slab_;           // live folios and free entries
+  // Chunks of 256 entries (20 KiB): a replay of a few thousand records
+  // makes and frees one or two, not a 320 KiB one it barely uses.
+  Chunked<TFolio, 8> slab_;            // live folios and free entries
   std::vector<uint32_t> free_folios_;  // free entries of slab_
   FolioIndex index_;                   // live folios: id → slab_ index or compact slot
   uint32_t lru_head_ = kNil, lru_tail_ = kNil;
@@ -290,7 +305,7 @@ class TraceRunner {
   struct PoolFolio : alloc::Folio {
     uint32_t number = 0;  // set once, by NewFolio
   };
-  Chunked<PoolFolio, 10> pool_;
+  Chunked<PoolFolio, 8> pool_;
   alloc::Folio* CacheOf(const Page& p) { return p.cache == 0 ? nullptr : &pool_[p.cache - 1]; }
   // The number of a folio NewFolio made (every cache folio is one).
   static uint32_t NumberOf(const alloc::Folio* f) {
