@@ -62,11 +62,11 @@ class RecordsAhead {
   }
   // The next record, or null at the end; the reader's error at its place.
   Result<const TraceRecord*> Next() {
-    Ahead& cur = ahead_[k_ % 3];
+    Ahead& cur = ahead_[at_];
     if (!cur.st.ok()) return cur.st;
     if (!cur.more) return nullptr;
-    const Ahead& next = ahead_[(k_ + 1) % 3];
-    const Ahead& after = ahead_[(k_ + 2) % 3];
+    const Ahead& next = ahead_[After(at_)];
+    const Ahead& after = ahead_[After(After(at_))];
     if (after.more && after.rec.folio) runner_.PrefetchIndex(*after.rec.folio);
     if (next.more && next.rec.folio) runner_.PrefetchFolio(*next.rec.folio);
     return &cur.rec;
@@ -74,19 +74,20 @@ class RecordsAhead {
   // The record Next gave has been applied: its place takes the one after
   // the last read.
   void Done() {
-    Read(ahead_[k_ % 3], ahead_[(k_ + 2) % 3]);
-    ++k_;
+    Read(ahead_[at_], ahead_[After(After(at_))]);
+    at_ = After(at_);
   }
 
  private:
   struct Ahead {
     TraceRecord rec;
-    Status st;
+    Status st;  // ok until the reader fails; no record is read after that
     bool more = false;
   };
-  // The record after `prev` into `dst`; none after an end or an error.
+  static int After(int i) { return i == 2 ? 0 : i + 1; }
+  // The record after `prev` into `dst` (a place already given out, so its
+  // status is ok); none after an end or an error.
   void Read(Ahead& dst, const Ahead& prev) {
-    dst.st = Status::Ok();
     dst.more = false;
     if (!prev.st.ok() || !prev.more) return;
     auto r = reader_.Next(&dst.rec);
@@ -100,7 +101,7 @@ class RecordsAhead {
   TraceReader& reader_;
   TraceRunner& runner_;
   Ahead ahead_[3];
-  uint64_t k_ = 0;  // the record Next gives: ahead_[k_ % 3]
+  int at_ = 0;  // the record Next gives
 };
 
 Status ReplayTrace(const ReplayOptions& o, ReplayState* state, ReplayObserver* observer) {
