@@ -45,65 +45,6 @@ class InvariantCheck final : public ReplayObserver {
 
 }  // namespace
 
-// The trace's records with two read ahead of the one being applied: while
-// record k runs, the index entry of record k + 2's folio and the table
-// entry of record k + 1's are fetched into the cache (TraceRunner's
-// Prefetch steps), so a trace of many live folios does not wait for each
-// lookup in turn. A reader's error is returned in its record's turn, after
-// the records before it are applied, as reading one at a time did.
-class RecordsAhead {
- public:
-  RecordsAhead(TraceReader& reader, TraceRunner& runner, bool more, const TraceRecord& first)
-      : reader_(reader), runner_(runner) {
-    ahead_[0].rec = first;
-    ahead_[0].more = more;
-    Read(ahead_[1], ahead_[0]);
-    Read(ahead_[2], ahead_[1]);
-  }
-  // The next record, or null at the end; the reader's error at its place.
-  Result<const TraceRecord*> Next() {
-    Ahead& cur = ahead_[at_];
-    if (!cur.st.ok()) return cur.st;
-    if (!cur.more) return nullptr;
-    const Ahead& next = ahead_[After(at_)];
-    const Ahead& after = ahead_[After(After(at_))];
-    if (after.more && after.rec.folio) runner_.PrefetchIndex(*after.rec.folio);
-    if (next.more && next.rec.folio) runner_.PrefetchFolio(*next.rec.folio);
-    return &cur.rec;
-  }
-  // The record Next gave has been applied: its place takes the one after
-  // the last read.
-  void Done() {
-    Read(ahead_[at_], ahead_[After(After(at_))]);
-    at_ = After(at_);
-  }
-
- private:
-  struct Ahead {
-    TraceRecord rec;
-    Status st;  // ok until the reader fails; no record is read after that
-    bool more = false;
-  };
-  static int After(int i) { return i == 2 ? 0 : i + 1; }
-  // The record after `prev` into `dst` (a place already given out, so its
-  // status is ok); none after an end or an error.
-  void Read(Ahead& dst, const Ahead& prev) {
-    dst.more = false;
-    if (!prev.st.ok() || !prev.more) return;
-    auto r = reader_.Next(&dst.rec);
-    if (!r.ok()) {
-      dst.st = r.status();
-      return;
-    }
-    dst.more = *r;
-  }
-
-  TraceReader& reader_;
-  TraceRunner& runner_;
-  Ahead ahead_[3];
-  int at_ = 0;  // the record Next gives
-};
-
 Status ReplayTrace(const ReplayOptions& o, ReplayState* state, ReplayObserver* observer) {
   state->records = 0;
   if (Status st = o.policy.Validate(); !st.ok()) return st;
@@ -119,15 +60,13 @@ Status ReplayTrace(const ReplayOptions& o, ReplayState* state, ReplayObserver* o
   state->runner = std::make_unique<TraceRunner>(*state->sys);
   TraceRunner& runner = *state->runner;
   runner.set_memory_limit(o.memory_limit);
-  RecordsAhead records(**reader, runner, *first, rec);
-  for (;;) {
-    auto next = records.Next();
-    if (!next.ok()) return next.status();
-    if (*next == nullptr) break;
-    if (Status st = runner.Apply(**next, o.trace); !st.ok()) return st;
+  for (bool more = *first; more;) {
+    if (Status st = runner.Apply(rec, o.trace); !st.ok()) return st;
     ++state->records;
-    if (observer != nullptr && !observer->AfterRecord(**next, *state)) break;
-    records.Done();
+    if (observer != nullptr && !observer->AfterRecord(rec, *state)) break;
+    auto next = (*reader)->Next(&rec);
+    if (!next.ok()) return next.status();
+    more = *next;
   }
   return Status::Ok();
 }

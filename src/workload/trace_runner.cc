@@ -107,15 +107,6 @@ uint64_t TraceRunner::FolioIndex::Find(uint64_t id) const {
   }
 }
 
-void TraceRunner::FolioIndex::Prefetch(uint64_t id) const {
-  if (id < kDirectIds) {
-    const uint64_t b = id / kBlockIds;
-    if (b < blocks_.size() && blocks_[b]) __builtin_prefetch(&blocks_[b]->value[id % kBlockIds]);
-  } else if (!slots_.empty()) {
-    __builtin_prefetch(&slots_[Home(id)]);
-  }
-}
-
 size_t TraceRunner::FolioIndex::SlotOf(uint64_t id) const {
   const size_t mask = slots_.size() - 1;
   size_t i = Home(id);
@@ -223,14 +214,6 @@ alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
   if (page >= slab_[i].pages().size()) return {};
   const Page& p = slab_[i].pages()[page];
   return p.refs != 0 && !p.in_memory ? p.slot() : SwapEntry{};
-}
-
-void TraceRunner::PrefetchFolio(uint64_t id) const {
-  const uint64_t v = index_.Find(id);
-  if (v == FolioIndex::kAbsent || (v & FolioIndex::kCompact)) return;
-  const TFolio* f = &slab_[static_cast<uint32_t>(v)];
-  __builtin_prefetch(f);
-  __builtin_prefetch(reinterpret_cast<const char*>(f) + sizeof(TFolio) - 1);
 }
 
 uint32_t TraceRunner::NewEntry() {

@@ -73,8 +73,7 @@ class ReplayObserver {
  public:
   virtual ~ReplayObserver() = default;
   // `rec` was the state.records-th record. False stops the replay there:
-  // the records after it are not applied (two of them may have been read:
-  // ReplayTrace reads ahead), and a reader's error after it is not returned.
+  // the records after it are not read.
   virtual bool AfterRecord(const TraceRecord& rec, const ReplayState& state) = 0;
 };
 

@@ -77,11 +77,6 @@ class TraceRunner {
   // The slot of page `page` of a live folio; invalid (offset 0) when the
   // folio is unknown or the page is not in swap.
   alloc::SwapEntry SlotOf(uint64_t folio, uint64_t page) const;
-  // Hints that folio `id`'s record comes soon (a replay reading ahead):
-  // its index entry, or (its index entry already fetched) its table entry,
-  // is fetched into the cache. Nothing changes.
-  void PrefetchIndex(uint64_t id) const { index_.Prefetch(id); }
-  void PrefetchFolio(uint64_t id) const;
   // Whether folio `id` is live (allocated and not yet forgotten).
   bool Live(uint64_t id) const { return index_.Find(id) != FolioIndex::kAbsent; }
   // Trace device id → device type.
@@ -180,7 +175,6 @@ class TraceRunner {
     void Insert(uint64_t id, uint64_t value);  // id not present
     void Set(uint64_t id, uint64_t value);     // id present
     void Erase(uint64_t id);                   // id present
-    void Prefetch(uint64_t id) const;          // where Find(id) reads, into the cache
     // The (id, value) of every compact value, into *out.
     void Compacts(std::vector<std::pair<uint64_t, uint64_t>>* out) const;
 
