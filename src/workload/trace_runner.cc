@@ -278,23 +278,44 @@ void TraceRunner::ForgetIfDone(uint32_t i) {
 // any more leaves that order: a drop changes nothing in it, and it is not
 // done (a folio is forgotten as soon as a record leaves it done; only a
 // cache folio leaving the swap cache behind the runner's back makes one
-// done unseen, and then a page still refers to it).
+// done unseen, and then a page still refers to it). A folio whose cache
+// folios are all mapped and in the swap cache is passed over untouched:
+// reclaim keeps each of them (DoDropCache), so nothing in it would change.
+// Each folio the drop changes is forgotten or made compact right after it
+// (ForgetIfDone touches nothing the later folios' drops read).
 Status TraceRunner::DropAllCaches(const Where& where) {
-  drop_.clear();
   for (uint32_t i = lru_head_; i != kNil;) {
     TFolio& f = slab_[i];
     const uint32_t next = f.lru_next;
-    const std::span<const Page> pages = f.pages();
-    if (std::none_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache != 0; })) {
-      LruUnlink(i);
-    } else {
-      if (Status st = DoDropCache(f, where, /*keep_mapped=*/true); !st.ok()) return st;
-      drop_.push_back(i);
+    if (next != kNil) __builtin_prefetch(&slab_[next]);  // the walk's next miss, early
+    switch (ReclaimOf(f)) {
+      case Reclaim::kNoCache:
+        LruUnlink(i);
+        break;
+      case Reclaim::kAllMapped:
+        break;
+      case Reclaim::kSome:
+        if (Status st = DoDropCache(f, where, /*keep_mapped=*/true); !st.ok()) return st;
+        ForgetIfDone(i);
+        break;
     }
     i = next;
   }
-  for (uint32_t i : drop_) ForgetIfDone(i);
   return Status::Ok();
+}
+
+// What a global drop finds in the folio's pages' cache folios (read
+// without their locks: the runner owns them, and DoDropCache reads them
+// again under the lock).
+TraceRunner::Reclaim TraceRunner::ReclaimOf(const TFolio& f) {
+  Reclaim r = Reclaim::kNoCache;
+  for (const Page& p : f.pages()) {
+    if (p.cache == 0) continue;
+    const alloc::Folio* cf = CacheOf(p);
+    if (!cf->in_swap_cache() || !cf->mapped) return Reclaim::kSome;
+    r = Reclaim::kAllMapped;
+  }
+  return r;
 }
 
 namespace {
@@ -319,6 +340,7 @@ Status TraceRunner::CheckModelMemory(uint64_t pages, const Where& where) {
   const uint64_t bytes = (pages / cluster + 1) * kModelBytesPerCluster;
   model_bytes_ += bytes;
   const bool given = memory_limit_ != 0;
+  if (!given && model_bytes_ < kUncheckedModelBytes) return Status::Ok();
   const uint64_t limit = given ? memory_limit_ : AvailableMemoryBytes();
   if (limit == 0 || model_bytes_ <= limit) return Status::Ok();
   constexpr double kMiB = 1024.0 * 1024;

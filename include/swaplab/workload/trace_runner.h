@@ -55,12 +55,19 @@ class TraceRunner {
   // The model's memory, estimated at each swapon record
   // (kModelBytesPerCluster per cluster of every device on), is refused
   // with -ENOMEM over this many bytes; 0 (the default): the machine's
-  // MemAvailable, not checked when /proc/meminfo cannot be read.
+  // MemAvailable, not checked when /proc/meminfo cannot be read nor while
+  // the estimate is under kUncheckedModelBytes.
   void set_memory_limit(uint64_t bytes) { memory_limit_ = bytes; }
   // Measured: 2^32 pages in 512-page clusters took ~327 MB of RSS, 2^28
   // pages in 16-page clusters ~780 MB (issue 31): about 40-47 bytes a
   // cluster, almost nothing a page.
   static constexpr uint64_t kModelBytesPerCluster = 48;
+  // Less than the replay process holds before its first record (its code
+  // and the trace reader's buffer, about 6 MB of RSS): a model this small
+  // (up to ~87,000 clusters, 170 GiB in 2 MiB clusters) is not checked
+  // against MemAvailable, whose read of /proc/meminfo cost a small
+  // replay more than its records.
+  static constexpr uint64_t kUncheckedModelBytes = uint64_t{4} << 20;
   // Records every allocator call from now on into *tape (null: none;
   // call_tape.h). The tape must outlive the records applied.
   void set_tape(CallTape* tape) { calls_.set_tape(tape); }
@@ -229,6 +236,11 @@ class TraceRunner {
   // keep_mapped: reclaim (a global drop) leaves mapped folios in the cache.
   Status DoDropCache(TFolio& f, const Where& where, bool keep_mapped);
   Status DropAllCaches(const Where& where);
+  // What a global drop would do to a folio on the reclaim order: nothing
+  // and take it off (no page has a cache folio), nothing (every cache
+  // folio is mapped and in the swap cache), or drop some cache folio.
+  enum class Reclaim { kNoCache, kAllMapped, kSome };
+  Reclaim ReclaimOf(const TFolio& f);
   Status DoSwapoff(const TraceRecord& r, const Where& where);
   Status DoForeign(const TraceRecord& r, const Where& where);
   Status DoForeignFree(const TraceRecord& r, const Where& where);
@@ -275,7 +287,9 @@ class TraceRunner {
     std::vector<std::unique_ptr<T[]>> chunks_;
     uint32_t size_ = 0;
   };
-  Chunked<TFolio, 12> slab_;           // live folios and free entries
+  // Chunks of 256 entries (20 KiB): a replay of a few thousand records
+  // makes and frees one or two, not a 320 KiB one it barely uses.
+  Chunked<TFolio, 8> slab_;            // live folios and free entries
   std::vector<uint32_t> free_folios_;  // free entries of slab_
   FolioIndex index_;                   // live folios: id → slab_ index or compact slot
   uint32_t lru_head_ = kNil, lru_tail_ = kNil;
@@ -285,7 +299,7 @@ class TraceRunner {
   struct PoolFolio : alloc::Folio {
     uint32_t number = 0;  // set once, by NewFolio
   };
-  Chunked<PoolFolio, 10> pool_;
+  Chunked<PoolFolio, 8> pool_;
   alloc::Folio* CacheOf(const Page& p) { return p.cache == 0 ? nullptr : &pool_[p.cache - 1]; }
   // The number of a folio NewFolio made (every cache folio is one).
   static uint32_t NumberOf(const alloc::Folio* f) {
@@ -296,7 +310,6 @@ class TraceRunner {
   std::vector<std::vector<Page>> spare_pages_[16];  // page arrays of forgotten folios, by order
   // Scratch lists kept from record to record (no allocation per record).
   std::vector<alloc::Folio*> caches_, split_, touched_;
-  std::vector<uint32_t> drop_;
 };
 
 }  // namespace swaplab::workload
