@@ -169,7 +169,7 @@ class WorkerChild {
  private:
   // Pins the worker to `cpu` unless it is pinned there already: a
   // sched_setaffinity() to the mask the thread has changes nothing the
-  // kernel does (__set_cpus_allowed_ptr() returns early), and one a
+  // kernel does (__set_cpus_allowed_ptr() returns early), and one per
   // record cost a system call.
   int Pin(int cpu) {
     if (cpu == pinned_cpu_) return 0;
