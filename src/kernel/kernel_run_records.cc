@@ -2,6 +2,8 @@
 // `kernel run`: what each record of the trace does to the running kernel
 // (swapon, alloc, free, cache, drop-cache, swapoff), and what the kernel
 // did, written back into the trace.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -127,9 +129,34 @@ Status Runner::DoSwapon(const TraceRecord& r, const std::string& where) {
   return Status::Ok();
 }
 
+// Whether the order-0 swap-outs of `pages` pages may share one
+// MADV_PAGEOUT. Asked for slots in the same order either way (one VMA
+// each), they differ only in when their writes start: with one call they
+// are all still in the plug while the later ones are placed. The
+// allocator looks at a folio's write-out only when it reclaims a slot
+// that only the swap cache holds, which it does once the swap areas are
+// half full (vm_swap_full(): scan_swap_map_slots() in 6.1,
+// cluster_reclaim_range() and swap_reclaim_full_clusters() in 6.12-6.18).
+// So: only while all areas together stay under half full with these
+// pages and every CPU's slot cache refilled (64 slots each,
+// SWAP_SLOTS_CACHE_SIZE of 6.1-6.12) on top.
+bool Runner::PageoutTogether(uint64_t pages) const {
+  if (!o_.pageout_runs) return false;
+  auto swaps = ReadProcSwaps();
+  if (!swaps.ok()) return false;
+  uint64_t total = 0, used = 0;
+  for (const auto& sw : *swaps) {
+    total += sw.size_kb / (kPage / 1024);
+    used += sw.used_kb / (kPage / 1024);
+  }
+  const uint64_t cpus = static_cast<uint64_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  return 2 * (used + pages + 64 * cpus) < total;
+}
+
 Status Runner::DoAllocs(std::span<const TraceRecord> recs) {
   Worker& w = *s_.worker;
   std::vector<std::pair<const TraceRecord*, LiveFolio>> sent;
+  uint64_t order0 = 0;
   for (const TraceRecord& r : recs) {
     if (r.op != TraceOp::kAlloc) continue;
     if (live_.count(*r.folio))
@@ -141,10 +168,10 @@ Status Runner::DoAllocs(std::span<const TraceRecord> recs) {
     f.addr = (cursor_ + bytes - 1) / bytes * bytes;
     cursor_ = f.addr + bytes + kPage;  // a PROT_NONE page after it: no VMA merge
     f.pages.resize(pages);
-    if (Status st = w.SendSwapOut(r.cpu, f.addr, bytes); !st.ok())
-      return At(Where(r), st.ToString(), st.code());
+    order0 += r.order == 0;
     sent.emplace_back(&r, std::move(f));
   }
+  if (Status st = SendAllocs(sent, order0 > 1 && PageoutTogether(order0)); !st.ok()) return st;
   for (auto& [r, f] : sent) {
     auto s = w.ReceiveSwapOut();
     if (!s.ok()) return At(Where(*r), s.status().ToString(), s.status().code());
@@ -152,6 +179,28 @@ Status Runner::DoAllocs(std::span<const TraceRecord> recs) {
       return At(Where(*r), "the worker swapped out " + std::to_string(s->before.size()) +
                                " pages, not " + std::to_string(f.pages.size()));
     if (Status st = FinishAlloc(*r, std::move(f), *s); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+// The swap-outs of `sent` to the worker: with `together`, each run of
+// order-0 folios of one CPU in one command (SendSwapOutRun: one
+// MADV_PAGEOUT), the rest one command each.
+Status Runner::SendAllocs(const std::vector<std::pair<const TraceRecord*, LiveFolio>>& sent,
+                          bool together) {
+  Worker& w = *s_.worker;
+  constexpr uint64_t kStride = 2 * kPage;  // an order-0 folio and its guard page
+  for (size_t i = 0; i < sent.size();) {
+    const auto& [r, f] = sent[i];
+    size_t n = 1;
+    while (together && r->order == 0 && i + n < sent.size() && sent[i + n].first->order == 0 &&
+           sent[i + n].first->cpu == r->cpu && sent[i + n].second.addr == f.addr + n * kStride)
+      ++n;
+    const Status st = n > 1 ? w.SendSwapOutRun(r->cpu, f.addr, kPage, kStride, n)
+                            : w.SendSwapOut(r->cpu, f.addr, f.pages.size() * kPage);
+    if (!st.ok()) return At(Where(*r), st.ToString(), st.code());
+    ++rep_.pageout_calls;
+    i += n;
   }
   return Status::Ok();
 }

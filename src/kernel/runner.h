@@ -64,8 +64,12 @@ class Runner {
   // The alloc records among `recs`: their swap-outs are sent to the worker
   // in one go, then each one's result is read and written down in order
   // (a batch of one for a lone alloc). The worker runs them one after the
-  // other as it would one at a time: the kernel sees the same calls.
+  // other, a run of order-0 folios of one CPU in one MADV_PAGEOUT when
+  // PageoutTogether allows it: the kernel places them as one at a time.
   Status DoAllocs(std::span<const TraceRecord> recs);
+  bool PageoutTogether(uint64_t pages) const;
+  Status SendAllocs(const std::vector<std::pair<const TraceRecord*, LiveFolio>>& sent,
+                    bool together);
   Status FinishAlloc(const TraceRecord& r, LiveFolio f, const SwapOutPages& s);
   // How many records from recs[i] the run takes in one step: a batch of
   // allocs of new folios (with the records a run does nothing for between

@@ -26,7 +26,7 @@ namespace {
 
 using alloc::kPageSize;
 
-enum Op : int32_t { kSwapOut = 1, kFree, kReadIn, kMincore, kLock, kDrainLru, kQuit };
+enum Op : int32_t { kSwapOut = 1, kFree, kReadIn, kMincore, kLock, kDrainLru, kQuit, kSwapOutRun };
 constexpr uint64_t kMaxMincorePages = 512;
 // The commands the worker runs pinned to the command's CPU.
 // (kDrainLru pins to every CPU in turn.)
@@ -35,6 +35,7 @@ bool Pins(int32_t op) { return op != kQuit && op != kMincore && op != kLock && o
 struct Cmd {
   int32_t op = 0, cpu = 0;
   uint64_t addr = 0, len = 0;
+  uint64_t stride = 0, count = 1;  // kSwapOutRun: `count` folios of len bytes, stride apart
 };
 struct Reply {
   int32_t err = 0;
@@ -90,17 +91,30 @@ bool PreadFull(int fd, void* p, size_t n, uint64_t off) {
 // kSwapOut's reply data, per page: pagemap before, kpageflags before,
 // pagemap after (8 bytes each), then mincore after (1 byte each).
 constexpr size_t kSwapOutBytesPerPage = 8 + 8 + 8 + 1;
+// kSwapOutRun's reply: one Reply and its data per folio, written at once.
+constexpr size_t kSwapOutRunBytes =
+    Worker::kMaxSwapOutPages * (sizeof(Reply) + kSwapOutBytesPerPage);
 
-// The worker's side of kSwapOut from the fault on (the caller mapped,
-// pinned and wrote the pages): fills `data` (kSwapOutBytesPerPage a page)
-// and returns 0 or an errno.
-int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
-                    std::vector<unsigned char>& data) {
-  const size_t n = len / kPageSize;
-  auto* before = reinterpret_cast<uint64_t*>(data.data());
-  uint64_t* flags = before + n;
-  uint64_t* after = flags + n;
-  auto* resident = reinterpret_cast<unsigned char*>(after + n);
+// A folio's kSwapOut reply data at `data` (kSwapOutBytesPerPage a page):
+// pagemap before, kpageflags before, pagemap after, mincore after.
+struct SwapOutData {
+  SwapOutData(unsigned char* data, size_t pages)
+      : n(pages),
+        before(reinterpret_cast<uint64_t*>(data)),
+        flags(before + n),
+        after(flags + n),
+        resident(reinterpret_cast<unsigned char*>(after + n)) {}
+  size_t n;
+  uint64_t *before, *flags, *after;
+  unsigned char* resident;
+};
+
+// Before the page-out (the caller mapped, pinned and wrote the pages): the
+// pages' PFNs and kpageflags into `d`. 0 or an errno.
+int ReadBeforePageout(int pagemap_fd, int kpageflags_fd, const char* p, const SwapOutData& d) {
+  const size_t n = d.n;
+  uint64_t* before = d.before;
+  uint64_t* flags = d.flags;
   const uint64_t at = reinterpret_cast<uint64_t>(p) / kPageSize * 8;
   if (!PreadFull(pagemap_fd, before, n * 8, at)) return errno ? errno : EIO;
   // kpageflags: one read per run of present pages at consecutive PFNs (a
@@ -118,10 +132,24 @@ int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len,
       return errno ? errno : EIO;
     i += run;
   }
-  if (madvise(p, len, MADV_PAGEOUT) != 0) return errno;
-  if (mincore(p, len, resident) != 0) return errno;
-  if (!PreadFull(pagemap_fd, after, n * 8, at)) return errno ? errno : EIO;
   return 0;
+}
+
+// After the page-out: what it left of the pages (mincore, pagemap) into `d`.
+int ReadAfterPageout(int pagemap_fd, char* p, const SwapOutData& d) {
+  if (mincore(p, d.n * kPageSize, d.resident) != 0) return errno;
+  const uint64_t at = reinterpret_cast<uint64_t>(p) / kPageSize * 8;
+  if (!PreadFull(pagemap_fd, d.after, d.n * 8, at)) return errno ? errno : EIO;
+  return 0;
+}
+
+// The worker's side of kSwapOut from the fault on: fills `data` and
+// returns 0 or an errno.
+int SwapOutInWorker(int pagemap_fd, int kpageflags_fd, char* p, size_t len, unsigned char* data) {
+  const SwapOutData d(data, len / kPageSize);
+  if (int err = ReadBeforePageout(pagemap_fd, kpageflags_fd, p, d)) return err;
+  if (madvise(p, len, MADV_PAGEOUT) != 0) return errno;
+  return ReadAfterPageout(pagemap_fd, p, d);
 }
 
 // The child. Only the trace folios are charged to the run's memory cgroup:
@@ -142,10 +170,15 @@ class WorkerChild {
         mmap(nullptr, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) Fail(errno);
     LockWhatIsMapped();
+    // The reservation itself unlocked (it is never faulted): a
+    // kSwapOutRun's MADV_PAGEOUT crosses the guard pages between its
+    // folios, and madvise refuses a locked VMA (can_madv_lru_vma()).
+    if (Munlock(base, reserve) != 0) Fail(errno);
     PrepareDrain();
     // kSwapOut's buffer, faulted in now; the worker's own pagemap and
     // /proc/kpageflags (root) it reads.
-    swap_out_.resize(Worker::kMaxSwapOutPages * kSwapOutBytesPerPage);
+    swap_out_.resize(kSwapOutRunBytes);
+    run_data_.resize(Worker::kMaxSwapOutPages * 4);  // 32 bytes a page hold its 25
     pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     kpageflags_fd_ = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
     JoinRunCgroup(run_procs);
@@ -237,7 +270,9 @@ class WorkerChild {
     const size_t len = static_cast<size_t>(c.len);
     switch (c.op) {
       case kSwapOut:
-        return SwapOut(c, p, len, rep);
+        return SwapOut(p, len, rep);
+      case kSwapOutRun:
+        return SwapOutRun(c, rep);
       case kFree:
         Munlock(p, len);
         if (madvise(p, len, MADV_DONTNEED) != 0) rep->err = errno;
@@ -262,27 +297,85 @@ class WorkerChild {
   }
 
   // A new mapping, then every page written: non-zero data (a zero-filled
-  // folio skips the write-out and leaves the swap cache at once).
-  bool SwapOut(const Cmd& c, char* p, size_t len, Reply* rep) {
+  // folio skips the write-out and leaves the swap cache at once). 0 or an
+  // errno.
+  static int MapAndWrite(char* p, size_t len) {
+    if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+        MAP_FAILED)
+      return errno;
+    for (size_t off = 0; off < len; off += kPageSize) {
+      const uint64_t words[2] = {kTracePageMagic, reinterpret_cast<uint64_t>(p) + off};
+      std::memcpy(p + off, words, sizeof words);
+    }
+    errno = 0;
+    return 0;
+  }
+
+  bool SwapOut(char* p, size_t len, Reply* rep) {
     if (len > Worker::kMaxSwapOutPages * kPageSize) {
       rep->err = EINVAL;
       return false;
     }
-    if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
-        MAP_FAILED) {
-      rep->err = errno;
-      return false;
-    }
-    for (size_t off = 0; off < len; off += kPageSize) {
-      const uint64_t words[2] = {kTracePageMagic, c.addr + off};
-      std::memcpy(p + off, words, sizeof words);
-    }
-    errno = 0;
-    if ((rep->err = SwapOutInWorker(pagemap_fd_, kpageflags_fd_, p, len, swap_out_)) != 0)
+    if ((rep->err = MapAndWrite(p, len)) != 0) return false;
+    if ((rep->err = SwapOutInWorker(pagemap_fd_, kpageflags_fd_, p, len, swap_out_.data())) != 0)
       return false;
     rep->value = len / kPageSize * kSwapOutBytesPerPage;
     if (!WriteFull(out_, rep, sizeof *rep) || !WriteFull(out_, swap_out_.data(), rep->value))
       _exit(1);
+    return true;
+  }
+
+  // `count` folios of `len` bytes, `stride` apart from c.addr, each
+  // mapped and written as by kSwapOut, then paged out by one MADV_PAGEOUT
+  // over all of them (the guard pages between them are PROT_NONE, which
+  // the page-out walks past). Each folio is its own VMA, and the kernel
+  // reclaims the folios of one VMA before it walks the next
+  // (madvise_pageout(), 6.1-6.18), so they are asked for slots in the same
+  // order as by one call each; what changes is that the writes of all of
+  // them leave in one plug. Replies: one per folio, as for kSwapOut, in
+  // one write; on an error every folio's reply carries it.
+  bool SwapOutRun(const Cmd& c, Reply* rep) {
+    const size_t pages = c.len / kPageSize;
+    if (c.count == 0 || c.len == 0 || c.len % kPageSize || c.stride < c.len ||
+        c.stride % kPageSize || c.count * pages > Worker::kMaxSwapOutPages) {
+      rep->err = EINVAL;
+      return SendRunError(c.count, rep);
+    }
+    auto* first = reinterpret_cast<char*>(c.addr);
+    const size_t per = sizeof(Reply) + pages * kSwapOutBytesPerPage;
+    for (uint64_t k = 0; k < c.count; ++k) {
+      char* p = first + k * c.stride;
+      if ((rep->err = MapAndWrite(p, c.len)) != 0 ||
+          (rep->err = ReadBeforePageout(pagemap_fd_, kpageflags_fd_, p, FolioData(k, pages))) != 0)
+        return SendRunError(c.count, rep);
+    }
+    if (madvise(first, (c.count - 1) * c.stride + c.len, MADV_PAGEOUT) != 0) {
+      rep->err = errno;
+      return SendRunError(c.count, rep);
+    }
+    for (uint64_t k = 0; k < c.count; ++k) {
+      if ((rep->err = ReadAfterPageout(pagemap_fd_, first + k * c.stride, FolioData(k, pages))) !=
+          0)
+        return SendRunError(c.count, rep);
+      Reply ok;
+      ok.value = pages * kSwapOutBytesPerPage;
+      std::memcpy(swap_out_.data() + k * per, &ok, sizeof ok);
+      std::memcpy(swap_out_.data() + k * per + sizeof ok, FolioData(k, pages).before, ok.value);
+    }
+    if (!WriteFull(out_, swap_out_.data(), c.count * per)) _exit(1);
+    return true;
+  }
+
+  // Folio k's data of a kSwapOutRun, 8-byte aligned: copied into the
+  // reply after its Reply.
+  SwapOutData FolioData(uint64_t k, size_t pages) {
+    return SwapOutData(reinterpret_cast<unsigned char*>(run_data_.data() + k * pages * 4), pages);
+  }
+
+  // The same error reply for each of a run's `count` folios.
+  bool SendRunError(uint64_t count, Reply* rep) {
+    for (uint64_t k = 0; k < count; ++k)
+      if (!WriteFull(out_, rep, sizeof *rep)) _exit(1);
     return true;
   }
 
@@ -329,7 +422,8 @@ class WorkerChild {
   int pinned_cpu_ = -1;  // the one CPU of the worker's mask, -1: not pinned (yet)
   cpu_set_t cpus_;
   void* drain_page_ = nullptr;
-  std::vector<unsigned char> swap_out_;
+  std::vector<unsigned char> swap_out_;  // a kSwapOut's data, a kSwapOutRun's replies
+  std::vector<uint64_t> run_data_;       // a kSwapOutRun's data, folio by folio
   int pagemap_fd_ = -1, kpageflags_fd_ = -1;
 };
 
@@ -401,18 +495,20 @@ Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector
 
 namespace {
 const char* OpName(int op) {
-  static const char* const kNames[] = {"",        "swap-out", "free",      "read-in",
-                                       "mincore", "lock",     "drain-lru", "quit"};
-  return op > 0 && op <= kQuit ? kNames[op] : "?";
+  static const char* const kNames[] = {"",     "swap-out",  "free", "read-in", "mincore",
+                                       "lock", "drain-lru", "quit", "swap-out"};
+  return op > 0 && op <= kSwapOutRun ? kNames[op] : "?";
 }
 }  // namespace
 
-Status Worker::Send(int op, int cpu, uint64_t addr, uint64_t len) {
+Status Worker::Send(int op, int cpu, uint64_t addr, uint64_t len, uint64_t stride, uint64_t count) {
   Cmd c;
   c.op = op;
   c.cpu = cpu;
   c.addr = addr;
   c.len = len;
+  c.stride = stride;
+  c.count = count;
   if (Pins(op)) last_cpu_ = cpu;
   if (!WriteFull(to_, &c, sizeof c))
     return Status(-EIO, std::string("the worker process died before ") + OpName(op));
@@ -441,6 +537,16 @@ Status Worker::SendSwapOut(int cpu, uint64_t addr, uint64_t len) {
   if (len == 0 || len % kPageSize || len > kMaxSwapOutPages * kPageSize)
     return Status(-EINVAL, "a swap-out of " + std::to_string(len) + " bytes");
   return Send(kSwapOut, cpu, addr, len);
+}
+
+Status Worker::SendSwapOutRun(int cpu, uint64_t addr, uint64_t len, uint64_t stride,
+                              uint64_t count) {
+  if (len == 0 || len % kPageSize || stride < len || stride % kPageSize || count == 0 ||
+      count * (len / kPageSize) > kMaxSwapOutPages)
+    return Status(-EINVAL, "a swap-out of " + std::to_string(count) + " folios of " +
+                               std::to_string(len) + " bytes, " + std::to_string(stride) +
+                               " apart");
+  return Send(kSwapOutRun, cpu, addr, len, stride, count);
 }
 
 Result<SwapOutPages> Worker::ReceiveSwapOut() {

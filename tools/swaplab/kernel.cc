@@ -70,6 +70,7 @@ int RunRun(const KernelOptions& o) {
   }
   ro.prio = o.prio;
   ro.annotate_inuse = o.annotate;
+  ro.pageout_runs = !o.pageout_each;
   ro.reruns = o.reruns;
   ro.timeout_s = o.timeout_s;
   ro.out = o.out;
@@ -132,6 +133,9 @@ KernelCommands AddKernel(CLI::App& app, KernelOptions& o) {
   AddProgressOption(c.run, o.progress);
   c.run->add_flag("--annotate-inuse", o.annotate,
                   "write '# kernel inuse N' (slots in use) after each record of --out");
+  c.run->add_flag("--pageout-each", o.pageout_each,
+                  "one MADV_PAGEOUT per folio (default: consecutive order-0 allocs of a CPU "
+                  "share one while the swap areas are under half full; placed the same)");
   c.cleanup = c.kernel->add_subcommand(
       "cleanup", "remove swap areas and settings left by a crashed run (only swaplab's)");
   c.cleanup->add_flag("--json", o.json, "one JSON document on stdout");

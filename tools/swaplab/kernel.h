@@ -20,6 +20,7 @@ struct KernelOptions {
   int timeout_s = 300;
   bool json = false;
   bool annotate = false;
+  bool pageout_each = false;
   int reruns = 4;
   std::string progress = "auto";  // run: --progress always|never|auto
 };

@@ -31,6 +31,10 @@ struct RunOptions {
   int timeout_s = 300;                          // bound on the run's wall time
   int writeback_timeout_ms = 5000;
   bool annotate_inuse = false;  // a "# kernel inuse N" comment after each record (debugging)
+  // Consecutive order-0 allocs of one CPU paged out by one MADV_PAGEOUT
+  // while the swap areas stay under half full (Runner::PageoutTogether);
+  // off: one call per folio. The kernel places them the same either way.
+  bool pageout_runs = true;
   // Records applied so far, of all; called after each record (read-only).
   std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
   // The model run in lockstep to see slots taken outside the trace
@@ -103,10 +107,12 @@ struct RunReport {
   std::map<int, uint64_t> folios_by_order;          // trace allocs by order
   std::vector<Anomaly> anomalies;                   // the first 50
   uint64_t anomalies_total = 0;
-  uint64_t unexplained_slots = 0;      // slots in use at the end that no trace page holds
-  uint64_t worker_pages_swapped = 0;   // the worker's own pages on swap at the end
-  uint64_t drop_cache_global = 0;      // `drop-cache folio=F` run as a global drop
-  uint64_t uncached_at_pageout = 0;    // folios the kernel freed from the swap cache at write-out
+  uint64_t unexplained_slots = 0;     // slots in use at the end that no trace page holds
+  uint64_t worker_pages_swapped = 0;  // the worker's own pages on swap at the end
+  uint64_t drop_cache_global = 0;     // `drop-cache folio=F` run as a global drop
+  uint64_t uncached_at_pageout = 0;   // folios the kernel freed from the swap cache at write-out
+  uint64_t pageout_calls =
+      0;  // MADV_PAGEOUT calls for the allocs (fewer: RunOptions::pageout_runs)
   uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots
   uint64_t swapin_extra_pages = 0;  // pages swapped in beyond those asked for (whole large folios)
   std::vector<Interference> interference;  // the first 50

@@ -69,6 +69,11 @@ class Worker {
   // it, so that several travel in one go (their replies come back in
   // order, ReceiveSwapOut).
   Status SendSwapOut(int cpu, uint64_t addr, uint64_t len);
+  // `count` folios of `len` bytes, `stride` apart from addr, each mapped and
+  // written as by SendSwapOut, then paged out by one MADV_PAGEOUT over them
+  // all (their writes leave in one plug); a reply for each, in order
+  // (ReceiveSwapOut). At most kMaxSwapOutPages pages in all.
+  Status SendSwapOutRun(int cpu, uint64_t addr, uint64_t len, uint64_t stride, uint64_t count);
   Result<SwapOutPages> ReceiveSwapOut();
   // Most pages one SwapOut takes (a PMD-sized folio).
   static constexpr uint64_t kMaxSwapOutPages = 512;
@@ -106,7 +111,8 @@ class Worker {
   Worker() = default;
   Status Command(int op, int cpu, uint64_t addr, uint64_t len,
                  std::vector<uint8_t>* data = nullptr);
-  Status Send(int op, int cpu, uint64_t addr, uint64_t len);
+  Status Send(int op, int cpu, uint64_t addr, uint64_t len, uint64_t stride = 0,
+              uint64_t count = 1);
   Status Receive(int op, int cpu, std::vector<uint8_t>* data);
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
