@@ -80,6 +80,7 @@ class InvariantWalk {
   bool Slot(const SwapDevice& d, const SwapCluster& c, const SlotAt& at, SlotTally& n)
       REQUIRES(c.lock);
   bool SlotKindValid(const SwapDevice& d, const SlotAt& at);
+  [[gnu::cold, gnu::noinline]] bool SlotKindInvalid(const SwapDevice& d, const SlotAt& at);
   bool BadSlotListed(const SwapDevice& d, const SwapCluster& c, const SlotAt& at) REQUIRES(c.lock);
   bool SlotCountEncoded(const SwapCluster& c, const SlotAt& at, SlotTally& n) REQUIRES(c.lock);
   bool CachedSlotOwned(const SwapDevice& d, const SwapCluster& c, const SlotAt& at)
@@ -198,14 +199,14 @@ bool InvariantWalk::Slots(const SwapDevice& d, uint64_t ci, const SwapCluster& c
   if (!c.table) return true;
   const uint64_t start = ci << s_.cluster_shift;
   for (uint32_t j = 0; j < cs_; ++j) {
-    const SlotAt at{ci, start, j, start + j, c.table[j]};
-    if (at.e == slot::kEmpty) {
+    const uint64_t e = c.table[j];
+    if (e == slot::kEmpty) {  // most slots: nothing to check but the extend count
       if (c.extend && c.extend[j] != 0)
-        return ck_.Fail("S3", At(d.type, ci) + " empty slot " + std::to_string(at.off) +
+        return ck_.Fail("S3", At(d.type, ci) + " empty slot " + std::to_string(start + j) +
                                   " has an extend count");
       continue;
     }
-    if (!Slot(d, c, at, n)) return false;
+    if (!Slot(d, c, SlotAt{ci, start, j, start + j, e}, n)) return false;
   }
   return true;
 }
@@ -225,8 +226,18 @@ bool InvariantWalk::Slot(const SwapDevice& d, const SwapCluster& c, const SlotAt
   return kind != SlotKind::kCached || CachedSlotOwned(d, c, at);
 }
 
-// S1: a known kind, and no SHADOW with count 0.
-bool InvariantWalk::SlotKindValid(const SwapDevice& d, const SlotAt& at) {
+// S1: a known kind, and no SHADOW with count 0. The test inline, the
+// message (SlotKindInvalid) out of line: it runs for every used slot.
+inline bool InvariantWalk::SlotKindValid(const SwapDevice& d, const SlotAt& at) {
+  const SlotKind kind = slot::Kind(at.e);
+  if (kind > SlotKind::kHib || kind == SlotKind::kEmpty ||
+      (kind == SlotKind::kShadow && slot::Count(at.e) == 0)) [[unlikely]]
+    return SlotKindInvalid(d, at);
+  return true;
+}
+
+// S1's failure: what is wrong with the slot's kind.
+bool InvariantWalk::SlotKindInvalid(const SwapDevice& d, const SlotAt& at) {
   const SlotKind kind = slot::Kind(at.e);
   if (kind > SlotKind::kHib)
     return ck_.Fail("S1", "slot " + std::to_string(at.off) + " has kind " +

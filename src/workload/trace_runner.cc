@@ -27,6 +27,11 @@ Folio* TraceRunner::NewFolio(int order) {
     spare_.pop_back();
     return f;
   }
+  return FreshFolio(order);
+}
+
+// A folio of pool_ that is not a spare split page: one released, or a new one.
+Folio* TraceRunner::FreshFolio(int order) {
   if (!released_.empty()) {  // as new: out of the swap cache, mapped, clean
     Folio* f = released_.back();
     released_.pop_back();
@@ -223,8 +228,9 @@ uint32_t TraceRunner::NewEntry() {
   return i;
 }
 
-uint32_t TraceRunner::Resolve(uint64_t id) {
-  const uint64_t v = index_.Find(id);
+uint32_t TraceRunner::Resolve(uint64_t id) { return Resolve(id, index_.Find(id)); }
+
+uint32_t TraceRunner::Resolve(uint64_t id, uint64_t v) {
   if (v == FolioIndex::kAbsent) return kNil;
   if (!(v & FolioIndex::kCompact)) return static_cast<uint32_t>(v);
   const uint32_t i = NewEntry();
@@ -427,7 +433,11 @@ Status TraceRunner::Apply(const TraceRecord& r, const std::string& trace_name) {
 
 // The records about one live folio: free, cache, dup, expect.
 Status TraceRunner::ApplyToFolio(const TraceRecord& r, const Where& where) {
-  const uint32_t i = Resolve(*r.folio);
+  const uint64_t v = index_.Find(*r.folio);
+  if ((v & FolioIndex::kCompact) && v != FolioIndex::kAbsent && r.op == TraceOp::kFree &&
+      r.page == 0 && r.n.value_or(1) == 1)
+    return FreeCompact(*r.folio, v, where);
+  const uint32_t i = Resolve(*r.folio, v);
   if (i == kNil) {
     if (r.op == TraceOp::kExpect) {
       ++sum_.expected;
@@ -459,6 +469,17 @@ Status TraceRunner::ApplyToFolio(const TraceRecord& r, const Where& where) {
     default:
       return Status::Ok();
   }
+}
+
+// free of a compact folio's one page: what DoFree and ForgetIfDone do
+// to it (its slot's reference put on its CPU, the folio forgotten),
+// without the slab entry Resolve would make for it first.
+Status TraceRunner::FreeCompact(uint64_t id, uint64_t v, const Where& where) {
+  (void)calls_.RunOn(CpuOfCompact(v));
+  if (Status st = calls_.SwapPutEntriesDirect(SlotOfCompact(v), 1); !st.ok())
+    return At(where, st.ToString(), st.code());
+  index_.Erase(id);
+  return Status::Ok();
 }
 
 // dup: every swapped-out page gains a swap reference (a fork).
@@ -510,11 +531,14 @@ std::string TraceRunner::DescribeSlot(const Page& p) const {
 Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
   if (Status st = CheckAlloc(r, where); !st.ok()) return st;
   Folio* f = NewFolio(r.order);
-  std::vector<Folio*>& split = split_;
-  split.clear();
-  if (r.order > 0) {
-    for (int i = 0; i < (1 << r.order); ++i) split.push_back(NewFolio(0));
-  }
+  // The order-0 folios it splits into if it falls back: the last 2^order
+  // of spare_, which keeps them from alloc to alloc while they are not
+  // used (a 2 MiB swap-out would otherwise leave 512 behind, and taking
+  // them out and putting them back cost more than the swap-out of a small
+  // folio).
+  const size_t n = r.order > 0 ? size_t{1} << r.order : 0;
+  while (spare_.size() < n) spare_.push_back(FreshFolio(0));
+  const std::span<Folio* const> split(spare_.data() + (spare_.size() - n), n);
   alloc::SwapOutResult res;
   {
     FolioLockGuard g(*f);
@@ -522,18 +546,22 @@ Status TraceRunner::DoAlloc(const TraceRecord& r, const Where& where) {
     if (!out.ok()) return At(where, out.status().ToString(), out.status().code());
     res = *out;
   }
-  // The split pages were only needed if the folio fell back: keep them for
-  // the next alloc (a 2 MiB swap-out would otherwise leave 512 behind).
-  if (!res.split) spare_.insert(spare_.end(), split.begin(), split.end());
   // A folio that did not enter the swap cache is referred to by no page.
-  if (!f->in_swap_cache()) Release(f);
+  const bool whole = f->in_swap_cache();
+  if (!whole) Release(f);
   if (res.split) {
     for (Folio* p : split)
       if (!p->in_swap_cache()) Release(p);
   }
   const uint32_t index = AddFolio(r);
   const std::span<Page> pages = slab_[index].pages();
-  RecordSwapOut(*f, res.split, pages);
+  RecordSwapOut(*f, res.split ? split : std::span<Folio* const>(), pages);
+  if (res.split) spare_.resize(spare_.size() - n);  // the split pages are used
+  if (whole) {  // swapped out whole: one run of slots, every page in the swap cache
+    Touch(index);
+    CountWhole(pages.size());
+    return Status::Ok();
+  }
   // Swapped out into the swap cache: the youngest in the reclaim order.
   if (std::any_of(pages.begin(), pages.end(), [](const Page& p) { return p.cache != 0; }))
     Touch(index);
@@ -578,16 +606,16 @@ uint32_t TraceRunner::AddFolio(const TraceRecord& r) {
 }
 
 // The pages of a folio just swapped out as `f` (or, when it fell back, as
-// the order-0 folios of split_): each placed page holds its slot's swap
-// reference and its swap-cache folio, the others stay in memory.
-void TraceRunner::RecordSwapOut(Folio& f, bool fell_back, std::span<Page> pages) {
+// the order-0 folios `split`, else empty): each placed page holds its
+// slot's swap reference and its swap-cache folio, the others stay in memory.
+void TraceRunner::RecordSwapOut(Folio& f, std::span<Folio* const> split, std::span<Page> pages) {
   if (f.in_swap_cache()) {
     Unmap(f);
     for (size_t i = 0; i < pages.size(); ++i)
       pages[i] = Page{SwapEntry{f.swap().type, f.swap().offset + i}, NumberOf(&f), 1, false};
-  } else if (fell_back) {
+  } else if (!split.empty()) {
     for (size_t i = 0; i < pages.size(); ++i) {
-      Folio* p = split_[i];
+      Folio* p = split[i];
       if (!p->in_swap_cache()) {
         pages[i].in_memory = true;
         continue;
@@ -607,6 +635,13 @@ void TraceRunner::Unmap(Folio& cf) {
   (void)calls_.FolioDupSwap(cf);
   cf.mapped = false;
   calls_.Changed(cf);
+}
+
+// CountPlacement of a folio placed whole: its pages in one run.
+void TraceRunner::CountWhole(uint64_t pages) {
+  sum_.pages_placed += pages;
+  ++sum_.folios;
+  ++sum_.folio_runs;
 }
 
 // The summary's placed and unplaced pages, and the folio's slot runs.

@@ -281,9 +281,10 @@ TEST(TraceFormat, ControlCharactersAreEscapedInMessages) {
 
 // Random lines, most of them common records, the rest near misses (a
 // comment, a tab, a CR, two spaces, a sign, a key or operation one byte off,
-// a NUL, values at and past each limit, 18 to 20 digits): the reader with
-// its one-pass path for common lines and the general parser alone give the
-// same record or the same message for every line.
+// a NUL, values at and past each limit, 18 to 20 digits), and lines in the
+// written key order: the reader with its one-pass paths for common lines
+// and the general parser alone give the same record or the same message
+// for every line.
 TEST(TraceFormat, TheOnePassReaderReadsEveryLineAsTheGeneralOne) {
   std::mt19937_64 rnd(14);
   auto pick = [&](const auto& v) { return v[rnd() % std::size(v)]; };
@@ -361,6 +362,27 @@ TEST(TraceFormat, TheOnePassReaderReadsEveryLineAsTheGeneralOne) {
             " order=" + std::to_string(rnd() % 5) + " cpu=" + std::to_string(rnd() % 4) + "\n";
     text += "free folio=" + std::to_string(rnd() >> 2) + " page=" + std::to_string(rnd() % 16) +
             " n=1\n";
+  }
+  // Lines in the order FormatRecord writes each operation's keys (the
+  // order the reader takes in one pass from its buffer), some keys left
+  // out, any value: the written form of every operation and its misses.
+  const std::vector<std::string> written_keys[] = {
+      {"swapon", "dev", "pages", "ssd", "blkdev", "discard", "prio"},
+      {"alloc", "folio", "order", "cpu"},
+      {"free", "folio", "page", "n"},
+      {"cache", "folio", "page", "n"},
+      {"drop-cache", "folio"},
+      {"expect", "folio", "page", "dev", "offset"},
+      {"foreign", "dev", "offset", "n", "cpu"},
+      {"foreign-free", "dev", "offset", "n"},
+      {"scan-base", "dev", "cpu", "offset"},
+      {"cpus", "n"}};
+  for (int i = 0; i < kLines; ++i) {
+    const std::vector<std::string>& w = pick(written_keys);
+    std::string line = w[0];
+    for (size_t k = 1; k < w.size(); ++k)
+      if (rnd() % 6 != 0) line += " " + w[k] + "=" + (rnd() % 2 ? pick(values) : "3");
+    text += line + (rnd() % 16 == 0 ? " \n" : "\n");
   }
   TraceReader fast = FromText(text);
   TraceReader general = FromText(text);

@@ -115,6 +115,9 @@ class TraceReader {
   bool Fill();
   Result<bool> Parse(std::string_view raw, bool too_long, TraceRecord* rec);
   bool ParseCommon(std::string_view line, TraceRecord* rec) const;
+  // The next line when it is one as FormatRecord writes it, read from the
+  // buffer in one pass; false (nothing consumed) for any other.
+  bool ReadWrittenLine(TraceRecord* rec);
 
   std::unique_ptr<std::istream> in_;  // the input: a stream, or
   int fd_ = -1;                       // a file

@@ -222,14 +222,15 @@ class TraceRunner {
   Status DoExpect(const TraceRecord& r, uint32_t folio, const Where& where);
   std::string DescribeSlot(const Page& p) const;
   // alloc, in steps: the record checked, the folio swapped out, its slab
-  // entry made, its pages recorded (fell_back: as the order-0 folios of
-  // split_), the summary counted.
+  // entry made, its pages recorded (as the order-0 folios `split` when it
+  // fell back), the summary counted.
   Status DoAlloc(const TraceRecord& r, const Where& where);
   Status CheckAlloc(const TraceRecord& r, const Where& where) const;
   uint32_t AddFolio(const TraceRecord& r);
-  void RecordSwapOut(alloc::Folio& f, bool fell_back, std::span<Page> pages);
+  void RecordSwapOut(alloc::Folio& f, std::span<alloc::Folio* const> split, std::span<Page> pages);
   void Unmap(alloc::Folio& cf);
   void CountPlacement(std::span<const Page> pages);
+  void CountWhole(uint64_t pages);
   Status DoFree(const TraceRecord& r, TFolio& f, const Where& where);
   // *in: some page came back into memory.
   Status DoCache(const TraceRecord& r, TFolio& f, const Where& where, bool* in);
@@ -246,12 +247,15 @@ class TraceRunner {
   Status DoForeignFree(const TraceRecord& r, const Where& where);
   Status DoScanBase(const TraceRecord& r, const Where& where);
   alloc::Folio* NewFolio(int order);
+  alloc::Folio* FreshFolio(int order);
   void Release(alloc::Folio* f);
   // The distinct cache folios `pages` refer to, in page order, into *out.
   void CacheFolios(std::span<const Page> pages, std::vector<alloc::Folio*>* out);
   // The live folio `id`'s slab index, a compact folio given a slab entry
   // first; kNil for an unknown id.
   uint32_t Resolve(uint64_t id);
+  uint32_t Resolve(uint64_t id, uint64_t value);  // value: index_.Find(id)
+  Status FreeCompact(uint64_t id, uint64_t value, const Where& where);
   uint32_t NewEntry();  // a free slab entry (used again first)
   // Forgets the folio when nothing refers to it any more, or makes it
   // compact when it can be (MaybeCompact).
@@ -305,11 +309,13 @@ class TraceRunner {
   static uint32_t NumberOf(const alloc::Folio* f) {
     return static_cast<const PoolFolio*>(f)->number;
   }
-  std::vector<alloc::Folio*> spare_;     // order-0 folios of pool_ never put in the swap cache
-  std::vector<alloc::Folio*> released_;  // folios of pool_ no page refers to any more
+  // Order-0 folios of pool_ never put in the swap cache: an alloc's split
+  // pages are its last 2^order.
+  std::vector<alloc::Folio*> spare_;
+  std::vector<alloc::Folio*> released_;             // folios of pool_ no page refers to any more
   std::vector<std::vector<Page>> spare_pages_[16];  // page arrays of forgotten folios, by order
   // Scratch lists kept from record to record (no allocation per record).
-  std::vector<alloc::Folio*> caches_, split_, touched_;
+  std::vector<alloc::Folio*> caches_, touched_;
 };
 
 }  // namespace swaplab::workload
