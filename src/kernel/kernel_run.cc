@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <span>
 #include <string>
 #include <utility>
@@ -140,12 +141,56 @@ Result<RunReport> Runner::Run() {
   if (st.ok()) st = ApplyRecords(recs, t0);
   rep_.records_seconds = std::chrono::duration<double>(Clock::now() - records0).count();
   if (st.ok() && s_.worker) st = FinishRecords(base);
+  if (st.ok() && s_.worker && o_.floor) st = MeasureFloor();
   Status closed = s_.Close();
   if (st.ok()) st = closed;
   if (!st.ok()) return st;
   if (Status w = WriteOut(); !w.ok()) return w;
   rep_.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return rep_;
+}
+
+namespace {
+
+// MemAvailable of /proc/meminfo in bytes; 0 when it cannot be read.
+uint64_t MemAvailableBytes() {
+  auto text = ReadSmallFile("/proc/meminfo");
+  if (!text.ok()) return 0;
+  const size_t at = text->find("MemAvailable:");
+  if (at == std::string::npos) return 0;
+  return std::strtoull(text->c_str() + at + 13, nullptr, 10) * 1024;
+}
+
+}  // namespace
+
+// RunOptions::floor: as many fresh pages as the trace swapped out, written
+// and paged out by one MADV_PAGEOUT (Worker::Floor) into a fresh area of
+// the run's kind and the first area's size, at the highest priority so
+// that they all go there (bench/kernel_run_speed.sh's floor, in the run).
+// After the counts of the run: nothing of it is in them.
+Status Runner::MeasureFloor() {
+  const uint64_t pages = rep_.pages_swapped;
+  if (pages == 0 || rep_.areas.empty()) return Status::Ok();
+  const uint64_t need = pages * kPage + (uint64_t{64} << 20), avail = MemAvailableBytes();
+  if (pages > Worker::kMaxFloorPages || (avail != 0 && need > avail)) {
+    rep_.warnings.push_back("the floor was not measured: " + std::to_string(pages) +
+                            " pages need " + std::to_string(need >> 20) + " MiB, " +
+                            std::to_string(avail >> 20) + " MiB are available");
+    return Status::Ok();
+  }
+  AreaSpec spec;
+  spec.kind = o_.device;
+  spec.pages = std::max(rep_.areas.front().pages, pages + 1);
+  spec.prio = alloc::kMaxSwapPrio;
+  spec.index = static_cast<int>(s_.areas.size());
+  auto a = KernelArea::Create(spec);
+  if (!a.ok()) return Status(a.status().code(), "the floor's area: " + a.status().ToString());
+  s_.areas.push_back(std::move(a).value());  // removed with the run's (Session::Close)
+  auto f = s_.worker->Floor(pages);
+  if (!f.ok()) return f.status();
+  rep_.floor_seconds = f->seconds;
+  rep_.floor_pages_swapped = f->swapped;
+  return Status::Ok();
 }
 
 Result<RunReport> RunTrace(const RunOptions& o, const volatile std::sig_atomic_t* interrupted) {

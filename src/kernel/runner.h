@@ -148,6 +148,7 @@ class Runner {
   // Why the run stops before record `r` (interrupted, out of time), or Ok.
   Status CheckStop(const TraceRecord& r, Clock::time_point t0) const;
   Status FinishRecords(const Baseline& base);
+  Status MeasureFloor();
   void CountSwapouts(const Baseline& base);
   void CountUnexplainedSlots();
   // Slots the watch's model holds after the same final reclaim, if it can

@@ -9,12 +9,14 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
 
 #include "swaplab/alloc/types.h"
@@ -26,7 +28,17 @@ namespace {
 
 using alloc::kPageSize;
 
-enum Op : int32_t { kSwapOut = 1, kFree, kReadIn, kMincore, kLock, kDrainLru, kQuit, kSwapOutRun };
+enum Op : int32_t {
+  kSwapOut = 1,
+  kFree,
+  kReadIn,
+  kMincore,
+  kLock,
+  kDrainLru,
+  kQuit,
+  kSwapOutRun,
+  kFloor
+};
 constexpr uint64_t kMaxMincorePages = 512;
 // The commands the worker runs pinned to the command's CPU.
 // (kDrainLru pins to every CPU in turn.)
@@ -273,6 +285,8 @@ class WorkerChild {
         return SwapOut(p, len, rep);
       case kSwapOutRun:
         return SwapOutRun(c, rep);
+      case kFloor:
+        return Floor(c.len, rep);
       case kFree:
         Munlock(p, len);
         if (madvise(p, len, MADV_DONTNEED) != 0) rep->err = errno;
@@ -299,9 +313,9 @@ class WorkerChild {
   // A new mapping, then every page written: non-zero data (a zero-filled
   // folio skips the write-out and leaves the swap cache at once). 0 or an
   // errno.
-  static int MapAndWrite(char* p, size_t len) {
-    if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
-        MAP_FAILED)
+  static int MapAndWrite(char* p, size_t len, bool map = true) {
+    if (map && mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                    0) == MAP_FAILED)
       return errno;
     for (size_t off = 0; off < len; off += kPageSize) {
       const uint64_t words[2] = {kTracePageMagic, reinterpret_cast<uint64_t>(p) + off};
@@ -376,6 +390,42 @@ class WorkerChild {
   bool SendRunError(uint64_t count, Reply* rep) {
     for (uint64_t k = 0; k < count; ++k)
       if (!WriteFull(out_, rep, sizeof *rep)) _exit(1);
+    return true;
+  }
+
+  // kFloor: `len` bytes of a new anonymous mapping (no huge pages), every
+  // page written as a trace page, then one MADV_PAGEOUT of them all, the
+  // writes (faults) and the page-out timed together, as
+  // bench/pageout_floor.c does; then the pages that went to swap counted
+  // from pagemap and the mapping removed (its slots freed). Replies with
+  // 16 bytes: the nanoseconds and the pages swapped.
+  bool Floor(size_t len, Reply* rep) {
+    void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+      rep->err = errno;
+      return false;
+    }
+    auto* p = static_cast<char*>(m);
+    (void)madvise(p, len, MADV_NOHUGEPAGE);
+    timespec t0{}, t1{};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rep->err = MapAndWrite(p, len, /*map=*/false);
+    if (rep->err == 0 && madvise(p, len, MADV_PAGEOUT) != 0) rep->err = errno;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    uint64_t out[2] = {static_cast<uint64_t>((t1.tv_sec - t0.tv_sec) * 1000000000L +
+                                             (t1.tv_nsec - t0.tv_nsec)),
+                       0};
+    uint64_t entries[512];  // pagemap, a chunk at a time (on the locked stack)
+    const size_t pages = len / kPageSize, first = reinterpret_cast<uint64_t>(p) / kPageSize;
+    for (size_t i = 0; rep->err == 0 && i < pages; i += std::size(entries)) {
+      const size_t n = std::min(std::size(entries), pages - i);
+      if (!PreadFull(pagemap_fd_, entries, n * 8, (first + i) * 8)) rep->err = errno ? errno : EIO;
+      for (size_t k = 0; rep->err == 0 && k < n; ++k) out[1] += DecodePagemap(entries[k]).swapped;
+    }
+    munmap(p, len);
+    if (rep->err != 0) return false;
+    rep->value = sizeof out;
+    if (!WriteFull(out_, rep, sizeof *rep) || !WriteFull(out_, out, sizeof out)) _exit(1);
     return true;
   }
 
@@ -495,9 +545,9 @@ Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector
 
 namespace {
 const char* OpName(int op) {
-  static const char* const kNames[] = {"",     "swap-out",  "free", "read-in", "mincore",
-                                       "lock", "drain-lru", "quit", "swap-out"};
-  return op > 0 && op <= kSwapOutRun ? kNames[op] : "?";
+  static const char* const kNames[] = {"",     "swap-out",  "free", "read-in",  "mincore",
+                                       "lock", "drain-lru", "quit", "swap-out", "floor"};
+  return op > 0 && op <= kFloor ? kNames[op] : "?";
 }
 }  // namespace
 
@@ -567,6 +617,18 @@ Result<SwapOutPages> Worker::ReceiveSwapOut() {
 }
 
 Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
+
+Result<Worker::FloorResult> Worker::Floor(uint64_t pages) {
+  if (pages == 0 || pages > kMaxFloorPages)
+    return Status(-EINVAL, "a floor of " + std::to_string(pages) + " pages");
+  std::vector<uint8_t> data;
+  if (Status st = Command(kFloor, 0, 0, pages * kPageSize, &data); !st.ok()) return st;
+  if (data.size() != 16)
+    return Status(-EIO, "a floor reply of " + std::to_string(data.size()) + " bytes");
+  uint64_t v[2];
+  std::memcpy(v, data.data(), sizeof v);
+  return FloorResult{static_cast<double>(v[0]) / 1e9, v[1]};
+}
 Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) {
   return Command(kReadIn, cpu, addr, len);
 }

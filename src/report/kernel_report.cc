@@ -142,7 +142,9 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
             {"runs", r.runs},
             {"rerun_reasons", PrintablePaths(r.rerun_reasons)},
             {"seconds", r.seconds},
-            {"records_seconds", r.records_seconds}});
+            {"records_seconds", r.records_seconds},
+            {"floor_seconds", r.floor_seconds},
+            {"floor_pages_swapped", r.floor_pages_swapped}});
   return j;
 }
 
@@ -157,6 +159,12 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
                        PrintablePath(a.path), kernel::Name(a.kind), a.pages, a.prio,
                        a.ssd ? "ssd" : "rotational", a.blkdev ? "blkdev" : "file", a.swap_type);
   for (const auto& w : r.warnings) out += "warning: " + PrintablePath(w) + "\n";
+  if (r.floor_pages_swapped)
+    out += fmt::format(
+        "record loop {:.3f} s; the kernel's own swap-out of {} pages (one MADV_PAGEOUT, with "
+        "their faults) {:.3f} s: {:.1f}x\n",
+        r.records_seconds, r.floor_pages_swapped, r.floor_seconds,
+        r.floor_seconds > 0 ? r.records_seconds / r.floor_seconds : 0.0);
   if (r.scan_bases)
     out += fmt::format(
         "{} random scan bases of the kernel read off its placements and written as `scan-base` "

@@ -327,6 +327,15 @@ std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
         out += "warning (in the guest): " + PrintablePath(w.get<std::string>()) + "\n";
   out += fmt::format("pages swapped {}  kept in memory {} (model {})\n", num("pages_swapped"),
                      num("pages_not_swapped"), num("model_pages_unplaced"));
+  auto seconds = [&](const char* key) {
+    return k.contains(key) && k[key].is_number() ? k[key].get<double>() : 0.0;
+  };
+  if (num("floor_pages_swapped") && seconds("floor_seconds") > 0)
+    out += fmt::format(
+        "record loop {:.3f} s; the guest kernel's own swap-out of {} pages (one MADV_PAGEOUT, "
+        "with their faults) {:.3f} s: {:.1f}x\n",
+        seconds("records_seconds"), num("floor_pages_swapped"), seconds("floor_seconds"),
+        seconds("records_seconds") / seconds("floor_seconds"));
   out += fmt::format("placement agreement with {}: {}/{} ({:.2f}%); the host's replay: {}/{}\n",
                      r.policy, num("agree"), num("expected"),
                      100.0 * workload::Agreement(r.host_replay), r.host_replay.agree,

@@ -480,6 +480,39 @@ TEST(KernelRun, PageoutRunsPlaceAsOneCallPerFolio) {
   }
 }
 
+// RunOptions::floor: after the records, as many fresh pages as the trace
+// swapped out go to swap in one MADV_PAGEOUT on an area of their own,
+// timed; the run's written trace is the same as without it, and nothing
+// of the floor's area is left.
+TEST(KernelRun, FloorSwapsOutAsManyPagesInOneCall) {
+  if (auto why = SkipReason(DeviceKind::kFile); !why.empty()) GTEST_SKIP() << why;
+  std::string written[2];
+  for (int floor = 0; floor < 2; ++floor) {
+    RunOptions o;
+    o.trace = kTraces + "/seq.trace";
+    o.device = DeviceKind::kFile;
+    o.out = TempPath("seq-floor" + std::to_string(floor) + ".trace");
+    o.timeout_s = 60;
+    o.floor = floor == 1;
+    auto rep = RunTraceAccounted(o, nullptr);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    written[floor] = WrittenTrace(o.out);
+    std::remove(o.out.c_str());
+    EXPECT_FALSE(OurAreaActive()) << "a swaplab area is still on";
+    EXPECT_TRUE(CheckNoLeftovers().ok()) << CheckNoLeftovers().ToString();
+    if (floor == 0) {
+      EXPECT_EQ(rep->floor_pages_swapped, 0u);
+      EXPECT_EQ(rep->floor_seconds, 0);
+    } else {
+      EXPECT_GT(rep->pages_swapped, 0u);
+      EXPECT_EQ(rep->floor_pages_swapped, rep->pages_swapped);
+      EXPECT_GT(rep->floor_seconds, 0);
+      EXPECT_LT(rep->floor_seconds, rep->records_seconds) << "one call slower than the run";
+    }
+  }
+  EXPECT_EQ(written[1], written[0]) << "the floor changed the run's written trace";
+}
+
 // Not root: a clear error, nothing created.
 TEST(KernelRun, NotRootRefused) {
   if (!IsRoot()) {

@@ -79,6 +79,16 @@ class Worker {
   static constexpr uint64_t kMaxSwapOutPages = 512;
   // munlock + MADV_DONTNEED.
   Status Free(int cpu, uint64_t addr, uint64_t len);
+  // The kernel's own cost of swapping out `pages` pages, in the worker on
+  // CPU 0 (bench/pageout_floor.c): a new mapping of them (no huge pages),
+  // each written, one MADV_PAGEOUT; the writes and the page-out timed, the
+  // pages that went to swap counted, the mapping removed again.
+  struct FloorResult {
+    double seconds = 0;
+    uint64_t swapped = 0;
+  };
+  Result<FloorResult> Floor(uint64_t pages);
+  static constexpr uint64_t kMaxFloorPages = uint64_t{1} << 22;  // 16 GiB
   // Reads every page (swap-in by a read fault: the folio stays in the swap
   // cache, or, bypassing it, the slots are freed). Not locked: the caller
   // locks what came in with Lock, one call per run of pages, so that a
