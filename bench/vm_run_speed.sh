@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `swaplab vm run`'s speed against the guest kernel's own cost of the same
 # swap-outs, under the accelerator the machine has (TCG here). Per trace
-# (default: every tests/kernel/traces/*.trace), RUNS runs (default 3) of
+# (default: every tests/kernel/traces/*.trace), RUNS runs (default 5) of
 # `vm run TRACE --floor --json`: the guest's record loop (`records_seconds`
 # of its kernel run) and its floor (`floor_seconds`: as many pages as the
 # trace swapped out, faulted in and paged out by one MADV_PAGEOUT in the
@@ -12,11 +12,11 @@
 # and skipped.
 #
 # usage: bench/vm_run_speed.sh [TRACE...]
-#   SWAPLAB=build/release/swaplab RUNS=3 KERNEL=6.12 DEVICE=loop-ssd
+#   SWAPLAB=build/release/swaplab RUNS=5 KERNEL=6.12 DEVICE=loop-ssd
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swaplab=$(realpath "${SWAPLAB:-build/release/swaplab}")
-runs=${RUNS:-3}
+runs=${RUNS:-5}
 kernel=${KERNEL:-6.12}
 device=${DEVICE:-loop-ssd}
 traces=("$@")

@@ -412,9 +412,9 @@ class WorkerChild {
     rep->err = MapAndWrite(p, len, /*map=*/false);
     if (rep->err == 0 && madvise(p, len, MADV_PAGEOUT) != 0) rep->err = errno;
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    uint64_t out[2] = {static_cast<uint64_t>((t1.tv_sec - t0.tv_sec) * 1000000000L +
-                                             (t1.tv_nsec - t0.tv_nsec)),
-                       0};
+    uint64_t out[2] = {
+        static_cast<uint64_t>((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec)),
+        0};
     uint64_t entries[512];  // pagemap, a chunk at a time (on the locked stack)
     const size_t pages = len / kPageSize, first = reinterpret_cast<uint64_t>(p) / kPageSize;
     for (size_t i = 0; rep->err == 0 && i < pages; i += std::size(entries)) {

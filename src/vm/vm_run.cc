@@ -150,7 +150,8 @@ class VmRun {
     b.drives = {{disk_}};
     b.append = "swaplab.mode=run swaplab.device=" + o_.device + " swaplab.policy=" + res_.policy +
                " swaplab.reruns=" + std::to_string(o_.reruns) +
-               (o_.annotate_inuse ? " swaplab.annotate=1" : "") + (o_.floor ? " swaplab.floor=1" : "") +
+               (o_.annotate_inuse ? " swaplab.annotate=1" : "") +
+               (o_.floor ? " swaplab.floor=1" : "") +
                (o_.vm.append.empty() ? "" : " " + o_.vm.append);
     b.milestones = {"swaplab-init: kernel run ", "swaplab-init: kernel run exited"};
     if (o_.vm.stage)
