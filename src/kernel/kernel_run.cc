@@ -164,10 +164,11 @@ uint64_t MemAvailableBytes() {
 }  // namespace
 
 // RunOptions::floor: as many fresh pages as the trace swapped out, written
-// and paged out by one MADV_PAGEOUT (Worker::Floor) into a fresh area of
-// the run's kind and the first area's size, at the highest priority so
-// that they all go there (bench/kernel_run_speed.sh's floor, in the run).
-// After the counts of the run: nothing of it is in them.
+// and paged out by one MADV_PAGEOUT, and again in as many calls as the run
+// made (Worker::Floor), into a fresh area of the run's kind at least the
+// first area's size, at the highest priority so that they all go there
+// (bench/kernel_run_speed.sh's floors, in the run). After the counts of
+// the run: nothing of it is in them.
 Status Runner::MeasureFloor() {
   const uint64_t pages = rep_.pages_swapped;
   if (pages == 0 || rep_.areas.empty()) return Status::Ok();
@@ -180,16 +181,22 @@ Status Runner::MeasureFloor() {
   }
   AreaSpec spec;
   spec.kind = o_.device;
-  spec.pages = std::max(rep_.areas.front().pages, pages + 1);
+  const uint64_t calls = std::min(rep_.pageout_calls, pages);
+  // Room for both measurements: the first one's slots may still be held by
+  // folios under writeback when the second starts.
+  spec.pages = std::max(rep_.areas.front().pages, (calls > 1 ? 2 : 1) * pages + 1);
   spec.prio = alloc::kMaxSwapPrio;
   spec.index = static_cast<int>(s_.areas.size());
   auto a = KernelArea::Create(spec);
   if (!a.ok()) return Status(a.status().code(), "the floor's area: " + a.status().ToString());
   s_.areas.push_back(std::move(a).value());  // removed with the run's (Session::Close)
-  auto f = s_.worker->Floor(pages);
+  auto f = s_.worker->Floor(pages, calls);
   if (!f.ok()) return f.status();
   rep_.floor_seconds = f->seconds;
   rep_.floor_pages_swapped = f->swapped;
+  rep_.floor_calls = f->calls;
+  rep_.floor_calls_seconds = f->calls_seconds;
+  rep_.floor_calls_pages_swapped = f->calls_swapped;
   return Status::Ok();
 }
 

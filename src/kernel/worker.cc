@@ -286,7 +286,7 @@ class WorkerChild {
       case kSwapOutRun:
         return SwapOutRun(c, rep);
       case kFloor:
-        return Floor(c.len, rep);
+        return Floor(c.len, c.addr, rep);
       case kFree:
         Munlock(p, len);
         if (madvise(p, len, MADV_DONTNEED) != 0) rep->err = errno;
@@ -393,40 +393,60 @@ class WorkerChild {
     return true;
   }
 
-  // kFloor: `len` bytes of a new anonymous mapping (no huge pages), every
-  // page written as a trace page, then one MADV_PAGEOUT of them all, the
-  // writes (faults) and the page-out timed together, as
-  // bench/pageout_floor.c does; then the pages that went to swap counted
-  // from pagemap and the mapping removed (its slots freed). Replies with
-  // 16 bytes: the nanoseconds and the pages swapped.
-  bool Floor(size_t len, Reply* rep) {
-    void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) {
-      rep->err = errno;
-      return false;
-    }
-    auto* p = static_cast<char*>(m);
-    (void)madvise(p, len, MADV_NOHUGEPAGE);
-    timespec t0{}, t1{};
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    rep->err = MapAndWrite(p, len, /*map=*/false);
-    if (rep->err == 0 && madvise(p, len, MADV_PAGEOUT) != 0) rep->err = errno;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    uint64_t out[2] = {
-        static_cast<uint64_t>((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec)),
-        0};
-    uint64_t entries[512];  // pagemap, a chunk at a time (on the locked stack)
-    const size_t pages = len / kPageSize, first = reinterpret_cast<uint64_t>(p) / kPageSize;
-    for (size_t i = 0; rep->err == 0 && i < pages; i += std::size(entries)) {
-      const size_t n = std::min(std::size(entries), pages - i);
-      if (!PreadFull(pagemap_fd_, entries, n * 8, (first + i) * 8)) rep->err = errno ? errno : EIO;
-      for (size_t k = 0; rep->err == 0 && k < n; ++k) out[1] += DecodePagemap(entries[k]).swapped;
-    }
-    munmap(p, len);
+  // kFloor: `len` bytes of trace pages swapped out by the kernel alone,
+  // as bench/pageout_floor.c does, twice: (1) one new anonymous mapping
+  // (no huge pages), every page written, one MADV_PAGEOUT of them all;
+  // (2) with `calls` > 1, the same number of pages in `calls` mappings as
+  // even as can be, each mapped into a PROT_NONE reservation with a guard
+  // page after it (its own VMA, as the run maps each folio), written and
+  // paged out by its own call, one after the other. Each phase's mapping,
+  // writes (faults) and page-out are timed, its pages on swap counted from
+  // pagemap, and its mappings removed (their slots freed) before the next.
+  // Replies with four numbers: nanoseconds and pages swapped of each.
+  bool Floor(size_t len, uint64_t calls, Reply* rep) {
+    uint64_t out[4] = {};
+    rep->err = FloorPhase(len, 1, &out[0], &out[1]);
+    if (rep->err == 0 && calls > 1) rep->err = FloorPhase(len, calls, &out[2], &out[3]);
     if (rep->err != 0) return false;
     rep->value = sizeof out;
     if (!WriteFull(out_, rep, sizeof *rep) || !WriteFull(out_, out, sizeof out)) _exit(1);
     return true;
+  }
+
+  // One phase of Floor; 0 or the errno.
+  int FloorPhase(size_t len, uint64_t calls, uint64_t* ns, uint64_t* swapped) {
+    const size_t pages = len / kPageSize, span = len + (calls > 1 ? calls * kPageSize : 0);
+    void* m = mmap(nullptr, span, calls > 1 ? PROT_NONE : PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (calls > 1 ? MAP_NORESERVE : 0), -1, 0);
+    if (m == MAP_FAILED) return errno;
+    auto* const base = static_cast<char*>(m);
+    timespec t0{}, t1{};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int err = 0;
+    char* cursor = base;
+    for (uint64_t c = 0; err == 0 && c < calls; ++c) {
+      const size_t part = (pages / calls + (c < pages % calls)) * kPageSize;
+      if (calls > 1 && mmap(cursor, part, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+        err = errno;
+        break;
+      }
+      (void)madvise(cursor, part, MADV_NOHUGEPAGE);
+      err = MapAndWrite(cursor, part, /*map=*/false);
+      if (err == 0 && madvise(cursor, part, MADV_PAGEOUT) != 0) err = errno;
+      cursor += part + (calls > 1 ? kPageSize : 0);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *ns = static_cast<uint64_t>((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec));
+    uint64_t entries[512];  // pagemap, a chunk at a time (on the locked stack)
+    const size_t first = reinterpret_cast<uint64_t>(base) / kPageSize, all = span / kPageSize;
+    for (size_t i = 0; err == 0 && i < all; i += std::size(entries)) {
+      const size_t n = std::min(std::size(entries), all - i);
+      if (!PreadFull(pagemap_fd_, entries, n * 8, (first + i) * 8)) err = errno ? errno : EIO;
+      for (size_t k = 0; err == 0 && k < n; ++k) *swapped += DecodePagemap(entries[k]).swapped;
+    }
+    munmap(base, span);
+    return err;
   }
 
   // Touches every page (a swap-in where it is not resident). Not locked
@@ -618,16 +638,25 @@ Result<SwapOutPages> Worker::ReceiveSwapOut() {
 
 Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
 
-Result<Worker::FloorResult> Worker::Floor(uint64_t pages) {
-  if (pages == 0 || pages > kMaxFloorPages)
-    return Status(-EINVAL, "a floor of " + std::to_string(pages) + " pages");
+Result<Worker::FloorResult> Worker::Floor(uint64_t pages, uint64_t calls) {
+  if (pages == 0 || pages > kMaxFloorPages || calls > pages)
+    return Status(-EINVAL, "a floor of " + std::to_string(pages) + " pages in " +
+                               std::to_string(calls) + " calls");
   std::vector<uint8_t> data;
-  if (Status st = Command(kFloor, 0, 0, pages * kPageSize, &data); !st.ok()) return st;
-  if (data.size() != 16)
+  if (Status st = Command(kFloor, 0, calls, pages * kPageSize, &data); !st.ok()) return st;
+  uint64_t v[4];
+  if (data.size() != sizeof v)
     return Status(-EIO, "a floor reply of " + std::to_string(data.size()) + " bytes");
-  uint64_t v[2];
   std::memcpy(v, data.data(), sizeof v);
-  return FloorResult{static_cast<double>(v[0]) / 1e9, v[1]};
+  FloorResult f;
+  f.seconds = static_cast<double>(v[0]) / 1e9;
+  f.swapped = v[1];
+  if (calls > 1) {
+    f.calls = calls;
+    f.calls_seconds = static_cast<double>(v[2]) / 1e9;
+    f.calls_swapped = v[3];
+  }
+  return f;
 }
 Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) {
   return Command(kReadIn, cpu, addr, len);

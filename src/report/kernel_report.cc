@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "floor_text.h"
 #include "report_text.h"
 #include "swaplab/report/policy_json.h"
 #include "swaplab/workload/replay.h"
@@ -144,7 +145,10 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
             {"seconds", r.seconds},
             {"records_seconds", r.records_seconds},
             {"floor_seconds", r.floor_seconds},
-            {"floor_pages_swapped", r.floor_pages_swapped}});
+            {"floor_pages_swapped", r.floor_pages_swapped},
+            {"floor_calls", r.floor_calls},
+            {"floor_calls_seconds", r.floor_calls_seconds},
+            {"floor_calls_pages_swapped", r.floor_calls_pages_swapped}});
   return j;
 }
 
@@ -159,12 +163,9 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
                        PrintablePath(a.path), kernel::Name(a.kind), a.pages, a.prio,
                        a.ssd ? "ssd" : "rotational", a.blkdev ? "blkdev" : "file", a.swap_type);
   for (const auto& w : r.warnings) out += "warning: " + PrintablePath(w) + "\n";
-  if (r.floor_pages_swapped)
-    out += fmt::format(
-        "record loop {:.3f} s; the kernel's own swap-out of {} pages (one MADV_PAGEOUT, with "
-        "their faults) {:.3f} s: {:.1f}x\n",
-        r.records_seconds, r.floor_pages_swapped, r.floor_seconds,
-        r.floor_seconds > 0 ? r.records_seconds / r.floor_seconds : 0.0);
+  out += FloorLine({r.records_seconds, r.floor_pages_swapped, r.floor_seconds, r.floor_calls,
+                    r.floor_calls_seconds},
+                   "kernel");
   if (r.scan_bases)
     out += fmt::format(
         "{} random scan bases of the kernel read off its placements and written as `scan-base` "

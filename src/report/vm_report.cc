@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "floor_text.h"
 #include "report_text.h"
 #include "swaplab/report/plots.h"
 #include "swaplab/report/report.h"
@@ -330,12 +331,9 @@ std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
   auto seconds = [&](const char* key) {
     return k.contains(key) && k[key].is_number() ? k[key].get<double>() : 0.0;
   };
-  if (num("floor_pages_swapped") && seconds("floor_seconds") > 0)
-    out += fmt::format(
-        "record loop {:.3f} s; the guest kernel's own swap-out of {} pages (one MADV_PAGEOUT, "
-        "with their faults) {:.3f} s: {:.1f}x\n",
-        seconds("records_seconds"), num("floor_pages_swapped"), seconds("floor_seconds"),
-        seconds("records_seconds") / seconds("floor_seconds"));
+  out += FloorLine({seconds("records_seconds"), num("floor_pages_swapped"),
+                    seconds("floor_seconds"), num("floor_calls"), seconds("floor_calls_seconds")},
+                   "guest kernel");
   out += fmt::format("placement agreement with {}: {}/{} ({:.2f}%); the host's replay: {}/{}\n",
                      r.policy, num("agree"), num("expected"),
                      100.0 * workload::Agreement(r.host_replay), r.host_replay.agree,

@@ -482,8 +482,8 @@ TEST(KernelRun, PageoutRunsPlaceAsOneCallPerFolio) {
 
 // RunOptions::floor: after the records, as many fresh pages as the trace
 // swapped out go to swap in one MADV_PAGEOUT on an area of their own,
-// timed; the run's written trace is the same as without it, and nothing
-// of the floor's area is left.
+// timed, and again in as many calls as the run made; the run's written
+// trace is the same as without it, and nothing of the floor's area is left.
 TEST(KernelRun, FloorSwapsOutAsManyPagesInOneCall) {
   if (auto why = SkipReason(DeviceKind::kFile); !why.empty()) GTEST_SKIP() << why;
   std::string written[2];
@@ -503,7 +503,12 @@ TEST(KernelRun, FloorSwapsOutAsManyPagesInOneCall) {
     if (floor == 0) {
       EXPECT_EQ(rep->floor_pages_swapped, 0u);
       EXPECT_EQ(rep->floor_seconds, 0);
+      EXPECT_EQ(rep->floor_calls, 0u);
     } else {
+      ASSERT_GT(rep->pageout_calls, 1u);
+      EXPECT_EQ(rep->floor_calls, std::min(rep->pageout_calls, rep->pages_swapped));
+      EXPECT_EQ(rep->floor_calls_pages_swapped, rep->pages_swapped);
+      EXPECT_GT(rep->floor_calls_seconds, 0);
       EXPECT_GT(rep->pages_swapped, 0u);
       EXPECT_EQ(rep->floor_pages_swapped, rep->pages_swapped);
       EXPECT_GT(rep->floor_seconds, 0);

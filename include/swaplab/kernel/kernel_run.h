@@ -38,7 +38,9 @@ struct RunOptions {
   // After the records: the trace's swapped-out pages, as many fresh ones,
   // faulted in and paged out by one MADV_PAGEOUT on a fresh area of the
   // run's kind (highest priority), timed: the kernel's own cost of the
-  // run's swap-outs (RunReport::floor_seconds), as bench/pageout_floor.c.
+  // run's swap-outs (RunReport::floor_seconds), as bench/pageout_floor.c;
+  // then the same in as many calls as the run made, each on a mapping of
+  // its own (RunReport::floor_calls_seconds).
   bool floor = false;
   // Records applied so far, of all; called after each record (read-only).
   std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
@@ -119,9 +121,13 @@ struct RunReport {
   // MADV_PAGEOUT calls for the allocs (fewer than folios: RunOptions::pageout_runs).
   uint64_t pageout_calls = 0;
   // RunOptions::floor: seconds of the faults and the one page-out, and the
-  // pages it sent to swap (0 and 0 without it).
+  // pages it sent to swap (0 and 0 without it); and of the same pages in
+  // `floor_calls` calls (pageout_calls, when more than one).
   double floor_seconds = 0;
   uint64_t floor_pages_swapped = 0;
+  uint64_t floor_calls = 0;
+  double floor_calls_seconds = 0;
+  uint64_t floor_calls_pages_swapped = 0;
   uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots
   uint64_t swapin_extra_pages = 0;  // pages swapped in beyond those asked for (whole large folios)
   std::vector<Interference> interference;  // the first 50

@@ -81,13 +81,18 @@ class Worker {
   Status Free(int cpu, uint64_t addr, uint64_t len);
   // The kernel's own cost of swapping out `pages` pages, in the worker on
   // CPU 0 (bench/pageout_floor.c): a new mapping of them (no huge pages),
-  // each written, one MADV_PAGEOUT; the writes and the page-out timed, the
-  // pages that went to swap counted, the mapping removed again.
+  // each written, one MADV_PAGEOUT; and with `calls` > 1 the same pages in
+  // `calls` mappings of their own, each written and paged out by its own
+  // call. Each timed (mappings, writes, page-outs), the pages that went to
+  // swap counted, the mappings removed again.
   struct FloorResult {
-    double seconds = 0;
+    double seconds = 0;  // one call
     uint64_t swapped = 0;
+    uint64_t calls = 0;  // > 1: the second measurement was made
+    double calls_seconds = 0;
+    uint64_t calls_swapped = 0;
   };
-  Result<FloorResult> Floor(uint64_t pages);
+  Result<FloorResult> Floor(uint64_t pages, uint64_t calls = 1);
   static constexpr uint64_t kMaxFloorPages = uint64_t{1} << 22;  // 16 GiB
   // Reads every page (swap-in by a read fault: the folio stays in the swap
   // cache, or, bypassing it, the slots are freed). Not locked: the caller
