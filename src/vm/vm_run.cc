@@ -128,7 +128,9 @@ class VmRun {
     fs::create_directories(in_dir, ec);
     fs::copy_file(o_.trace, in_dir + "/in.trace", ec);
     if (ec) return Status(-EIO, "cannot copy " + o_.trace + ": " + ec.message());
-    const uint64_t disk_mib = (area_pages_ * alloc::kPageSize >> 20) + 64;
+    // --floor's area beside them: at most twice the pages the areas hold
+    // (Runner::MeasureFloor).
+    const uint64_t disk_mib = ((o_.floor ? 3 : 1) * area_pages_ * alloc::kPageSize >> 20) + 64;
     // 4 KiB blocks: a filesystem this small gets 1 KiB ones by default, and a
     // swap file on those loses the pages whose blocks do not start on a page.
     if (Status st =
