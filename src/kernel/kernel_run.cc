@@ -27,8 +27,8 @@ bool NothingToDo(TraceOp op) {
          op == TraceOp::kScanBase || op == TraceOp::kCpus;
 }
 
-// Most alloc records whose swap-outs go to the worker in one go.
-constexpr size_t kMaxAllocBatch = 64;
+// Most alloc (or free) records whose commands go to the worker in one go.
+constexpr size_t kMaxBatch = 64;
 
 }  // namespace
 
@@ -70,9 +70,11 @@ Status Runner::ApplyRecords(const std::vector<TraceRecord>& recs, Clock::time_po
     if (Status stop = CheckStop(recs[i], t0); !stop.ok()) return stop;
     const size_t out0 = out_.size(), w0 = written_.size();
     const size_t n = Step(recs, i);
-    st = n > 1 ? DoAllocs(std::span(recs).subspan(i, n)) : Apply(recs[i]);
-    const TraceRecord& last = recs[i + n - 1];  // an alloc, if a batch
+    const auto batch = std::span(recs).subspan(i, n);
+    st = n == 1 ? Apply(recs[i]) : recs[i].op == TraceOp::kAlloc ? DoAllocs(batch) : DoFrees(batch);
+    const TraceRecord& last = recs[i + n - 1];  // an alloc or a free, if a batch
     const bool own = !NothingToDo(last.op);
+    rep_.steps += own;
     if (st.ok() && own) {
       if (o_.after_record) o_.after_record(last.line);
       st = Watch(last, out0, w0);
@@ -93,14 +95,24 @@ size_t Runner::Step(const std::vector<TraceRecord>& recs, size_t i) const {
   const bool scan_bases = watch_ && watch_->policy().ssd_swap_map_scan &&
                           std::any_of(dev_to_area_.begin(), dev_to_area_.end(),
                                       [this](const auto& d) { return s_.areas[d.second]->ssd(); });
-  if (recs[i].op != TraceOp::kAlloc || o_.after_record || o_.annotate_inuse || scan_bases) return 1;
+  const TraceOp op = recs[i].op;
+  if ((op != TraceOp::kAlloc && op != TraceOp::kFree) || o_.after_record || o_.annotate_inuse ||
+      scan_bases)
+    return 1;
+  // Allocs of folios not live, or frees of live folios (whole, or pages
+  // inside them), each folio once.
   std::vector<uint64_t> folios;
   size_t n = 0;
-  for (size_t k = i; k < recs.size() && folios.size() < kMaxAllocBatch; ++k) {
+  for (size_t k = i; k < recs.size() && folios.size() < kMaxBatch; ++k) {
     const TraceRecord& r = recs[k];
-    if (r.op == TraceOp::kAlloc) {
-      if (live_.count(*r.folio) ||
-          std::find(folios.begin(), folios.end(), *r.folio) != folios.end())
+    if (r.op == op) {
+      const auto live = live_.find(*r.folio);
+      uint64_t first = 0, count = 0;
+      if (std::find(folios.begin(), folios.end(), *r.folio) != folios.end() ||
+          (op == TraceOp::kAlloc
+               ? live != live_.end()
+               : live == live_.end() ||
+                     !workload::RecordPageRange(r, live->second.pages.size(), &first, &count)))
         break;
       folios.push_back(*r.folio);
       n = k - i + 1;

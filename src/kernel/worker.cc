@@ -637,6 +637,10 @@ Result<SwapOutPages> Worker::ReceiveSwapOut() {
 }
 
 Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
+Status Worker::SendFree(int cpu, uint64_t addr, uint64_t len) {
+  return Send(kFree, cpu, addr, len);
+}
+Status Worker::ReceiveFree(int cpu) { return Receive(kFree, cpu, nullptr); }
 
 Result<Worker::FloorResult> Worker::Floor(uint64_t pages, uint64_t calls) {
   if (pages == 0 || pages > kMaxFloorPages || calls > pages)

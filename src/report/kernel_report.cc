@@ -128,6 +128,7 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
             {"drop_cache_made_global", r.drop_cache_global},
             {"uncached_at_pageout", r.uncached_at_pageout},
             {"pageout_calls", r.pageout_calls},
+            {"steps", r.steps},
             {"swapin_bypassed_cache", r.swapin_bypassed_cache},
             {"swapin_extra_pages", r.swapin_extra_pages},
             {"model_pages_unplaced", s.pages_unplaced},

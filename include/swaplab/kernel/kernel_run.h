@@ -120,6 +120,9 @@ struct RunReport {
   uint64_t uncached_at_pageout = 0;   // folios the kernel freed from the swap cache at write-out
   // MADV_PAGEOUT calls for the allocs (fewer than folios: RunOptions::pageout_runs).
   uint64_t pageout_calls = 0;
+  // Round trips to the worker for the records: a batch of allocs or of
+  // frees is one (Runner::Step); fewer than the records that do something.
+  uint64_t steps = 0;
   // RunOptions::floor: seconds of the faults and the one page-out, and the
   // pages it sent to swap (0 and 0 without it); and of the same pages in
   // `floor_calls` calls (pageout_calls, when more than one).

@@ -77,8 +77,11 @@ class Worker {
   Result<SwapOutPages> ReceiveSwapOut();
   // Most pages one SwapOut takes (a PMD-sized folio).
   static constexpr uint64_t kMaxSwapOutPages = 512;
-  // munlock + MADV_DONTNEED.
+  // munlock + MADV_DONTNEED. SendFree only sends it (several may travel in
+  // one go), ReceiveFree reads the oldest reply, in order.
   Status Free(int cpu, uint64_t addr, uint64_t len);
+  Status SendFree(int cpu, uint64_t addr, uint64_t len);
+  Status ReceiveFree(int cpu);  // `cpu`: the free's, for the message
   // The kernel's own cost of swapping out `pages` pages, in the worker on
   // CPU 0 (bench/pageout_floor.c): a new mapping of them (no huge pages),
   // each written, one MADV_PAGEOUT; and with `calls` > 1 the same pages in
