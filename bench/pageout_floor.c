@@ -7,14 +7,15 @@
  *   fault_s F pageout_s P swapped S
  * (seconds of the writes, which fault the pages in, and of the page-out;
  * S pages the page-out sent to swap, from /proc/self/pagemap).
- * With CALLS (> 1): the kernel's cost when it must see each folio on its
- * own, as `kernel run` shows it its folios: the pages split into CALLS
- * mappings as even as can be, each mapped on its own into a PROT_NONE
- * reservation with a PROT_NONE page after it (no two merge into one VMA),
- * as the run's worker maps each folio, and per mapping its pages written
- * and one MADV_PAGEOUT of it, one mapping after the other; fault_s (the
- * mmap and the writes) and pageout_s are then sums over the mappings.
- * usage: pageout_floor PAGES [CALLS] */
+ * With FOLIOS (> 1): the kernel's cost when it is shown the pages as
+ * `kernel run` shows it its folios: FOLIOS mappings as even as can be,
+ * each mapped on its own into a PROT_NONE reservation with a PROT_NONE
+ * page after it (its own VMA, as the run's worker maps each folio), in
+ * CALLS groups of consecutive mappings (default: one per mapping), each
+ * group's pages written and one MADV_PAGEOUT over the group, one group
+ * after the other; fault_s (the mmaps and the writes) and pageout_s are
+ * then sums over the groups.
+ * usage: pageout_floor PAGES [FOLIOS [CALLS]] */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -64,47 +65,49 @@ static unsigned long long Swapped(const unsigned char *p, size_t pages) {
   return swapped;
 }
 
-/* CALLS mappings, each written and paged out on its own (see above). */
-static int PerCall(unsigned long long pages, unsigned long long calls) {
+/* FOLIOS mappings in CALLS groups, each group paged out by one call. */
+static int PerFolio(unsigned long long pages, unsigned long long folios, unsigned long long calls) {
   PinCpu0();
-  unsigned char **maps = calloc(calls, sizeof *maps);
-  size_t *lens = calloc(calls, sizeof *lens);
+  unsigned char **maps = calloc(folios, sizeof *maps);
+  size_t *lens = calloc(folios, sizeof *lens);
   if (!maps || !lens) {
     perror("calloc");
     return 1;
   }
-  const size_t reserve = (size_t)(pages + calls) * 4096;
+  const size_t reserve = (size_t)(pages + folios) * 4096;
   unsigned char *const base =
       mmap(NULL, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  unsigned char *cursor = base;
   if (base == MAP_FAILED) {
     perror("mmap");
     return 1;
   }
+  unsigned char *cursor = base;
   double fault_s = 0, pageout_s = 0;
-  unsigned long long swapped = 0;
-  for (unsigned long long c = 0; c < calls; ++c) {
-    const unsigned long long n = pages / calls + (c < pages % calls);
-    lens[c] = (size_t)n * 4096;
+  unsigned long long swapped = 0, f = 0;
+  for (unsigned long long g = 0; g < calls; ++g) {
+    unsigned char *const group = cursor;
     const double t0 = Now();
-    maps[c] = mmap(cursor, lens[c], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                   -1, 0);
-    cursor += lens[c] + 4096;
-    if (maps[c] == MAP_FAILED) {
-      perror("mmap");
-      return 1;
+    for (unsigned long long end = f + folios / calls + (g < folios % calls); f < end; ++f) {
+      lens[f] = (size_t)(pages / folios + (f < pages % folios)) * 4096;
+      maps[f] = mmap(cursor, lens[f], PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+      if (maps[f] == MAP_FAILED) {
+        perror("mmap");
+        return 1;
+      }
+      (void)madvise(maps[f], lens[f], MADV_NOHUGEPAGE);
+      WritePages(maps[f], lens[f]);
+      cursor += lens[f] + 4096;
     }
-    (void)madvise(maps[c], lens[c], MADV_NOHUGEPAGE);
-    WritePages(maps[c], lens[c]);
     const double t1 = Now();
-    if (madvise(maps[c], lens[c], MADV_PAGEOUT) != 0) {
+    if (madvise(group, (size_t)(cursor - group) - 4096, MADV_PAGEOUT) != 0) {
       perror("madvise(MADV_PAGEOUT)");
       return 1;
     }
     fault_s += t1 - t0;
     pageout_s += Now() - t1;
   }
-  for (unsigned long long c = 0; c < calls; ++c) swapped += Swapped(maps[c], lens[c] / 4096);
+  for (f = 0; f < folios; ++f) swapped += Swapped(maps[f], lens[f] / 4096);
   munmap(base, reserve);
   printf("fault_s %.6f pageout_s %.6f swapped %llu\n", fault_s, pageout_s, swapped);
   free(maps);
@@ -116,18 +119,23 @@ int main(int argc, char **argv) {
   char *end;
   errno = 0;
   const unsigned long long pages = argc >= 2 ? strtoull(argv[1], &end, 10) : 0;
-  int bad = argc < 2 || argc > 3 || errno || *end || pages == 0 || pages > (1ull << 24);
-  unsigned long long calls = 1;
-  if (!bad && argc == 3) {
+  int bad = argc < 2 || argc > 4 || errno || *end || pages == 0 || pages > (1ull << 24);
+  unsigned long long folios = 1, calls = 0;
+  if (!bad && argc >= 3) {
     errno = 0;
-    calls = strtoull(argv[2], &end, 10);
-    bad = errno || *end || calls == 0 || calls > pages;
+    folios = strtoull(argv[2], &end, 10);
+    bad = errno || *end || folios == 0 || folios > pages;
+  }
+  if (!bad && argc == 4) {
+    errno = 0;
+    calls = strtoull(argv[3], &end, 10);
+    bad = errno || *end || calls == 0 || calls > folios;
   }
   if (bad) {
-    fprintf(stderr, "usage: %s PAGES (1..2^24) [CALLS (1..PAGES)]\n", argv[0]);
+    fprintf(stderr, "usage: %s PAGES (1..2^24) [FOLIOS (1..PAGES) [CALLS (1..FOLIOS)]]\n", argv[0]);
     return 2;
   }
-  if (calls > 1) return PerCall(pages, calls);
+  if (folios > 1) return PerFolio(pages, folios, calls ? calls : folios);
   const size_t len = (size_t)pages * 4096;
   PinCpu0();
   unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -7,8 +7,9 @@
 # of its kernel run) and its floor (`floor_seconds`: as many pages as the
 # trace swapped out, faulted in and paged out by one MADV_PAGEOUT in the
 # same guest, `kernel run --floor`) and its per-call floor
-# (`floor_calls_seconds`: the same pages in as many MADV_PAGEOUT calls as
-# the run made, each on a mapping of its own); medians, records per
+# (`floor_calls_seconds`: the same pages as as many mappings as the run
+# had folios, each its own VMA, paged out in as many MADV_PAGEOUT calls as
+# the run made); medians, records per
 # second, the ratios record loop / floor and record loop / per-call floor,
 # and the command's wall time (boot included).
 # A trace the guest kernel cannot run (mTHP sizes 6.1 lacks) is reported

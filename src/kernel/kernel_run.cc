@@ -176,9 +176,9 @@ uint64_t MemAvailableBytes() {
 }  // namespace
 
 // RunOptions::floor: as many fresh pages as the trace swapped out, written
-// and paged out by one MADV_PAGEOUT, and again in as many calls as the run
-// made (Worker::Floor), into a fresh area of the run's kind at least the
-// first area's size, at the highest priority so that they all go there
+// and paged out by one MADV_PAGEOUT, and again as many mappings as the run
+// had folios, paged out in as many calls as it made (Worker::Floor), into a fresh area of the run's
+// kind at least the first area's size, at the highest priority so that they all go there
 // (bench/kernel_run_speed.sh's floors, in the run). After the counts of
 // the run: nothing of it is in them.
 Status Runner::MeasureFloor() {
@@ -193,10 +193,11 @@ Status Runner::MeasureFloor() {
   }
   AreaSpec spec;
   spec.kind = o_.device;
-  const uint64_t calls = std::min(rep_.pageout_calls, pages);
+  const uint64_t folios = std::min(rep_.folios, pages),
+                 calls = std::min(rep_.pageout_calls, folios);
   // Room for both measurements: the first one's slots may still be held by
   // folios under writeback when the second starts.
-  spec.pages = std::max(rep_.areas.front().pages, (calls > 1 ? 2 : 1) * pages + 1);
+  spec.pages = std::max(rep_.areas.front().pages, (folios > 1 ? 2 : 1) * pages + 1);
   spec.prio = alloc::kMaxSwapPrio;
   spec.index = static_cast<int>(s_.areas.size());
   // The records' results stand without it: a floor that cannot be made is
@@ -207,13 +208,14 @@ Status Runner::MeasureFloor() {
     return Status::Ok();
   }
   s_.areas.push_back(std::move(a).value());  // removed with the run's (Session::Close)
-  auto f = s_.worker->Floor(pages, calls);
+  auto f = s_.worker->Floor(pages, folios, calls);
   if (!f.ok()) {
     rep_.warnings.push_back("the floor was not measured: " + f.status().ToString());
     return Status::Ok();
   }
   rep_.floor_seconds = f->seconds;
   rep_.floor_pages_swapped = f->swapped;
+  rep_.floor_folios = f->folios;
   rep_.floor_calls = f->calls;
   rep_.floor_calls_seconds = f->calls_seconds;
   rep_.floor_calls_pages_swapped = f->calls_swapped;

@@ -147,6 +147,7 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
             {"records_seconds", r.records_seconds},
             {"floor_seconds", r.floor_seconds},
             {"floor_pages_swapped", r.floor_pages_swapped},
+            {"floor_folios", r.floor_folios},
             {"floor_calls", r.floor_calls},
             {"floor_calls_seconds", r.floor_calls_seconds},
             {"floor_calls_pages_swapped", r.floor_calls_pages_swapped}});
@@ -164,8 +165,8 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
                        PrintablePath(a.path), kernel::Name(a.kind), a.pages, a.prio,
                        a.ssd ? "ssd" : "rotational", a.blkdev ? "blkdev" : "file", a.swap_type);
   for (const auto& w : r.warnings) out += "warning: " + PrintablePath(w) + "\n";
-  out += FloorLine({r.records_seconds, r.floor_pages_swapped, r.floor_seconds, r.floor_calls,
-                    r.floor_calls_seconds},
+  out += FloorLine({r.records_seconds, r.floor_pages_swapped, r.floor_seconds, r.floor_folios,
+                    r.floor_calls, r.floor_calls_seconds},
                    "kernel");
   if (r.scan_bases)
     out += fmt::format(

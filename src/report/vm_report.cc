@@ -331,9 +331,10 @@ std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
   auto seconds = [&](const char* key) {
     return k.contains(key) && k[key].is_number() ? k[key].get<double>() : 0.0;
   };
-  out += FloorLine({seconds("records_seconds"), num("floor_pages_swapped"),
-                    seconds("floor_seconds"), num("floor_calls"), seconds("floor_calls_seconds")},
-                   "guest kernel");
+  out +=
+      FloorLine({seconds("records_seconds"), num("floor_pages_swapped"), seconds("floor_seconds"),
+                 num("floor_folios"), num("floor_calls"), seconds("floor_calls_seconds")},
+                "guest kernel");
   out += fmt::format("placement agreement with {}: {}/{} ({:.2f}%); the host's replay: {}/{}\n",
                      r.policy, num("agree"), num("expected"),
                      100.0 * workload::Agreement(r.host_replay), r.host_replay.agree,

@@ -514,7 +514,7 @@ TEST(KernelRun, BatchedFreesPlaceAsOneAtATime) {
 
 // RunOptions::floor: after the records, as many fresh pages as the trace
 // swapped out go to swap in one MADV_PAGEOUT on an area of their own,
-// timed, and again in as many calls as the run made; the run's written
+// timed, and again as the run's folios in its calls; the run's written
 // trace is the same as without it, and nothing of the floor's area is left.
 TEST(KernelRun, FloorSwapsOutAsManyPagesInOneCall) {
   if (auto why = SkipReason(DeviceKind::kFile); !why.empty()) GTEST_SKIP() << why;
@@ -536,9 +536,11 @@ TEST(KernelRun, FloorSwapsOutAsManyPagesInOneCall) {
       EXPECT_EQ(rep->floor_pages_swapped, 0u);
       EXPECT_EQ(rep->floor_seconds, 0);
       EXPECT_EQ(rep->floor_calls, 0u);
+      EXPECT_EQ(rep->floor_folios, 0u);
     } else {
-      ASSERT_GT(rep->pageout_calls, 1u);
-      EXPECT_EQ(rep->floor_calls, std::min(rep->pageout_calls, rep->pages_swapped));
+      ASSERT_GT(rep->folios, 1u);
+      EXPECT_EQ(rep->floor_folios, rep->folios);  // seq: order-0 folios, every one swapped
+      EXPECT_EQ(rep->floor_calls, rep->pageout_calls);
       EXPECT_EQ(rep->floor_calls_pages_swapped, rep->pages_swapped);
       EXPECT_GT(rep->floor_calls_seconds, 0);
       EXPECT_GT(rep->pages_swapped, 0u);

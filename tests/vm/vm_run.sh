@@ -85,10 +85,12 @@ if dev == "6.12-mthp64-loop-ssd":  # --floor
     check(k["floor_pages_swapped"] == k["pages_swapped"] and k["floor_seconds"] > 0,
           f"floor: {k['floor_pages_swapped']} pages in {k['floor_seconds']} s, "
           f"{k['pages_swapped']} swapped by the trace")
-    check(k["floor_calls"] == min(k["pageout_calls"], k["pages_swapped"]) > 1
+    check(k["floor_folios"] == min(k["folios"], k["pages_swapped"]) > 1
+          and k["floor_calls"] == min(k["pageout_calls"], k["floor_folios"])
           and k["floor_calls_pages_swapped"] == k["pages_swapped"] and k["floor_calls_seconds"] > 0,
-          f"floor in the run's calls: {k['floor_calls']} calls, "
-          f"{k['floor_calls_pages_swapped']} pages in {k['floor_calls_seconds']} s")
+          f"floor as the run's folios and calls: {k['floor_folios']} folios, "
+          f"{k['floor_calls']} calls, {k['floor_calls_pages_swapped']} pages in "
+          f"{k['floor_calls_seconds']} s")
 else:
     check(k["floor_pages_swapped"] == 0, "a floor measured without --floor")
 exact = d["policy"] == "linux-" + ".".join(v["release"].split(".")[:2])

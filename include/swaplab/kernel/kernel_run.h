@@ -39,8 +39,9 @@ struct RunOptions {
   // faulted in and paged out by one MADV_PAGEOUT on a fresh area of the
   // run's kind (highest priority), timed: the kernel's own cost of the
   // run's swap-outs (RunReport::floor_seconds), as bench/pageout_floor.c;
-  // then the same in as many calls as the run made, each on a mapping of
-  // its own (RunReport::floor_calls_seconds).
+  // then the same pages as many mappings as the run had folios (each its
+  // own VMA), paged out in as many calls as the run made
+  // (RunReport::floor_calls_seconds).
   bool floor = false;
   // Records applied so far, of all; called after each record (read-only).
   std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
@@ -124,11 +125,12 @@ struct RunReport {
   // frees is one (Runner::Step); fewer than the records that do something.
   uint64_t steps = 0;
   // RunOptions::floor: seconds of the faults and the one page-out, and the
-  // pages it sent to swap (0 and 0 without it); and of the same pages in
-  // `floor_calls` calls (pageout_calls, when more than one).
+  // pages it sent to swap (0 and 0 without it); and of the same pages as
+  // `floor_folios` mappings (folios) in `floor_calls` calls (pageout_calls),
+  // when there was more than one folio.
   double floor_seconds = 0;
   uint64_t floor_pages_swapped = 0;
-  uint64_t floor_calls = 0;
+  uint64_t floor_folios = 0, floor_calls = 0;
   double floor_calls_seconds = 0;
   uint64_t floor_calls_pages_swapped = 0;
   uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots

@@ -84,18 +84,19 @@ class Worker {
   Status ReceiveFree(int cpu);  // `cpu`: the free's, for the message
   // The kernel's own cost of swapping out `pages` pages, in the worker on
   // CPU 0 (bench/pageout_floor.c): a new mapping of them (no huge pages),
-  // each written, one MADV_PAGEOUT; and with `calls` > 1 the same pages in
-  // `calls` mappings of their own, each written and paged out by its own
-  // call. Each timed (mappings, writes, page-outs), the pages that went to
-  // swap counted, the mappings removed again.
+  // each written, one MADV_PAGEOUT; and with `folios` > 1 the same pages
+  // as `folios` mappings of their own (a guard page after each), in
+  // `calls` groups of consecutive ones, each group written and paged out
+  // by one call. Each timed (mappings, writes, page-outs), the pages that
+  // went to swap counted, the mappings removed again.
   struct FloorResult {
     double seconds = 0;  // one call
     uint64_t swapped = 0;
-    uint64_t calls = 0;  // > 1: the second measurement was made
+    uint64_t folios = 0, calls = 0;  // folios > 1: the second measurement was made
     double calls_seconds = 0;
     uint64_t calls_swapped = 0;
   };
-  Result<FloorResult> Floor(uint64_t pages, uint64_t calls = 1);
+  Result<FloorResult> Floor(uint64_t pages, uint64_t folios = 1, uint64_t calls = 1);
   static constexpr uint64_t kMaxFloorPages = uint64_t{1} << 22;  // 16 GiB
   // Reads every page (swap-in by a read fault: the folio stays in the swap
   // cache, or, bypassing it, the slots are freed). Not locked: the caller
