@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <span>
 #include <string>
 #include <utility>
@@ -26,8 +27,8 @@ bool NothingToDo(TraceOp op) {
          op == TraceOp::kScanBase || op == TraceOp::kCpus;
 }
 
-// Most alloc records whose swap-outs go to the worker in one go.
-constexpr size_t kMaxAllocBatch = 64;
+// Most alloc (or free) records whose commands go to the worker in one go.
+constexpr size_t kMaxBatch = 64;
 
 }  // namespace
 
@@ -69,9 +70,11 @@ Status Runner::ApplyRecords(const std::vector<TraceRecord>& recs, Clock::time_po
     if (Status stop = CheckStop(recs[i], t0); !stop.ok()) return stop;
     const size_t out0 = out_.size(), w0 = written_.size();
     const size_t n = Step(recs, i);
-    st = n > 1 ? DoAllocs(std::span(recs).subspan(i, n)) : Apply(recs[i]);
-    const TraceRecord& last = recs[i + n - 1];  // an alloc, if a batch
+    const auto batch = std::span(recs).subspan(i, n);
+    st = n == 1 ? Apply(recs[i]) : recs[i].op == TraceOp::kAlloc ? DoAllocs(batch) : DoFrees(batch);
+    const TraceRecord& last = recs[i + n - 1];  // an alloc or a free, if a batch
     const bool own = !NothingToDo(last.op);
+    rep_.steps += own;
     if (st.ok() && own) {
       if (o_.after_record) o_.after_record(last.line);
       st = Watch(last, out0, w0);
@@ -92,14 +95,24 @@ size_t Runner::Step(const std::vector<TraceRecord>& recs, size_t i) const {
   const bool scan_bases = watch_ && watch_->policy().ssd_swap_map_scan &&
                           std::any_of(dev_to_area_.begin(), dev_to_area_.end(),
                                       [this](const auto& d) { return s_.areas[d.second]->ssd(); });
-  if (recs[i].op != TraceOp::kAlloc || o_.after_record || o_.annotate_inuse || scan_bases) return 1;
+  const TraceOp op = recs[i].op;
+  if ((op != TraceOp::kAlloc && op != TraceOp::kFree) || o_.after_record || o_.annotate_inuse ||
+      scan_bases)
+    return 1;
+  // Allocs of folios not live, or frees of live folios (whole, or pages
+  // inside them), each folio once.
   std::vector<uint64_t> folios;
   size_t n = 0;
-  for (size_t k = i; k < recs.size() && folios.size() < kMaxAllocBatch; ++k) {
+  for (size_t k = i; k < recs.size() && folios.size() < kMaxBatch; ++k) {
     const TraceRecord& r = recs[k];
-    if (r.op == TraceOp::kAlloc) {
-      if (live_.count(*r.folio) ||
-          std::find(folios.begin(), folios.end(), *r.folio) != folios.end())
+    if (r.op == op) {
+      const auto live = live_.find(*r.folio);
+      uint64_t first = 0, count = 0;
+      if (std::find(folios.begin(), folios.end(), *r.folio) != folios.end() ||
+          (op == TraceOp::kAlloc
+               ? live != live_.end()
+               : live == live_.end() ||
+                     !workload::RecordPageRange(r, live->second.pages.size(), &first, &count)))
         break;
       folios.push_back(*r.folio);
       n = k - i + 1;
@@ -140,12 +153,73 @@ Result<RunReport> Runner::Run() {
   if (st.ok()) st = ApplyRecords(recs, t0);
   rep_.records_seconds = std::chrono::duration<double>(Clock::now() - records0).count();
   if (st.ok() && s_.worker) st = FinishRecords(base);
+  if (st.ok() && s_.worker && o_.floor) st = MeasureFloor();
   Status closed = s_.Close();
   if (st.ok()) st = closed;
   if (!st.ok()) return st;
   if (Status w = WriteOut(); !w.ok()) return w;
   rep_.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return rep_;
+}
+
+namespace {
+
+// MemAvailable of /proc/meminfo in bytes; 0 when it cannot be read.
+uint64_t MemAvailableBytes() {
+  auto text = ReadSmallFile("/proc/meminfo");
+  if (!text.ok()) return 0;
+  const size_t at = text->find("MemAvailable:");
+  if (at == std::string::npos) return 0;
+  return std::strtoull(text->c_str() + at + 13, nullptr, 10) * 1024;
+}
+
+}  // namespace
+
+// RunOptions::floor: as many fresh pages as the trace swapped out, written
+// and paged out by one MADV_PAGEOUT, and again as many mappings as the run
+// had folios, paged out in as many calls as it made (Worker::Floor), into a fresh area of the run's
+// kind at least the first area's size, at the highest priority so that they all go there
+// (bench/kernel_run_speed.sh's floors, in the run). After the counts of
+// the run: nothing of it is in them.
+Status Runner::MeasureFloor() {
+  const uint64_t pages = rep_.pages_swapped;
+  if (pages == 0 || rep_.areas.empty()) return Status::Ok();
+  const uint64_t need = pages * kPage + (uint64_t{64} << 20), avail = MemAvailableBytes();
+  if (pages > Worker::kMaxFloorPages || (avail != 0 && need > avail)) {
+    rep_.warnings.push_back("the floor was not measured: " + std::to_string(pages) +
+                            " pages need " + std::to_string(need >> 20) + " MiB, " +
+                            std::to_string(avail >> 20) + " MiB are available");
+    return Status::Ok();
+  }
+  AreaSpec spec;
+  spec.kind = o_.device;
+  const uint64_t folios = std::min(rep_.folios, pages),
+                 calls = std::min(rep_.pageout_calls, folios);
+  // Room for both measurements: the first one's slots may still be held by
+  // folios under writeback when the second starts.
+  spec.pages = std::max(rep_.areas.front().pages, (folios > 1 ? 2 : 1) * pages + 1);
+  spec.prio = alloc::kMaxSwapPrio;
+  spec.index = static_cast<int>(s_.areas.size());
+  // The records' results stand without it: a floor that cannot be made is
+  // a warning.
+  auto a = KernelArea::Create(spec);
+  if (!a.ok()) {
+    rep_.warnings.push_back("the floor was not measured: its area: " + a.status().ToString());
+    return Status::Ok();
+  }
+  s_.areas.push_back(std::move(a).value());  // removed with the run's (Session::Close)
+  auto f = s_.worker->Floor(pages, folios, calls);
+  if (!f.ok()) {
+    rep_.warnings.push_back("the floor was not measured: " + f.status().ToString());
+    return Status::Ok();
+  }
+  rep_.floor_seconds = f->seconds;
+  rep_.floor_pages_swapped = f->swapped;
+  rep_.floor_folios = f->folios;
+  rep_.floor_calls = f->calls;
+  rep_.floor_calls_seconds = f->calls_seconds;
+  rep_.floor_calls_pages_swapped = f->calls_swapped;
+  return Status::Ok();
 }
 
 Result<RunReport> RunTrace(const RunOptions& o, const volatile std::sig_atomic_t* interrupted) {

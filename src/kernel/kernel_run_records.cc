@@ -282,6 +282,58 @@ Status Runner::FinishAlloc(const TraceRecord& r, LiveFolio f, const SwapOutPages
   return Status::Ok();
 }
 
+// Consecutive `free` records (Step: live folios, each once, pages inside
+// them): after one wait for the write-outs before them, every free goes to
+// the worker before the first reply is read. The kernel is asked the same
+// in the same order on the same CPUs, without a round trip between.
+Status Runner::DoFrees(std::span<const TraceRecord> recs) {
+  WaitWriteback(recs.front().line);
+  std::vector<std::pair<const TraceRecord*, int>> sent;  // and the CPU it ran on
+  Status st;
+  for (const TraceRecord& r : recs) {
+    if (r.op != TraceOp::kFree) continue;
+    auto it = live_.find(*r.folio);
+    uint64_t first = 0, count = 0;
+    if (it == live_.end() ||
+        !workload::RecordPageRange(r, it->second.pages.size(), &first, &count)) {
+      st = At(Where(r), "not a free of a live folio's pages");  // Step let it in
+      break;
+    }
+    Unsettle(it->first, it->second);
+    const int cpu = it->second.cpu;
+    if (st = SendFree(r, it, first, count); !st.ok()) break;
+    sent.emplace_back(&r, cpu);
+  }
+  // Every reply of what was sent, even after an error.
+  for (const auto& [r, cpu] : sent) {
+    Status done = FinishFree(*r, cpu);
+    if (st.ok()) st = done;
+  }
+  return st;
+}
+
+// A free's command to the worker, and the folio's pages forgotten (the
+// folio too when none is left).
+Status Runner::SendFree(const TraceRecord& r, std::unordered_map<uint64_t, LiveFolio>::iterator it,
+                        uint64_t first, uint64_t count) {
+  LiveFolio& f = it->second;
+  if (Status st = s_.worker->SendFree(f.cpu, f.addr + first * kPage, count * kPage); !st.ok())
+    return At(Where(r), st.ToString(), st.code());
+  for (uint64_t i = first; i < first + count; ++i) f.pages[i] = LivePage{};
+  if (std::none_of(f.pages.begin(), f.pages.end(),
+                   [](const LivePage& p) { return p.swapped || p.in_memory; }))
+    live_.erase(it);
+  return Status::Ok();
+}
+
+// A free's reply; the record written once the worker has done it.
+Status Runner::FinishFree(const TraceRecord& r, int cpu) {
+  if (Status st = s_.worker->ReceiveFree(cpu); !st.ok())
+    return At(Where(r), st.ToString(), st.code());
+  Emit(r);
+  return Status::Ok();
+}
+
 Status Runner::DoDropCache(const TraceRecord& r, const std::string& where) {
   WaitWriteback(r.line);
   if (r.folio) ++rep_.drop_cache_global;  // the kernel side can only drop all
@@ -405,25 +457,16 @@ Status Runner::Apply(const TraceRecord& r) {
       auto it = live_.find(*r.folio);
       if (it == live_.end()) return At(where, "folio " + std::to_string(*r.folio) + " is not live");
       LiveFolio& f = it->second;
-      Unsettle(it->first, f);
       uint64_t first, count;
       if (!workload::RecordPageRange(r, f.pages.size(), &first, &count))
         return At(where, "pages outside a folio of " + std::to_string(f.pages.size()) + " pages");
+      Unsettle(it->first, f);
       // A folio under writeback cannot leave the swap cache.
       WaitWriteback(r.line);
-      const uint64_t addr = f.addr + first * kPage, len = count * kPage;
-      if (r.op == TraceOp::kFree) {
-        if (Status st = s_.worker->Free(f.cpu, addr, len); !st.ok())
-          return At(where, st.ToString(), st.code());
-        for (uint64_t i = first; i < first + count; ++i) f.pages[i] = LivePage{};
-        if (std::none_of(f.pages.begin(), f.pages.end(),
-                         [](const LivePage& p) { return p.swapped || p.in_memory; }))
-          live_.erase(it);
-      } else {
-        return DoCache(r, f, first, count, where);
-      }
-      Emit(r);
-      return Status::Ok();
+      if (r.op == TraceOp::kCache) return DoCache(r, f, first, count, where);
+      const int cpu = f.cpu;
+      if (Status st = SendFree(r, it, first, count); !st.ok()) return st;
+      return FinishFree(r, cpu);
     }
     default:
       return At(where,

@@ -70,10 +70,15 @@ class Runner {
   bool PageoutTogether(uint64_t pages) const;
   Status SendAllocs(const std::vector<std::pair<const TraceRecord*, LiveFolio>>& sent,
                     bool together);
+  Status DoFrees(std::span<const TraceRecord> recs);
+  Status SendFree(const TraceRecord& r, std::unordered_map<uint64_t, LiveFolio>::iterator it,
+                  uint64_t first, uint64_t count);
+  Status FinishFree(const TraceRecord& r, int cpu);
   Status FinishAlloc(const TraceRecord& r, LiveFolio f, const SwapOutPages& s);
   // How many records from recs[i] the run takes in one step: a batch of
-  // allocs of new folios (with the records a run does nothing for between
-  // them, ending on an alloc) for DoAllocs, or 1.
+  // allocs of new folios for DoAllocs, or of frees of live folios for
+  // DoFrees (with the records a run does nothing for between them, ending
+  // on one of the batch's op), or 1.
   size_t Step(const std::vector<TraceRecord>& recs, size_t i) const;
   std::string Where(const TraceRecord& r) const { return o_.trace + ":" + std::to_string(r.line); }
   Status DoDropCache(const TraceRecord& r, const std::string& where);
@@ -148,6 +153,7 @@ class Runner {
   // Why the run stops before record `r` (interrupted, out of time), or Ok.
   Status CheckStop(const TraceRecord& r, Clock::time_point t0) const;
   Status FinishRecords(const Baseline& base);
+  Status MeasureFloor();
   void CountSwapouts(const Baseline& base);
   void CountUnexplainedSlots();
   // Slots the watch's model holds after the same final reclaim, if it can

@@ -9,12 +9,14 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
 
 #include "swaplab/alloc/types.h"
@@ -26,7 +28,17 @@ namespace {
 
 using alloc::kPageSize;
 
-enum Op : int32_t { kSwapOut = 1, kFree, kReadIn, kMincore, kLock, kDrainLru, kQuit, kSwapOutRun };
+enum Op : int32_t {
+  kSwapOut = 1,
+  kFree,
+  kReadIn,
+  kMincore,
+  kLock,
+  kDrainLru,
+  kQuit,
+  kSwapOutRun,
+  kFloor
+};
 constexpr uint64_t kMaxMincorePages = 512;
 // The commands the worker runs pinned to the command's CPU.
 // (kDrainLru pins to every CPU in turn.)
@@ -109,22 +121,16 @@ struct SwapOutData {
   unsigned char* resident;
 };
 
-// Before the page-out (the caller mapped, pinned and wrote the pages): the
-// pages' PFNs and kpageflags into `d`. 0 or an errno.
-int ReadBeforePageout(int pagemap_fd, int kpageflags_fd, const char* p, const SwapOutData& d) {
-  const size_t n = d.n;
-  uint64_t* before = d.before;
-  uint64_t* flags = d.flags;
-  const uint64_t at = reinterpret_cast<uint64_t>(p) / kPageSize * 8;
-  if (!PreadFull(pagemap_fd, before, n * 8, at)) return errno ? errno : EIO;
-  // kpageflags: one read per run of present pages at consecutive PFNs (a
-  // folio's pages are one run).
+// kpageflags of the present pages among `n` pagemap entries, into flags
+// (0 for a page not present): one read per run of consecutive PFNs (a
+// folio's pages are one run). 0 or an errno.
+int ReadFlags(int kpageflags_fd, const uint64_t* entries, uint64_t* flags, size_t n) {
   for (size_t i = 0; i < n;) {
     flags[i] = 0;
-    const PageState s = DecodePagemap(before[i]);
+    const PageState s = DecodePagemap(entries[i]);
     size_t run = 1;
     while (s.present && i + run < n) {
-      const PageState next = DecodePagemap(before[i + run]);
+      const PageState next = DecodePagemap(entries[i + run]);
       if (!next.present || next.pfn != s.pfn + run) break;
       ++run;
     }
@@ -133,6 +139,14 @@ int ReadBeforePageout(int pagemap_fd, int kpageflags_fd, const char* p, const Sw
     i += run;
   }
   return 0;
+}
+
+// Before the page-out (the caller mapped, pinned and wrote the pages): the
+// pages' PFNs and kpageflags into `d`. 0 or an errno.
+int ReadBeforePageout(int pagemap_fd, int kpageflags_fd, const char* p, const SwapOutData& d) {
+  const uint64_t at = reinterpret_cast<uint64_t>(p) / kPageSize * 8;
+  if (!PreadFull(pagemap_fd, d.before, d.n * 8, at)) return errno ? errno : EIO;
+  return ReadFlags(kpageflags_fd, d.before, d.flags, d.n);
 }
 
 // After the page-out: what it left of the pages (mincore, pagemap) into `d`.
@@ -179,6 +193,10 @@ class WorkerChild {
     // /proc/kpageflags (root) it reads.
     swap_out_.resize(kSwapOutRunBytes);
     run_data_.resize(Worker::kMaxSwapOutPages * 4);  // 32 bytes a page hold its 25
+    span_map_.resize(kMaxRunSpanPages);
+    span_resident_.resize(kMaxRunSpanPages);
+    run_pages_.resize(Worker::kMaxSwapOutPages);
+    run_flags_.resize(Worker::kMaxSwapOutPages);
     pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     kpageflags_fd_ = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
     JoinRunCgroup(run_procs);
@@ -273,6 +291,8 @@ class WorkerChild {
         return SwapOut(p, len, rep);
       case kSwapOutRun:
         return SwapOutRun(c, rep);
+      case kFloor:
+        return Floor(c, rep);
       case kFree:
         Munlock(p, len);
         if (madvise(p, len, MADV_DONTNEED) != 0) rep->err = errno;
@@ -299,9 +319,9 @@ class WorkerChild {
   // A new mapping, then every page written: non-zero data (a zero-filled
   // folio skips the write-out and leaves the swap cache at once). 0 or an
   // errno.
-  static int MapAndWrite(char* p, size_t len) {
-    if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
-        MAP_FAILED)
+  static int MapAndWrite(char* p, size_t len, bool map = true) {
+    if (map && mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                    0) == MAP_FAILED)
       return errno;
     for (size_t off = 0; off < len; off += kPageSize) {
       const uint64_t words[2] = {kTracePageMagic, reinterpret_cast<uint64_t>(p) + off};
@@ -337,26 +357,23 @@ class WorkerChild {
   bool SwapOutRun(const Cmd& c, Reply* rep) {
     const size_t pages = c.len / kPageSize;
     if (c.count == 0 || c.len == 0 || c.len % kPageSize || c.stride < c.len ||
-        c.stride % kPageSize || c.count * pages > Worker::kMaxSwapOutPages) {
+        c.stride % kPageSize || c.count * pages > Worker::kMaxSwapOutPages ||
+        RunSpanPages(c) > kMaxRunSpanPages) {
       rep->err = EINVAL;
       return SendRunError(c.count, rep);
     }
     auto* first = reinterpret_cast<char*>(c.addr);
-    const size_t per = sizeof(Reply) + pages * kSwapOutBytesPerPage;
-    for (uint64_t k = 0; k < c.count; ++k) {
-      char* p = first + k * c.stride;
-      if ((rep->err = MapAndWrite(p, c.len)) != 0 ||
-          (rep->err = ReadBeforePageout(pagemap_fd_, kpageflags_fd_, p, FolioData(k, pages))) != 0)
+    for (uint64_t k = 0; k < c.count; ++k)
+      if ((rep->err = MapAndWrite(first + k * c.stride, c.len)) != 0)
         return SendRunError(c.count, rep);
-    }
-    if (madvise(first, (c.count - 1) * c.stride + c.len, MADV_PAGEOUT) != 0) {
+    if ((rep->err = ReadRunBefore(c)) != 0) return SendRunError(c.count, rep);
+    if (madvise(first, RunSpanPages(c) * kPageSize, MADV_PAGEOUT) != 0) {
       rep->err = errno;
       return SendRunError(c.count, rep);
     }
+    if ((rep->err = ReadRunAfter(c)) != 0) return SendRunError(c.count, rep);
+    const size_t per = sizeof(Reply) + pages * kSwapOutBytesPerPage;
     for (uint64_t k = 0; k < c.count; ++k) {
-      if ((rep->err = ReadAfterPageout(pagemap_fd_, first + k * c.stride, FolioData(k, pages))) !=
-          0)
-        return SendRunError(c.count, rep);
       Reply ok;
       ok.value = pages * kSwapOutBytesPerPage;
       std::memcpy(swap_out_.data() + k * per, &ok, sizeof ok);
@@ -364,6 +381,46 @@ class WorkerChild {
     }
     if (!WriteFull(out_, swap_out_.data(), c.count * per)) _exit(1);
     return true;
+  }
+
+  // The pages from a kSwapOutRun's first folio to the end of its last.
+  static uint64_t RunSpanPages(const Cmd& c) {
+    return ((c.count - 1) * c.stride + c.len) / kPageSize;
+  }
+  static constexpr uint64_t kMaxRunSpanPages = 2 * Worker::kMaxSwapOutPages;
+
+  // A run's reads before its page-out, for all its folios at once: one
+  // pagemap read over the span (guard pages included), and kpageflags per
+  // run of consecutive PFNs across the folios' pages, into FolioData.
+  int ReadRunBefore(const Cmd& c) {
+    const size_t pages = c.len / kPageSize, step = c.stride / kPageSize, n = c.count * pages;
+    const uint64_t at = c.addr / kPageSize * 8;
+    if (!PreadFull(pagemap_fd_, span_map_.data(), RunSpanPages(c) * 8, at))
+      return errno ? errno : EIO;
+    for (uint64_t k = 0; k < c.count; ++k)
+      std::memcpy(&run_pages_[k * pages], &span_map_[k * step], pages * 8);
+    if (int err = ReadFlags(kpageflags_fd_, run_pages_.data(), run_flags_.data(), n)) return err;
+    for (uint64_t k = 0; k < c.count; ++k) {
+      const SwapOutData d = FolioData(k, pages);
+      std::memcpy(d.before, &run_pages_[k * pages], pages * 8);
+      std::memcpy(d.flags, &run_flags_[k * pages], pages * 8);
+    }
+    return 0;
+  }
+
+  // After the page-out: one mincore and one pagemap read over the span.
+  int ReadRunAfter(const Cmd& c) {
+    const size_t pages = c.len / kPageSize, step = c.stride / kPageSize;
+    auto* first = reinterpret_cast<char*>(c.addr);
+    if (mincore(first, RunSpanPages(c) * kPageSize, span_resident_.data()) != 0) return errno;
+    if (!PreadFull(pagemap_fd_, span_map_.data(), RunSpanPages(c) * 8, c.addr / kPageSize * 8))
+      return errno ? errno : EIO;
+    for (uint64_t k = 0; k < c.count; ++k) {
+      const SwapOutData d = FolioData(k, pages);
+      std::memcpy(d.after, &span_map_[k * step], pages * 8);
+      std::memcpy(d.resident, &span_resident_[k * step], pages);
+    }
+    return 0;
   }
 
   // Folio k's data of a kSwapOutRun, 8-byte aligned: copied into the
@@ -377,6 +434,72 @@ class WorkerChild {
     for (uint64_t k = 0; k < count; ++k)
       if (!WriteFull(out_, rep, sizeof *rep)) _exit(1);
     return true;
+  }
+
+  // kFloor: `len` bytes of trace pages swapped out by the kernel alone,
+  // as bench/pageout_floor.c does, twice: (1) one new anonymous mapping
+  // (no huge pages), every page written, one MADV_PAGEOUT of them all;
+  // (2) with `folios` (c.addr) > 1, the same number of pages as that many
+  // mappings as even as can be, each mapped into a PROT_NONE reservation
+  // with a guard page after it (its own VMA, as the run maps each folio),
+  // in `calls` (c.stride) groups of consecutive mappings, each group
+  // written and paged out by one call over its span, one after the other.
+  // Each phase's mappings, writes (faults) and page-outs are timed, its
+  // pages on swap counted from pagemap, and its mappings removed (their
+  // slots freed) before the next. Replies with four numbers: nanoseconds
+  // and pages swapped of each.
+  bool Floor(const Cmd& c, Reply* rep) {
+    uint64_t out[4] = {};
+    rep->err = FloorPhase(c.len, 1, 1, &out[0], &out[1]);
+    if (rep->err == 0 && c.addr > 1)
+      rep->err = FloorPhase(c.len, c.addr, c.stride, &out[2], &out[3]);
+    if (rep->err != 0) return false;
+    rep->value = sizeof out;
+    if (!WriteFull(out_, rep, sizeof *rep) || !WriteFull(out_, out, sizeof out)) _exit(1);
+    return true;
+  }
+
+  // One phase of Floor; 0 or the errno.
+  int FloorPhase(size_t len, uint64_t folios, uint64_t calls, uint64_t* ns, uint64_t* swapped) {
+    const size_t pages = len / kPageSize, guard = folios > 1 ? kPageSize : 0;
+    const size_t span = len + folios * guard;
+    void* m = mmap(nullptr, span, folios > 1 ? PROT_NONE : PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (folios > 1 ? MAP_NORESERVE : 0), -1, 0);
+    if (m == MAP_FAILED) return errno;
+    auto* const base = static_cast<char*>(m);
+    timespec t0{}, t1{};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int err = 0;
+    char* cursor = base;
+    for (uint64_t g = 0, f = 0; err == 0 && g < calls; ++g) {
+      char* const group = cursor;
+      const uint64_t in_group = folios / calls + (g < folios % calls);
+      for (uint64_t end = f + in_group; err == 0 && f < end; ++f) {
+        const size_t part = (pages / folios + (f < pages % folios)) * kPageSize;
+        if (folios > 1 && mmap(cursor, part, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+          err = errno;
+          break;
+        }
+        (void)madvise(cursor, part, MADV_NOHUGEPAGE);
+        err = MapAndWrite(cursor, part, /*map=*/false);
+        cursor += part + guard;
+      }
+      if (err == 0 &&
+          madvise(group, static_cast<size_t>(cursor - group) - guard, MADV_PAGEOUT) != 0)
+        err = errno;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *ns = static_cast<uint64_t>((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec));
+    uint64_t entries[512];  // pagemap, a chunk at a time (on the locked stack)
+    const size_t first = reinterpret_cast<uint64_t>(base) / kPageSize, all = span / kPageSize;
+    for (size_t i = 0; err == 0 && i < all; i += std::size(entries)) {
+      const size_t n = std::min(std::size(entries), all - i);
+      if (!PreadFull(pagemap_fd_, entries, n * 8, (first + i) * 8)) err = errno ? errno : EIO;
+      for (size_t k = 0; err == 0 && k < n; ++k) *swapped += DecodePagemap(entries[k]).swapped;
+    }
+    munmap(base, span);
+    return err;
   }
 
   // Touches every page (a swap-in where it is not resident). Not locked
@@ -424,6 +547,10 @@ class WorkerChild {
   void* drain_page_ = nullptr;
   std::vector<unsigned char> swap_out_;  // a kSwapOut's data, a kSwapOutRun's replies
   std::vector<uint64_t> run_data_;       // a kSwapOutRun's data, folio by folio
+  // A kSwapOutRun's reads over its whole span (guard pages too), and its
+  // folios' pagemap entries and kpageflags in a row.
+  std::vector<uint64_t> span_map_, run_pages_, run_flags_;
+  std::vector<unsigned char> span_resident_;
   int pagemap_fd_ = -1, kpageflags_fd_ = -1;
 };
 
@@ -495,9 +622,9 @@ Status Worker::Command(int op, int cpu, uint64_t addr, uint64_t len, std::vector
 
 namespace {
 const char* OpName(int op) {
-  static const char* const kNames[] = {"",     "swap-out",  "free", "read-in", "mincore",
-                                       "lock", "drain-lru", "quit", "swap-out"};
-  return op > 0 && op <= kSwapOutRun ? kNames[op] : "?";
+  static const char* const kNames[] = {"",     "swap-out",  "free", "read-in",  "mincore",
+                                       "lock", "drain-lru", "quit", "swap-out", "floor"};
+  return op > 0 && op <= kFloor ? kNames[op] : "?";
 }
 }  // namespace
 
@@ -567,6 +694,35 @@ Result<SwapOutPages> Worker::ReceiveSwapOut() {
 }
 
 Status Worker::Free(int cpu, uint64_t addr, uint64_t len) { return Command(kFree, cpu, addr, len); }
+Status Worker::SendFree(int cpu, uint64_t addr, uint64_t len) {
+  return Send(kFree, cpu, addr, len);
+}
+Status Worker::ReceiveFree(int cpu) { return Receive(kFree, cpu, nullptr); }
+
+Result<Worker::FloorResult> Worker::Floor(uint64_t pages, uint64_t folios, uint64_t calls) {
+  if (pages == 0 || pages > kMaxFloorPages || folios > pages || calls > folios ||
+      (folios > 1 && calls == 0))
+    return Status(-EINVAL, "a floor of " + std::to_string(pages) + " pages, " +
+                               std::to_string(folios) + " folios, " + std::to_string(calls) +
+                               " calls");
+  if (Status st = Send(kFloor, 0, folios, pages * kPageSize, calls); !st.ok()) return st;
+  std::vector<uint8_t> data;
+  if (Status st = Receive(kFloor, 0, &data); !st.ok()) return st;
+  uint64_t v[4];
+  if (data.size() != sizeof v)
+    return Status(-EIO, "a floor reply of " + std::to_string(data.size()) + " bytes");
+  std::memcpy(v, data.data(), sizeof v);
+  FloorResult f;
+  f.seconds = static_cast<double>(v[0]) / 1e9;
+  f.swapped = v[1];
+  if (folios > 1) {
+    f.folios = folios;
+    f.calls = calls;
+    f.calls_seconds = static_cast<double>(v[2]) / 1e9;
+    f.calls_swapped = v[3];
+  }
+  return f;
+}
 Status Worker::ReadIn(int cpu, uint64_t addr, uint64_t len) {
   return Command(kReadIn, cpu, addr, len);
 }

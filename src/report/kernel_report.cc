@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "floor_text.h"
 #include "report_text.h"
 #include "swaplab/report/policy_json.h"
 #include "swaplab/workload/replay.h"
@@ -127,6 +128,7 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
             {"drop_cache_made_global", r.drop_cache_global},
             {"uncached_at_pageout", r.uncached_at_pageout},
             {"pageout_calls", r.pageout_calls},
+            {"steps", r.steps},
             {"swapin_bypassed_cache", r.swapin_bypassed_cache},
             {"swapin_extra_pages", r.swapin_extra_pages},
             {"model_pages_unplaced", s.pages_unplaced},
@@ -142,7 +144,13 @@ nlohmann::ordered_json KernelRunJson(const kernel::KernelComparison& k) {
             {"runs", r.runs},
             {"rerun_reasons", PrintablePaths(r.rerun_reasons)},
             {"seconds", r.seconds},
-            {"records_seconds", r.records_seconds}});
+            {"records_seconds", r.records_seconds},
+            {"floor_seconds", r.floor_seconds},
+            {"floor_pages_swapped", r.floor_pages_swapped},
+            {"floor_folios", r.floor_folios},
+            {"floor_calls", r.floor_calls},
+            {"floor_calls_seconds", r.floor_calls_seconds},
+            {"floor_calls_pages_swapped", r.floor_calls_pages_swapped}});
   return j;
 }
 
@@ -157,6 +165,9 @@ std::string KernelRunText(const kernel::KernelComparison& k) {
                        PrintablePath(a.path), kernel::Name(a.kind), a.pages, a.prio,
                        a.ssd ? "ssd" : "rotational", a.blkdev ? "blkdev" : "file", a.swap_type);
   for (const auto& w : r.warnings) out += "warning: " + PrintablePath(w) + "\n";
+  out += FloorLine({r.records_seconds, r.floor_pages_swapped, r.floor_seconds, r.floor_folios,
+                    r.floor_calls, r.floor_calls_seconds},
+                   "kernel");
   if (r.scan_bases)
     out += fmt::format(
         "{} random scan bases of the kernel read off its placements and written as `scan-base` "

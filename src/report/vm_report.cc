@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "floor_text.h"
 #include "report_text.h"
 #include "swaplab/report/plots.h"
 #include "swaplab/report/report.h"
@@ -327,6 +328,13 @@ std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
         out += "warning (in the guest): " + PrintablePath(w.get<std::string>()) + "\n";
   out += fmt::format("pages swapped {}  kept in memory {} (model {})\n", num("pages_swapped"),
                      num("pages_not_swapped"), num("model_pages_unplaced"));
+  auto seconds = [&](const char* key) {
+    return k.contains(key) && k[key].is_number() ? k[key].get<double>() : 0.0;
+  };
+  out +=
+      FloorLine({seconds("records_seconds"), num("floor_pages_swapped"), seconds("floor_seconds"),
+                 num("floor_folios"), num("floor_calls"), seconds("floor_calls_seconds")},
+                "guest kernel");
   out += fmt::format("placement agreement with {}: {}/{} ({:.2f}%); the host's replay: {}/{}\n",
                      r.policy, num("agree"), num("expected"),
                      100.0 * workload::Agreement(r.host_replay), r.host_replay.agree,

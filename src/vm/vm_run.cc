@@ -128,7 +128,9 @@ class VmRun {
     fs::create_directories(in_dir, ec);
     fs::copy_file(o_.trace, in_dir + "/in.trace", ec);
     if (ec) return Status(-EIO, "cannot copy " + o_.trace + ": " + ec.message());
-    const uint64_t disk_mib = (area_pages_ * alloc::kPageSize >> 20) + 64;
+    // --floor's area beside them: at most twice the pages the areas hold
+    // (Runner::MeasureFloor).
+    const uint64_t disk_mib = ((o_.floor ? 3 : 1) * area_pages_ * alloc::kPageSize >> 20) + 64;
     // 4 KiB blocks: a filesystem this small gets 1 KiB ones by default, and a
     // swap file on those loses the pages whose blocks do not start on a page.
     if (Status st =
@@ -151,6 +153,7 @@ class VmRun {
     b.append = "swaplab.mode=run swaplab.device=" + o_.device + " swaplab.policy=" + res_.policy +
                " swaplab.reruns=" + std::to_string(o_.reruns) +
                (o_.annotate_inuse ? " swaplab.annotate=1" : "") +
+               (o_.floor ? " swaplab.floor=1" : "") +
                (o_.vm.append.empty() ? "" : " " + o_.vm.append);
     b.milestones = {"swaplab-init: kernel run ", "swaplab-init: kernel run exited"};
     if (o_.vm.stage)

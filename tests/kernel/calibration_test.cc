@@ -480,6 +480,78 @@ TEST(KernelRun, PageoutRunsPlaceAsOneCallPerFolio) {
   }
 }
 
+// Consecutive frees go to the worker in one step (Runner::DoFrees): the
+// kernel places everything as when each record is its own step (a hook
+// after every record turns batches off), on a file and an SSD whose freed
+// clusters are discarded.
+TEST(KernelRun, BatchedFreesPlaceAsOneAtATime) {
+  for (DeviceKind kind : {DeviceKind::kFile, DeviceKind::kLoopSsd}) {
+    if (auto why = SkipReason(kind); !why.empty()) GTEST_SKIP() << why;
+    std::string written[2];
+    uint64_t steps[2] = {0, 0};
+    for (int batched = 0; batched < 2; ++batched) {
+      RunOptions o;
+      o.trace = kTraces + "/frag.trace";
+      o.device = kind;
+      o.out = TempPath("frag-frees" + std::to_string(batched) + ".trace");
+      o.timeout_s = 60;
+      if (batched == 0) o.after_record = [](uint64_t) {};
+      auto rep = RunTraceAccounted(o, nullptr);
+      ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+      if (rep->interference_total)
+        GTEST_SKIP() << "another process swapped into the run's area: the traces differ by it";
+      written[batched] = WrittenTrace(o.out);
+      steps[batched] = rep->steps;
+      std::remove(o.out.c_str());
+    }
+    // frag: a swapon, 6000 allocs, 1920 frees in a row, 270 allocs. One
+    // step per free alone would be 1920 steps.
+    EXPECT_EQ(steps[0], 8191u) << Name(kind) << ": one step per record without batches";
+    EXPECT_LT(steps[1], 1920u) << Name(kind) << ": the frees were not batched";
+    EXPECT_EQ(written[1], written[0]) << Name(kind) << ": placements differ with batched frees";
+  }
+}
+
+// RunOptions::floor: after the records, as many fresh pages as the trace
+// swapped out go to swap in one MADV_PAGEOUT on an area of their own,
+// timed, and again as the run's folios in its calls; the run's written
+// trace is the same as without it, and nothing of the floor's area is left.
+TEST(KernelRun, FloorSwapsOutAsManyPagesInOneCall) {
+  if (auto why = SkipReason(DeviceKind::kFile); !why.empty()) GTEST_SKIP() << why;
+  std::string written[2];
+  for (int floor = 0; floor < 2; ++floor) {
+    RunOptions o;
+    o.trace = kTraces + "/seq.trace";
+    o.device = DeviceKind::kFile;
+    o.out = TempPath("seq-floor" + std::to_string(floor) + ".trace");
+    o.timeout_s = 60;
+    o.floor = floor == 1;
+    auto rep = RunTraceAccounted(o, nullptr);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    written[floor] = WrittenTrace(o.out);
+    std::remove(o.out.c_str());
+    EXPECT_FALSE(OurAreaActive()) << "a swaplab area is still on";
+    EXPECT_TRUE(CheckNoLeftovers().ok()) << CheckNoLeftovers().ToString();
+    if (floor == 0) {
+      EXPECT_EQ(rep->floor_pages_swapped, 0u);
+      EXPECT_EQ(rep->floor_seconds, 0);
+      EXPECT_EQ(rep->floor_calls, 0u);
+      EXPECT_EQ(rep->floor_folios, 0u);
+    } else {
+      ASSERT_GT(rep->folios, 1u);
+      EXPECT_EQ(rep->floor_folios, rep->folios);  // seq: order-0 folios, every one swapped
+      EXPECT_EQ(rep->floor_calls, rep->pageout_calls);
+      EXPECT_EQ(rep->floor_calls_pages_swapped, rep->pages_swapped);
+      EXPECT_GT(rep->floor_calls_seconds, 0);
+      EXPECT_GT(rep->pages_swapped, 0u);
+      EXPECT_EQ(rep->floor_pages_swapped, rep->pages_swapped);
+      EXPECT_GT(rep->floor_seconds, 0);
+      EXPECT_LT(rep->floor_seconds, rep->records_seconds) << "one call slower than the run";
+    }
+  }
+  EXPECT_EQ(written[1], written[0]) << "the floor changed the run's written trace";
+}
+
 // Not root: a clear error, nothing created.
 TEST(KernelRun, NotRootRefused) {
   if (!IsRoot()) {

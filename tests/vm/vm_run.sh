@@ -37,6 +37,8 @@ for run in 6.12:mthp64:loop-ssd 6.12:mthp64:loop 6.1:latecpu:loop-ssd 6.1:twodev
   # a folio no record names (docs/fidelity.md, "6.12 in a busy guest")
   # shows there even when the placements happen to agree.
   extra=()
+  # The guest kernel's own swap-out of as many pages, timed (--floor).
+  [ "$name" = 6.12-mthp64-loop-ssd ] && extra=(--floor)
   if [ "$name" = 6.12-mthp64-loop ]; then
     extra=(--keep "$W/$name.keep"
       --append "swaplab.dump_trace=1 kprobe_event=p:swaplab_fas,folio_alloc_swap trace_options=stacktrace")
@@ -51,7 +53,7 @@ for run in 6.12:mthp64:loop-ssd 6.12:mthp64:loop 6.1:latecpu:loop-ssd 6.1:twodev
     echo "FAIL: $name: swaplab vm run failed"; cat "$W/$name.err"; exit 1
   fi
   ran=$((ran + 1))
-  if [ ${#extra[@]} -gt 0 ]; then
+  if [ "$name" = 6.12-mthp64-loop ]; then
     log="$W/$name.keep/run.log"
     sed -n '/ftrace begin/,/ftrace end/p' "$log" >"$W/$name.ftrace"
     grep -q "ftrace end" "$W/$name.ftrace" || { echo "FAIL: $name: no ftrace dump in the console"; tail -20 "$log"; exit 1; }
@@ -79,6 +81,18 @@ check(k["expected"] > 0 and out.count("\nexpect ") == k["expected"], "expect lin
 check(h["agree"] == k["agree"] and h["expected"] == k["expected"], "host and guest replays differ")
 check(all(a["ssd"] == dev.endswith("loop-ssd") for a in k["areas"]), f"areas {k['areas']}")
 check(k["unexplained_slots"] == 0 and k["worker_pages_swapped"] == 0, "slots nobody holds")
+if dev == "6.12-mthp64-loop-ssd":  # --floor
+    check(k["floor_pages_swapped"] == k["pages_swapped"] and k["floor_seconds"] > 0,
+          f"floor: {k['floor_pages_swapped']} pages in {k['floor_seconds']} s, "
+          f"{k['pages_swapped']} swapped by the trace")
+    check(k["floor_folios"] == min(k["folios"], k["pages_swapped"]) > 1
+          and k["floor_calls"] == min(k["pageout_calls"], k["floor_folios"])
+          and k["floor_calls_pages_swapped"] == k["pages_swapped"] and k["floor_calls_seconds"] > 0,
+          f"floor as the run's folios and calls: {k['floor_folios']} folios, "
+          f"{k['floor_calls']} calls, {k['floor_calls_pages_swapped']} pages in "
+          f"{k['floor_calls_seconds']} s")
+else:
+    check(k["floor_pages_swapped"] == 0, "a floor measured without --floor")
 exact = d["policy"] == "linux-" + ".".join(v["release"].split(".")[:2])
 random_base = exact and sys.argv[6] == "6.1" and sys.argv[5].endswith("latecpu.trace")
 if random_base:

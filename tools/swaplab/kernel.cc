@@ -71,6 +71,7 @@ int RunRun(const KernelOptions& o) {
   ro.prio = o.prio;
   ro.annotate_inuse = o.annotate;
   ro.pageout_runs = !o.pageout_each;
+  ro.floor = o.floor;
   ro.reruns = o.reruns;
   ro.timeout_s = o.timeout_s;
   ro.out = o.out;
@@ -136,6 +137,9 @@ KernelCommands AddKernel(CLI::App& app, KernelOptions& o) {
   c.run->add_flag("--pageout-each", o.pageout_each,
                   "one MADV_PAGEOUT per folio (default: consecutive order-0 allocs of a CPU "
                   "share one while the swap areas are under half full; placed the same)");
+  c.run->add_flag("--floor", o.floor,
+                  "after the records, time the kernel's own swap-out of as many pages (one "
+                  "MADV_PAGEOUT, with their faults) on a fresh area: the run's floor");
   c.cleanup = c.kernel->add_subcommand(
       "cleanup", "remove swap areas and settings left by a crashed run (only swaplab's)");
   c.cleanup->add_flag("--json", o.json, "one JSON document on stdout");

@@ -21,6 +21,7 @@ struct KernelOptions {
   bool json = false;
   bool annotate = false;
   bool pageout_each = false;
+  bool floor = false;
   int reruns = 4;
   std::string progress = "auto";  // run: --progress always|never|auto
 };

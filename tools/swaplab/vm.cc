@@ -119,6 +119,8 @@ VmCommands AddVm(CLI::App& app, VmCmdOptions& o) {
                 "kernel run's --reruns in the guest (a quiet guest has no interference)")
       ->capture_default_str()
       ->check(CLI::Range(0, 20));
+  r->add_flag("--floor", o.run_floor,
+              "kernel run's --floor: the guest kernel's own swap-out of as many pages, timed");
   r->add_flag("--annotate-inuse", o.run_annotate,
               "kernel run's --annotate-inuse: '# kernel inuse N' after each record of --out");
   r->add_flag("--json", o.json, "one JSON document");
@@ -155,6 +157,7 @@ int RunVmRun(const VmCmdOptions& o) {
   ro.policy = o.run_policy;
   ro.reruns = o.run_reruns;
   ro.annotate_inuse = o.run_annotate;
+  ro.floor = o.run_floor;
   ro.keep_dir = o.keep;
   ro.vm = GuestOptions(o, o.run_smp);
   if (!ro.policy.empty())

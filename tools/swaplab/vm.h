@@ -33,6 +33,7 @@ struct VmCmdOptions {
   std::string run_trace, run_device = "loop-ssd", run_out, run_policy;
   int run_reruns = 0, run_smp = 2;
   bool run_annotate = false;
+  bool run_floor = false;
   VmKernelOptions kernel_build;  // vm kernel build | list
 };
 

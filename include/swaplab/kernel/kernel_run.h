@@ -35,6 +35,14 @@ struct RunOptions {
   // while the swap areas stay under half full (Runner::PageoutTogether);
   // off: one call per folio. The kernel places them the same either way.
   bool pageout_runs = true;
+  // After the records: the trace's swapped-out pages, as many fresh ones,
+  // faulted in and paged out by one MADV_PAGEOUT on a fresh area of the
+  // run's kind (highest priority), timed: the kernel's own cost of the
+  // run's swap-outs (RunReport::floor_seconds), as bench/pageout_floor.c;
+  // then the same pages as many mappings as the run had folios (each its
+  // own VMA), paged out in as many calls as the run made
+  // (RunReport::floor_calls_seconds).
+  bool floor = false;
   // Records applied so far, of all; called after each record (read-only).
   std::function<void(uint64_t done, uint64_t total)> progress = nullptr;
   // The model run in lockstep to see slots taken outside the trace
@@ -111,8 +119,20 @@ struct RunReport {
   uint64_t worker_pages_swapped = 0;  // the worker's own pages on swap at the end
   uint64_t drop_cache_global = 0;     // `drop-cache folio=F` run as a global drop
   uint64_t uncached_at_pageout = 0;   // folios the kernel freed from the swap cache at write-out
-  uint64_t pageout_calls =
-      0;  // MADV_PAGEOUT calls for the allocs (fewer: RunOptions::pageout_runs)
+  // MADV_PAGEOUT calls for the allocs (fewer than folios: RunOptions::pageout_runs).
+  uint64_t pageout_calls = 0;
+  // Round trips to the worker for the records: a batch of allocs or of
+  // frees is one (Runner::Step); fewer than the records that do something.
+  uint64_t steps = 0;
+  // RunOptions::floor: seconds of the faults and the one page-out, and the
+  // pages it sent to swap (0 and 0 without it); and of the same pages as
+  // `floor_folios` mappings (folios) in `floor_calls` calls (pageout_calls),
+  // when there was more than one folio.
+  double floor_seconds = 0;
+  uint64_t floor_pages_swapped = 0;
+  uint64_t floor_folios = 0, floor_calls = 0;
+  double floor_calls_seconds = 0;
+  uint64_t floor_calls_pages_swapped = 0;
   uint64_t swapin_bypassed_cache = 0;  // `cache` records whose swap-in freed the slots
   uint64_t swapin_extra_pages = 0;  // pages swapped in beyond those asked for (whole large folios)
   std::vector<Interference> interference;  // the first 50

@@ -77,8 +77,27 @@ class Worker {
   Result<SwapOutPages> ReceiveSwapOut();
   // Most pages one SwapOut takes (a PMD-sized folio).
   static constexpr uint64_t kMaxSwapOutPages = 512;
-  // munlock + MADV_DONTNEED.
+  // munlock + MADV_DONTNEED. SendFree only sends it (several may travel in
+  // one go), ReceiveFree reads the oldest reply, in order.
   Status Free(int cpu, uint64_t addr, uint64_t len);
+  Status SendFree(int cpu, uint64_t addr, uint64_t len);
+  Status ReceiveFree(int cpu);  // `cpu`: the free's, for the message
+  // The kernel's own cost of swapping out `pages` pages, in the worker on
+  // CPU 0 (bench/pageout_floor.c): a new mapping of them (no huge pages),
+  // each written, one MADV_PAGEOUT; and with `folios` > 1 the same pages
+  // as `folios` mappings of their own (a guard page after each), in
+  // `calls` groups of consecutive ones, each group written and paged out
+  // by one call. Each timed (mappings, writes, page-outs), the pages that
+  // went to swap counted, the mappings removed again.
+  struct FloorResult {
+    double seconds = 0;  // one call
+    uint64_t swapped = 0;
+    uint64_t folios = 0, calls = 0;  // folios > 1: the second measurement was made
+    double calls_seconds = 0;
+    uint64_t calls_swapped = 0;
+  };
+  Result<FloorResult> Floor(uint64_t pages, uint64_t folios = 1, uint64_t calls = 1);
+  static constexpr uint64_t kMaxFloorPages = uint64_t{1} << 22;  // 16 GiB
   // Reads every page (swap-in by a read fault: the folio stays in the swap
   // cache, or, bypassing it, the slots are freed). Not locked: the caller
   // locks what came in with Lock, one call per run of pages, so that a

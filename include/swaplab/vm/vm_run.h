@@ -31,6 +31,7 @@ struct VmRunOptions {
   int reruns = 4;  // kernel run's --reruns
   bool annotate_inuse =
       false;             // kernel run's --annotate-inuse ("# kernel inuse N" in the written trace)
+  bool floor = false;    // kernel run's --floor: one MADV_PAGEOUT of as many pages, timed
   std::string swaplab;   // the program run in the guest; empty: this one (/proc/self/exe)
   std::string keep_dir;  // copy the console, disk and traces here
 };

@@ -34,7 +34,8 @@
 #                               in.trace) on /var/tmp, run /bin/swaplab kernel
 #                               run on it (swaplab.device=D, swaplab.policy=P,
 #                               swaplab.reruns=N, swaplab.annotate=1 for
-#                               --annotate-inuse), leave out.trace,
+#                               --annotate-inuse, swaplab.floor=1 for
+#                               --floor), leave out.trace,
 #                               result.json, stderr.txt and rc there
 #   swaplab.pages=N swaplab.seed=S   the agent's pattern
 #   swaplab.image_size=BYTES    written to /sys/power/image_size before the
@@ -57,7 +58,7 @@ read -r up _ </proc/uptime
 say "start at uptime $up s, kernel $(uname -r)"
 
 mode=hibernate pages=2048 seed=1 image_size= layout=fresh swap_pages=0 image_pages=0 rotational=
-device=loop-ssd policy=linux-6.14 reruns=4 annotate=
+device=loop-ssd policy=linux-6.14 reruns=4 annotate= floor=
 churn='' mix=1:1 zram=0 memcg=0 mthp=none resume_offset=0 dump_trace=0
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
@@ -73,6 +74,7 @@ for arg in $(cat /proc/cmdline); do
     swaplab.policy=*) policy="${arg#*=}" ;;
     swaplab.reruns=*) reruns="${arg#*=}" ;;
     swaplab.annotate=1) annotate=--annotate-inuse ;;
+    swaplab.floor=1) floor=--floor ;;
     swaplab.dump_trace=1) dump_trace=1 ;;
     swaplab.churn=*) churn="${arg#*=}" ;;
     swaplab.mix=*) mix="${arg#*=}" ;;
@@ -153,7 +155,7 @@ if [ "$mode" = run ]; then
     echo 65536 >/sys/kernel/tracing/buffer_size_kb
   fi
   /bin/swaplab kernel run /var/tmp/in.trace --device "$device" --policy "$policy" \
-    --reruns "$reruns" $annotate --out /var/tmp/out.trace --progress never --json \
+    --reruns "$reruns" $annotate $floor --out /var/tmp/out.trace --progress never --json \
     >/var/tmp/result.json 2>/var/tmp/stderr.txt
   echo $? >/var/tmp/rc
   read -r up _ </proc/uptime
