@@ -6,13 +6,13 @@
 # second over the record loop (`records_seconds`: no setup, no cleanup);
 # then the floor: the same number of pages swapped out by one
 # MADV_PAGEOUT (bench/pageout_floor.c, faults + page-out) on a swap file
-# of the trace's size, RUNS times; and the per-call floor: the same
+# of the trace's size, RUNS times; and the per-folio floor: the same
 # pages as as many mappings as the run had folios (each its own VMA), in
 # as many MADV_PAGEOUT calls as the run made (`pageout_calls`: one per
 # folio, or per run of order-0 folios; `pageout_floor PAGES FOLIOS
 # CALLS`: the kernel's own work when it is shown the folios as the run
 # shows them), RUNS times. Prints medians and the ratios run / floor
-# (issue 32's goal: within 3x) and run / per-call floor.
+# (issue 32's goal: within 3x) and run / per-folio floor.
 #
 # usage: sudo bench/kernel_run_speed.sh [TRACE...]
 #   SWAPLAB=build/release/swaplab RUNS=5 DEVICE=file

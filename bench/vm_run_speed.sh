@@ -6,12 +6,12 @@
 # `vm run TRACE --floor --json`: the guest's record loop (`records_seconds`
 # of its kernel run) and its floor (`floor_seconds`: as many pages as the
 # trace swapped out, faulted in and paged out by one MADV_PAGEOUT in the
-# same guest, `kernel run --floor`) and its per-call floor
+# same guest, `kernel run --floor`) and its per-folio floor
 # (`floor_calls_seconds`: the same pages as as many mappings as the run
 # had folios, each its own VMA, paged out in as many MADV_PAGEOUT calls as
-# the run made); medians, records per
-# second, the ratios record loop / floor and record loop / per-call floor,
-# and the command's wall time (boot included).
+# the run made); medians, records per second, the ratios record loop /
+# floor and record loop / per-folio floor, and the command's wall time
+# (boot included).
 # A trace the guest kernel cannot run (mTHP sizes 6.1 lacks) is reported
 # and skipped.
 #

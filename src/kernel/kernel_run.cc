@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <span>
 #include <string>
 #include <utility>
@@ -16,6 +15,7 @@
 #include "runner.h"
 #include "swaplab/area/output_file.h"
 #include "swaplab/kernel/host.h"
+#include "swaplab/workload/trace_runner.h"
 
 namespace swaplab::kernel {
 namespace {
@@ -162,29 +162,18 @@ Result<RunReport> Runner::Run() {
   return rep_;
 }
 
-namespace {
-
-// MemAvailable of /proc/meminfo in bytes; 0 when it cannot be read.
-uint64_t MemAvailableBytes() {
-  auto text = ReadSmallFile("/proc/meminfo");
-  if (!text.ok()) return 0;
-  const size_t at = text->find("MemAvailable:");
-  if (at == std::string::npos) return 0;
-  return std::strtoull(text->c_str() + at + 13, nullptr, 10) * 1024;
-}
-
-}  // namespace
-
 // RunOptions::floor: as many fresh pages as the trace swapped out, written
 // and paged out by one MADV_PAGEOUT, and again as many mappings as the run
-// had folios, paged out in as many calls as it made (Worker::Floor), into a fresh area of the run's
-// kind at least the first area's size, at the highest priority so that they all go there
-// (bench/kernel_run_speed.sh's floors, in the run). After the counts of
-// the run: nothing of it is in them.
+// had folios, paged out in as many calls as it made (Worker::Floor), into
+// a fresh area of the run's kind at least the first area's size, at the
+// highest priority so that they all go there (bench/kernel_run_speed.sh's
+// floors, in the run). After the counts of the run: nothing of it is in
+// them.
 Status Runner::MeasureFloor() {
   const uint64_t pages = rep_.pages_swapped;
   if (pages == 0 || rep_.areas.empty()) return Status::Ok();
-  const uint64_t need = pages * kPage + (uint64_t{64} << 20), avail = MemAvailableBytes();
+  const uint64_t need = pages * kPage + (uint64_t{64} << 20),
+                 avail = workload::AvailableMemoryBytes();
   if (pages > Worker::kMaxFloorPages || (avail != 0 && need > avail)) {
     rep_.warnings.push_back("the floor was not measured: " + std::to_string(pages) +
                             " pages need " + std::to_string(need >> 20) + " MiB, " +

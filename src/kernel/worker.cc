@@ -358,7 +358,7 @@ class WorkerChild {
     const size_t pages = c.len / kPageSize;
     if (c.count == 0 || c.len == 0 || c.len % kPageSize || c.stride < c.len ||
         c.stride % kPageSize || c.count * pages > Worker::kMaxSwapOutPages ||
-        RunSpanPages(c) > kMaxRunSpanPages) {
+        c.stride > kMaxRunSpanPages * kPageSize || RunSpanPages(c) > kMaxRunSpanPages) {
       rep->err = EINVAL;
       return SendRunError(c.count, rep);
     }
@@ -383,7 +383,8 @@ class WorkerChild {
     return true;
   }
 
-  // The pages from a kSwapOutRun's first folio to the end of its last.
+  // The pages from a kSwapOutRun's first folio to the end of its last
+  // (count and stride checked first: count ≤ 512, stride ≤ the span's bound).
   static uint64_t RunSpanPages(const Cmd& c) {
     return ((c.count - 1) * c.stride + c.len) / kPageSize;
   }

@@ -324,9 +324,6 @@ TraceRunner::Reclaim TraceRunner::ReclaimOf(const TFolio& f) {
   return r;
 }
 
-namespace {
-
-// MemAvailable from /proc/meminfo in bytes; 0 when it cannot be read.
 uint64_t AvailableMemoryBytes() {
   std::ifstream f("/proc/meminfo");
   std::string key;
@@ -336,8 +333,6 @@ uint64_t AvailableMemoryBytes() {
     if (key == "MemAvailable:") return kib * 1024;
   return 0;
 }
-
-}  // namespace
 
 // A device the model cannot hold is refused before it is made (8 devices
 // of 2^32 pages took 2.6 GB, 32 took 10.5 GB).

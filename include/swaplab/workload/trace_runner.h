@@ -43,6 +43,9 @@ struct ReplaySummary {
   uint64_t foreign_released = 0;  // `foreign-free` slots given back
 };
 
+// MemAvailable from /proc/meminfo in bytes; 0 when it cannot be read.
+uint64_t AvailableMemoryBytes();
+
 class TraceRunner {
  public:
   // `dev` ids of the trace map to device types in swapon order.
