@@ -195,11 +195,23 @@ void TraceRunner::FolioIndex::Erase(uint64_t id) {
 
 void TraceRunner::LruUnlink(uint32_t i) {
   TFolio& f = slab_[i];
-  if (!f.on_lru) return;
-  (f.lru_prev == kNil ? lru_head_ : slab_[f.lru_prev].lru_next) = f.lru_next;
-  (f.lru_next == kNil ? lru_tail_ : slab_[f.lru_next].lru_prev) = f.lru_prev;
+  switch (f.lru) {
+    case Lru::kOff:
+      return;
+    case Lru::kPending:  // its entry in pending_ is passed over (PutBackPending)
+      break;
+    case Lru::kInOrder:
+    case Lru::kParked: {
+      const bool in_order = f.lru == Lru::kInOrder;
+      uint32_t& head = in_order ? lru_head_ : parked_head_;
+      uint32_t& tail = in_order ? lru_tail_ : parked_tail_;
+      (f.lru_prev == kNil ? head : slab_[f.lru_prev].lru_next) = f.lru_next;
+      (f.lru_next == kNil ? tail : slab_[f.lru_next].lru_prev) = f.lru_prev;
+      break;
+    }
+  }
   f.lru_prev = f.lru_next = kNil;
-  f.on_lru = false;
+  f.lru = Lru::kOff;
 }
 
 void TraceRunner::Touch(uint32_t i) {
@@ -208,7 +220,51 @@ void TraceRunner::Touch(uint32_t i) {
   f.lru_prev = lru_tail_;
   (lru_tail_ == kNil ? lru_head_ : slab_[lru_tail_].lru_next) = i;
   lru_tail_ = i;
-  f.on_lru = true;
+  f.lru = Lru::kInOrder;
+  f.stamp = ++lru_clock_;
+}
+
+// Parked, the folio keeps its stamp: the place it goes back to.
+void TraceRunner::Park(uint32_t i) {
+  LruUnlink(i);
+  TFolio& f = slab_[i];
+  f.lru_prev = parked_tail_;
+  (parked_tail_ == kNil ? parked_head_ : slab_[parked_tail_].lru_next) = i;
+  parked_tail_ = i;
+  f.lru = Lru::kParked;
+  ++parked_;
+}
+
+void TraceRunner::Unpark(uint32_t i) {
+  if (slab_[i].lru != Lru::kParked) return;
+  LruUnlink(i);
+  slab_[i].lru = Lru::kPending;
+  pending_.push_back(i);
+}
+
+void TraceRunner::UnparkAll() {
+  while (parked_head_ != kNil) Unpark(parked_head_);
+}
+
+// The pending folios back into the order, each before the first folio
+// made youngest after it: the order is as if they had never left it.
+void TraceRunner::PutBackPending() {
+  if (pending_.empty()) return;
+  std::erase_if(pending_, [this](uint32_t i) { return slab_[i].lru != Lru::kPending; });
+  std::sort(pending_.begin(), pending_.end(),
+            [this](uint32_t a, uint32_t b) { return slab_[a].stamp < slab_[b].stamp; });
+  uint32_t at = lru_head_;
+  for (uint32_t i : pending_) {
+    TFolio& f = slab_[i];
+    if (f.lru != Lru::kPending) continue;  // a repeat, already back
+    while (at != kNil && slab_[at].stamp < f.stamp) at = slab_[at].lru_next;
+    f.lru_next = at;
+    f.lru_prev = at == kNil ? lru_tail_ : slab_[at].lru_prev;
+    (f.lru_prev == kNil ? lru_head_ : slab_[f.lru_prev].lru_next) = i;
+    (at == kNil ? lru_tail_ : slab_[at].lru_prev) = i;
+    f.lru = Lru::kInOrder;
+  }
+  pending_.clear();
 }
 
 alloc::SwapEntry TraceRunner::SlotOf(uint64_t folio, uint64_t page) const {
@@ -287,9 +343,19 @@ void TraceRunner::ForgetIfDone(uint32_t i) {
 // done unseen, and then a page still refers to it). A folio whose cache
 // folios are all mapped and in the swap cache is passed over untouched:
 // reclaim keeps each of them (DoDropCache), so nothing in it would change.
+// It is parked (Park): later drops do not walk it until a record on it, or
+// a swapoff, changes it; then it goes back to its place in the order
+// (PutBackPending), as if it had never left. What else can change it is
+// the allocator taking one of its cache folios out of the swap cache
+// (reclaim of a slot only the swap cache holds): a drop would then find
+// nothing to drop in it either (that cache folio is out of the cache, the
+// others mapped) and only forget the page's link to it, which waits for
+// the folio's next visit (every reader of a page's link asks whether its
+// cache folio is still in the swap cache).
 // Each folio the drop changes is forgotten or made compact right after it
 // (ForgetIfDone touches nothing the later folios' drops read).
 Status TraceRunner::DropAllCaches(const Where& where) {
+  PutBackPending();
   for (uint32_t i = lru_head_; i != kNil;) {
     TFolio& f = slab_[i];
     const uint32_t next = f.lru_next;
@@ -299,6 +365,7 @@ Status TraceRunner::DropAllCaches(const Where& where) {
         LruUnlink(i);
         break;
       case Reclaim::kAllMapped:
+        if (park_) Park(i);
         break;
       case Reclaim::kSome:
         if (Status st = DoDropCache(f, where, /*keep_mapped=*/true); !st.ok()) return st;
@@ -390,6 +457,7 @@ Status TraceRunner::DropFolioCache(uint64_t id, const Where& where) {
   const uint32_t i = Resolve(id);
   if (i == kNil) return At(where, "unknown folio " + std::to_string(id));
   (void)calls_.RunOn(slab_[i].cpu);
+  Unpark(i);
   Status st = DoDropCache(slab_[i], where, /*keep_mapped=*/false);
   ForgetIfDone(i);
   return st;
@@ -444,7 +512,10 @@ Status TraceRunner::ApplyToFolio(const TraceRecord& r, const Where& where) {
   }
   TFolio& f = slab_[i];
   // What the record does runs on the folio's CPU (RunOn); expect only looks.
-  if (r.op != TraceOp::kExpect) (void)calls_.RunOn(f.cpu);
+  if (r.op != TraceOp::kExpect) {
+    (void)calls_.RunOn(f.cpu);
+    Unpark(i);  // the record may change what the next drop finds in it
+  }
   switch (r.op) {
     case TraceOp::kFree: {
       Status st = DoFree(r, f, where);
@@ -875,6 +946,7 @@ Status TraceRunner::DoSwapoff(const TraceRecord& r, const Where& where) {
   auto d = devs_.find(r.dev);
   if (d == devs_.end()) return At(where, "dev " + std::to_string(r.dev) + " is not on");
   const int type = d->second;
+  UnparkAll();  // any folio may change
   // Foreign slots on the device: swapoff brings the other process's pages in.
   for (auto it = foreign_.begin(); it != foreign_.end();) {
     if (it->second.valid() && it->second.type == type) {

@@ -10,7 +10,9 @@
 #include <map>
 #include <random>
 #include <sstream>
+#include <tuple>
 
+#include "swaplab/workload/call_tape.h"
 #include "swaplab/workload/trace_runner.h"
 #include "workload/trace_text.h"
 
@@ -763,18 +765,25 @@ TEST_F(Replay612, AFreeBatchAcrossAClusterWaitsInTheReturnBuffer) {
   EXPECT_EQ(Slot(512).kind, SlotKind::kCached);
 }
 
-// 2^26 and a hash table above. Random records on two runners, compact and
-// not: every page's slot, every slot of the devices and the summaries
+// Two runners that must behave alike: compact folios or not (2^26 and a
+// hash table above), drops that park folios or not. Random records on
+// both: every page's slot, every slot of the devices and the summaries
 // agree after every record, for dense and sparse ids, through dup, swap-in,
 // per-folio and global cache drops, expect, partial frees and swapoff.
-TEST(ReplayCompact, CompactFoliosBehaveAsTableEntries) {
-  // linux-6.12: a compact folio keeps its CPU (its free goes to that CPU's
-  // return buffer).
+struct RunnerKind {
+  bool compact = true, park = true;
+};
+void CompareRunners(RunnerKind kind_a, RunnerKind kind_b, uint64_t* parked) {
   for (const char* preset : {"linux-6.18", "linux-6.12"})
     for (uint64_t id_base : {uint64_t{0}, uint64_t{1} << 40}) {
       SCOPED_TRACE(preset);
       alloc::SwapSystem sys_a(Replay::Options(preset)), sys_b(Replay::Options(preset));
-      TraceRunner a(sys_a, 20, /*compact=*/true), b(sys_b, 20, /*compact=*/false);
+      TraceRunner a(sys_a, 20, kind_a.compact), b(sys_b, 20, kind_b.compact);
+      a.set_park(kind_a.park);
+      b.set_park(kind_b.park);
+      CallTape tape_a, tape_b;  // the allocator calls of each, in order
+      a.set_tape(&tape_a);
+      b.set_tape(&tape_b);
       std::mt19937_64 rng(7 + id_base);
       auto pick = [&](uint64_t n) { return static_cast<uint64_t>(rng() % n); };
       std::vector<uint64_t> live;  // ids of live folios (as far as the test knows)
@@ -843,7 +852,7 @@ TEST(ReplayCompact, CompactFoliosBehaveAsTableEntries) {
           }
         }
         apply(r);
-        if (HasFatalFailure()) return;
+        if (::testing::Test::HasFatalFailure()) return;
         std::erase_if(live, [&](uint64_t id) {
           EXPECT_EQ(a.Live(id), b.Live(id)) << "folio " << id << " line " << line;
           return !b.Live(id);
@@ -879,7 +888,37 @@ TEST(ReplayCompact, CompactFoliosBehaveAsTableEntries) {
       EXPECT_EQ(a.summary().skipped_cache_drops, b.summary().skipped_cache_drops);
       EXPECT_GT(compared, 10000u);      // swapped-out pages were compared
       EXPECT_GT(swapoffs_in_use, 10u);  // swapoff took slots back
+      *parked += a.parked();
+      // Runners that keep folios alike make the same calls in the same
+      // order (the folio objects may differ: a parked folio's cache folio
+      // released later is used again later). A compact folio's free makes
+      // fewer calls.
+      if (kind_a.compact != kind_b.compact) continue;
+      auto calls = [](const CallTape& tape) {
+        std::vector<std::tuple<CallOp, int, SwapEntry, uint64_t, int, SwapEntry>> v;
+        for (const TapeCall& c : tape.calls())
+          if (c.op != CallOp::kFolioState) v.emplace_back(c.op, c.cpu, c.entry, c.n, c.code, c.got);
+        return v;
+      };
+      const auto calls_a = calls(tape_a), calls_b = calls(tape_b);
+      ASSERT_EQ(calls_a.size(), calls_b.size());
+      for (size_t i = 0; i < calls_a.size(); ++i)
+        ASSERT_TRUE(calls_a[i] == calls_b[i]) << "call " << i << " of " << calls_a.size();
     }
+}
+
+TEST(ReplayCompact, CompactFoliosBehaveAsTableEntries) {
+  uint64_t parked = 0;
+  CompareRunners({.compact = true}, {.compact = false}, &parked);
+}
+
+// A folio a drop passed over waits outside the walk, and goes back to its
+// place when a record or a swapoff changes it: the drops that follow free
+// the same slots in the same order as drops that walk every folio.
+TEST(ReplayPark, ParkedFoliosDropInTheirPlace) {
+  uint64_t parked = 0;
+  CompareRunners({.park = true}, {.park = false}, &parked);
+  EXPECT_GT(parked, 1000u);  // the drops did park folios
 }
 }  // namespace
 }  // namespace swaplab::workload

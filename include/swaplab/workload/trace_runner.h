@@ -61,6 +61,11 @@ class TraceRunner {
   // MemAvailable, not checked when /proc/meminfo cannot be read nor while
   // the estimate is under kUncheckedModelBytes.
   void set_memory_limit(uint64_t bytes) { memory_limit_ = bytes; }
+  // park: a global drop parks the folios it passes over (Park); off,
+  // every drop walks them again — the same behaviour, slower, which the
+  // tests compare against. parked(): folios parked so far.
+  void set_park(bool on) { park_ = on; }
+  uint64_t parked() const { return parked_; }
   // Measured: 2^32 pages in 512-page clusters took ~327 MB of RSS, 2^28
   // pages in 16-page clusters ~780 MB (issue 31): about 40-47 bytes a
   // cluster, almost nothing a page.
@@ -136,6 +141,10 @@ class TraceRunner {
     bool in_memory = false;  // mapped in memory
   };
   static_assert(sizeof(Page) == 16, "a page record grew");
+  // Where a folio is in the reclaim order (DropAllCaches): not in it, in
+  // it, parked beside it (Park), or taken back from the parked list and
+  // waiting to be put back in its place (Unpark).
+  enum class Lru : uint8_t { kOff, kInOrder, kParked, kPending };
   // A folio of the mapping: one page held inline (order 0), or a page
   // array of 2^order used again for later folios of that order. Folios
   // live in slab_ and are named by their index there.
@@ -144,12 +153,13 @@ class TraceRunner {
     int order = -1;  // -1: the slab entry is free
     // Links of the reclaim order (lru_head_ … lru_tail_): the live folios
     // that may hold swap-cache folios, least recently swapped out or in
-    // first.
-    bool on_lru = false;
+    // first; or of the parked list (Park). `lru` says which.
+    Lru lru = Lru::kOff;
     // The CPU of its alloc: its frees, swap-ins and drops run there, as the
     // kernel run's worker runs them pinned to it (SwapSystem::RunOn).
     uint16_t cpu = 0;
     uint32_t lru_prev = kNil, lru_next = kNil;
+    uint64_t stamp = 0;  // when it last became the youngest (Touch): its place in the order
     Page one;
     std::vector<Page> many;
     std::span<Page> pages() {
@@ -266,7 +276,16 @@ class TraceRunner {
   void MaybeCompact(uint32_t folio);
   // The reclaim order: `folio` becomes the most recently used (lru_ tail).
   void Touch(uint32_t folio);
+  // Takes `folio` out of the order, the parked list or the pending ones.
   void LruUnlink(uint32_t folio);
+  // A folio a global drop passed over (every cache folio it refers to
+  // mapped and in the swap cache) leaves the order for the parked list,
+  // which drops do not walk, until a record changes it (Unpark, UnparkAll);
+  // then, at the next drop, it goes back to its place (PutBackPending).
+  void Park(uint32_t folio);
+  void Unpark(uint32_t folio);
+  void UnparkAll();
+  void PutBackPending();
 
   alloc::SwapSystem& sys_;
   AllocCalls calls_{sys_};  // every call that changes the system goes through it
@@ -300,6 +319,11 @@ class TraceRunner {
   std::vector<uint32_t> free_folios_;  // free entries of slab_
   FolioIndex index_;                   // live folios: id → slab_ index or compact slot
   uint32_t lru_head_ = kNil, lru_tail_ = kNil;
+  uint32_t parked_head_ = kNil, parked_tail_ = kNil;
+  std::vector<uint32_t> pending_;  // unparked, to be put back (may repeat or be stale)
+  uint64_t lru_clock_ = 0;         // the last TFolio::stamp given
+  bool park_ = true;
+  uint64_t parked_ = 0;
   // Cache folios, kept alive, in chunks (a folio each would be a malloc per
   // folio of the trace). Each knows its number (index + 1), so a page names
   // its cache folio in 4 bytes.
