@@ -39,6 +39,30 @@ bool OneFolio(const SwapOutPages& s) {
   return true;
 }
 
+// Whether a page of `runs` ((first PFN, pages), sorted by PFN) is under
+// writeback in /proc/kpageflags, neighbours read together (Worker::kFlagsGap,
+// kFlagsWindow); a read that fails is passed over.
+constexpr uint64_t kFlagsGap = Worker::kFlagsGap, kFlagsWindow = Worker::kFlagsWindow;
+bool AnyUnderWriteback(const std::vector<std::pair<uint64_t, uint64_t>>& runs) {
+  for (size_t r = 0; r < runs.size();) {
+    const uint64_t lo = runs[r].first;
+    uint64_t hi = lo + runs[r].second;
+    size_t end = r + 1;
+    while (end < runs.size() && runs[end].first >= hi && runs[end].first - hi <= kFlagsGap &&
+           runs[end].first + runs[end].second - lo <= kFlagsWindow) {
+      hi = runs[end].first + runs[end].second;
+      ++end;
+    }
+    if (auto flags = Worker::PageFlags(lo, hi - lo); flags.ok()) {
+      for (; r < end; ++r)
+        for (uint64_t i = 0; i < runs[r].second; ++i)
+          if (((*flags)[runs[r].first - lo + i] >> kKpfWriteback) & 1) return true;
+    }
+    r = end;
+  }
+  return false;
+}
+
 }  // namespace
 
 // Waits until the write-out of every folio paged out since the last wait
@@ -46,21 +70,15 @@ bool OneFolio(const SwapOutPages& s) {
 // (folio_swapcache_freeable), so a `free` right after would keep its slots.
 // Precise per folio: the writeback bit of its pages in /proc/kpageflags
 // (the PFNs were read before the page-out; the folio keeps them in the
-// swap cache). The global nr_writeback is only a fallback: its per-CPU
-// deltas can hide pages in flight, and other writers keep it busy.
+// swap cache), neighbours read together (AnyUnderWriteback). The global nr_writeback is only a
+// fallback: its per-CPU deltas can hide pages in flight, and other writers keep it busy.
 void Runner::WaitWriteback(uint64_t line) {
   if (pending_pfns_.empty()) return;
   const auto until =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.writeback_timeout_ms);
+  std::sort(pending_pfns_.begin(), pending_pfns_.end());
   for (;;) {
-    bool busy = false;
-    for (const auto& [pfn, n] : pending_pfns_) {
-      auto flags = Worker::PageFlags(pfn, n);
-      if (!flags.ok()) continue;
-      for (uint64_t v : *flags) busy |= (v >> kKpfWriteback) & 1;
-      if (busy) break;
-    }
-    if (!busy) break;
+    if (!AnyUnderWriteback(pending_pfns_)) break;
     if (std::chrono::steady_clock::now() > until) {
       Note(line, 0,
            "a paged-out folio was still under writeback after " +

@@ -77,6 +77,12 @@ class Worker {
   Result<SwapOutPages> ReceiveSwapOut();
   // Most pages one SwapOut takes (a PMD-sized folio).
   static constexpr uint64_t kMaxSwapOutPages = 512;
+  // A command as it goes down the pipe to the worker process.
+  struct Cmd {
+    int32_t op = 0, cpu = 0;
+    uint64_t addr = 0, len = 0;
+    uint64_t stride = 0, count = 1;  // kSwapOutRun: `count` folios of len bytes, stride apart
+  };
   // munlock + MADV_DONTNEED. SendFree only sends it (several may travel in
   // one go), ReceiveFree reads the oldest reply, in order.
   Status Free(int cpu, uint64_t addr, uint64_t len);
@@ -122,6 +128,11 @@ class Worker {
 
   // Page states of [addr, addr+pages*4096) from /proc/PID/pagemap.
   Result<std::vector<PageState>> Pages(uint64_t addr, uint64_t pages) const;
+  // Reads of /proc/kpageflags for many runs of PFNs (the worker's before a
+  // page-out, the runner's wait for writeback): runs at most kFlagsGap
+  // PFNs apart share one read of at most kFlagsWindow entries (the pages
+  // between are read and not looked at).
+  static constexpr uint64_t kFlagsGap = 512, kFlagsWindow = 4096;
   // /proc/kpageflags of a PFN, and of n PFNs from pfn.
   static Result<uint64_t> PageFlags(uint64_t pfn);
   static Result<std::vector<uint64_t>> PageFlags(uint64_t pfn, uint64_t n);
@@ -133,6 +144,13 @@ class Worker {
   Status Send(int op, int cpu, uint64_t addr, uint64_t len, uint64_t stride = 0,
               uint64_t count = 1);
   Status Receive(int op, int cpu, std::vector<uint8_t>* data);
+  bool ReadReply(void* p, size_t n);
+  Status FlushCommands();
+  static constexpr size_t kReplyReadAhead = 64 * 1024;
+  // Commands not sent yet (Cmd of worker.cc; FlushCommands).
+  std::vector<Cmd> out_;
+  std::vector<uint8_t> in_;  // replies read ahead: [in_pos_, in_end_)
+  size_t in_pos_ = 0, in_end_ = 0;
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   int pagemap_fd_ = -1;  // /proc/PID/pagemap, open for the worker's life
