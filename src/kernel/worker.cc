@@ -19,6 +19,7 @@
 #include <iterator>
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "swaplab/alloc/types.h"
 #include "swaplab/kernel/host.h"
@@ -42,8 +43,9 @@ enum Op : int32_t {
 };
 constexpr uint64_t kMaxMincorePages = 512;
 // Commands the parent sends in one write at most, and the worker's reply
-// buffer (Put): a command's reply, written at once.
-constexpr size_t kCmdBatch = 64, kReplyBuffer = 256 * 1024;
+// buffer (Put): a command's reply, written at once (the largest, a
+// page-out run's, is kSwapOutRunBytes; a larger one is written directly).
+constexpr size_t kCmdBatch = 64, kReplyBuffer = 32 * 1024;
 // The commands the worker runs pinned to the command's CPU.
 // (kDrainLru pins to every CPU in turn.)
 bool Pins(int32_t op) { return op != kQuit && op != kMincore && op != kLock && op != kDrainLru; }
@@ -106,6 +108,7 @@ constexpr size_t kSwapOutBytesPerPage = 8 + 8 + 8 + 1;
 // kSwapOutRun's reply: one Reply and its data per folio, written at once.
 constexpr size_t kSwapOutRunBytes =
     Worker::kMaxSwapOutPages * (sizeof(Reply) + kSwapOutBytesPerPage);
+static_assert(kSwapOutRunBytes <= kReplyBuffer, "a run's replies fit the reply buffer");
 
 // A folio's kSwapOut reply data at `data` (kSwapOutBytesPerPage a page):
 // pagemap before, kpageflags before, pagemap after, mincore after.
@@ -234,6 +237,7 @@ class WorkerChild {
     flags_window_.resize(kFlagsWindow);
     in_buf_.resize(kCmdBatch * sizeof(Cmd));
     out_buf_.resize(kReplyBuffer);
+    LockBuffers();
     pagemap_fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     kpageflags_fd_ = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
     JoinRunCgroup(run_procs);
@@ -325,6 +329,25 @@ class WorkerChild {
     // locked without MCL_FUTURE) goes to swap: not by the run's drop-cache,
     // nor by another agent's reclaim (a DAMON pageout scheme).
     if (syscall(SYS_mlockall, MCL_CURRENT | MCL_ONFAULT) != 0) Fail(errno);
+  }
+
+  // The buffers made after LockWhatIsMapped (its MCL_CURRENT does not
+  // cover memory mapped later, and the heap grows by new mappings) locked
+  // like the rest of the worker: only trace folios go to swap.
+  void LockBuffers() {
+    const std::pair<const void*, size_t> buffers[] = {
+        {swap_out_.data(), swap_out_.size()},
+        {run_data_.data(), run_data_.size() * sizeof(uint64_t)},
+        {span_map_.data(), span_map_.size() * sizeof(uint64_t)},
+        {span_resident_.data(), span_resident_.size()},
+        {run_pages_.data(), run_pages_.size() * sizeof(uint64_t)},
+        {run_flags_.data(), run_flags_.size() * sizeof(uint64_t)},
+        {flag_runs_.data(), flag_runs_.size() * sizeof(PfnRun)},
+        {flags_window_.data(), flags_window_.size() * sizeof(uint64_t)},
+        {in_buf_.data(), in_buf_.size()},
+        {out_buf_.data(), out_buf_.size()}};
+    for (const auto& [p, n] : buffers)
+      if (Mlock(p, n) != 0) Fail(errno);
   }
 
   // kDrainLru: the CPUs the worker may run on (its mask before any pin),
