@@ -282,7 +282,6 @@ class WorkerChild {
   // worker reads what the parent has sent.
   bool NextCmd(Cmd* c) {
     while (in_end_ - in_pos_ < sizeof *c) {
-      if (!Flush()) return false;
       std::memmove(in_buf_.data(), in_buf_.data() + in_pos_, in_end_ - in_pos_);
       in_end_ -= in_pos_;
       in_pos_ = 0;

@@ -193,45 +193,40 @@ void TraceRunner::FolioIndex::Erase(uint64_t id) {
   --used_;
 }
 
+std::pair<uint32_t&, uint32_t&> TraceRunner::Ends(Lru list) {
+  if (list == Lru::kInOrder) return {lru_head_, lru_tail_};
+  return {parked_head_, parked_tail_};
+}
+
 void TraceRunner::LruUnlink(uint32_t i) {
   TFolio& f = slab_[i];
-  switch (f.lru) {
-    case Lru::kOff:
-      return;
-    case Lru::kPending:  // its entry in pending_ is passed over (PutBackPending)
-      break;
-    case Lru::kInOrder:
-    case Lru::kParked: {
-      const bool in_order = f.lru == Lru::kInOrder;
-      uint32_t& head = in_order ? lru_head_ : parked_head_;
-      uint32_t& tail = in_order ? lru_tail_ : parked_tail_;
-      (f.lru_prev == kNil ? head : slab_[f.lru_prev].lru_next) = f.lru_next;
-      (f.lru_next == kNil ? tail : slab_[f.lru_next].lru_prev) = f.lru_prev;
-      break;
-    }
-  }
+  if (f.lru == Lru::kInOrder || f.lru == Lru::kParked) {
+    auto [head, tail] = Ends(f.lru);
+    (f.lru_prev == kNil ? head : slab_[f.lru_prev].lru_next) = f.lru_next;
+    (f.lru_next == kNil ? tail : slab_[f.lru_next].lru_prev) = f.lru_prev;
+  }  // kPending: its entry in pending_ is passed over (PutBackPending)
   f.lru_prev = f.lru_next = kNil;
   f.lru = Lru::kOff;
 }
 
-void TraceRunner::Touch(uint32_t i) {
+void TraceRunner::Append(uint32_t i, Lru list) {
   LruUnlink(i);
+  auto [head, tail] = Ends(list);
   TFolio& f = slab_[i];
-  f.lru_prev = lru_tail_;
-  (lru_tail_ == kNil ? lru_head_ : slab_[lru_tail_].lru_next) = i;
-  lru_tail_ = i;
-  f.lru = Lru::kInOrder;
-  f.stamp = ++lru_clock_;
+  f.lru_prev = tail;
+  (tail == kNil ? head : slab_[tail].lru_next) = i;
+  tail = i;
+  f.lru = list;
+}
+
+void TraceRunner::Touch(uint32_t i) {
+  Append(i, Lru::kInOrder);
+  slab_[i].stamp = ++lru_clock_;
 }
 
 // Parked, the folio keeps its stamp: the place it goes back to.
 void TraceRunner::Park(uint32_t i) {
-  LruUnlink(i);
-  TFolio& f = slab_[i];
-  f.lru_prev = parked_tail_;
-  (parked_tail_ == kNil ? parked_head_ : slab_[parked_tail_].lru_next) = i;
-  parked_tail_ = i;
-  f.lru = Lru::kParked;
+  Append(i, Lru::kParked);
   ++parked_;
 }
 

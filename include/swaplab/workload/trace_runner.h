@@ -278,6 +278,10 @@ class TraceRunner {
   void Touch(uint32_t folio);
   // Takes `folio` out of the order, the parked list or the pending ones.
   void LruUnlink(uint32_t folio);
+  // The head and tail of the order (kInOrder) or of the parked list
+  // (kParked), and `folio` put at the tail of one of them.
+  std::pair<uint32_t&, uint32_t&> Ends(Lru list);
+  void Append(uint32_t folio, Lru list);
   // A folio a global drop passed over (every cache folio it refers to
   // mapped and in the swap cache) leaves the order for the parked list,
   // which drops do not walk, until a record changes it (Unpark, UnparkAll);
