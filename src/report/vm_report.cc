@@ -92,7 +92,8 @@ ordered_json VmHibernateDoc(const vm::HibernateReport& r) {
   k["layout_pages_not_in_swap"] = r.kinfo.layout_not_in_swap;
   k["layout_pages_freed"] = r.kinfo.layout_freed;
   k["boot_wall_s"] = r.kinfo.boot_wall_s;
-  k["hang_retries"] = r.kinfo.hang_retries;
+  k["hang_retries"] = r.kinfo.retries.hang;
+  k["kernel_failure_retries"] = r.kinfo.retries.kernel_failure;
   if (o.resume) {
     k["resume_wall_s"] = r.kinfo.resume_wall_s;
     k["resumed_intact"] = r.kinfo.resumed_intact;
@@ -297,10 +298,15 @@ std::string VmRunJson(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
   j["trace"] = o.trace;
   j["device"] = o.device;
   j["policy"] = r.policy;
-  j["vm"] = {{"release", r.release},           {"accel", r.accel},
-             {"accel_why", r.accel_why},       {"smp", o.vm.smp},
-             {"mem_mib", o.vm.mem_mib},        {"boot_wall_seconds", r.boot_wall_s},
-             {"hang_retries", r.hang_retries}, {"guest_run_seconds", r.guest_run_s}};
+  j["vm"] = {{"release", r.release},
+             {"accel", r.accel},
+             {"accel_why", r.accel_why},
+             {"smp", o.vm.smp},
+             {"mem_mib", o.vm.mem_mib},
+             {"boot_wall_seconds", r.boot_wall_s},
+             {"hang_retries", r.retries.hang},
+             {"kernel_failure_retries", r.retries.kernel_failure},
+             {"guest_run_seconds", r.guest_run_s}};
   j["host_replay"] = {{"expected", r.host_replay.expected},
                       {"agree", r.host_replay.agree},
                       {"agreement", workload::Agreement(r.host_replay)}};
@@ -319,9 +325,12 @@ std::string VmRunText(const vm::VmRunOptions& o, const vm::VmRunResult& r) {
       "guest, {:.1f} s with boot\n",
       PrintablePath(o.trace), PrintablePath(r.release), PrintablePath(r.accel), o.vm.smp,
       o.vm.mem_mib, PrintablePath(o.device), num("records"), r.guest_run_s, r.boot_wall_s);
-  if (r.hang_retries > 0)
-    out += fmt::format("note: the guest's block I/O hung ({} boot{} made again)\n", r.hang_retries,
-                       r.hang_retries > 1 ? "s" : "");
+  if (r.retries.hang > 0)
+    out += fmt::format("note: the guest's block I/O hung ({} boot{} made again)\n", r.retries.hang,
+                       r.retries.hang > 1 ? "s" : "");
+  if (r.retries.kernel_failure > 0)
+    out += fmt::format("note: the guest kernel failed before its init ({} boot{} made again)\n",
+                       r.retries.kernel_failure, r.retries.kernel_failure > 1 ? "s" : "");
   if (k.contains("warnings") && k["warnings"].is_array())
     for (const auto& w : k["warnings"])
       if (w.is_string())

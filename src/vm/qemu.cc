@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -219,27 +220,92 @@ std::string ReadFile(const std::string& path) {
   return s;
 }
 
+// Where die()'s first line is in `text` (arch/x86/kernel/dumpstack.c,
+// __die_header(): "Oops: int3: 0000 [#1] PREEMPT SMP NOPTI" in 6.12,
+// "int3: 0000 [#1] ..." in 6.1, "general protection fault, ...: 0000 [#1]"):
+// ": " and four hex digits before "[#N]". npos when there is none.
+size_t FirstOops(std::string_view text) {
+  for (size_t at = text.find(" [#"); at != std::string_view::npos; at = text.find(" [#", at + 1)) {
+    size_t end = at + 3;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end == at + 3 || end >= text.size() || text[end] != ']' || at < 6) continue;
+    const std::string_view code = text.substr(at - 6, 6);
+    if (code[0] == ':' && code[1] == ' ' && std::all_of(code.begin() + 2, code.end(), [](char c) {
+          return std::isxdigit(static_cast<unsigned char>(c));
+        }))
+      return at - 6;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+bool KernelFailedBeforeInit(std::string_view console) {
+  const size_t init = console.find(kGuestInitLine);
+  const std::string_view before = console.substr(0, init);
+  return before.find(kKernelPanicLine) != std::string_view::npos ||
+         FirstOops(before) != std::string_view::npos;
+}
+
+namespace {
+
+// What a growing file gained since the last call.
+class LogTail {
+ public:
+  explicit LogTail(std::string path) : path_(std::move(path)) {}
+  std::string Next() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return "";
+    in.seekg(static_cast<std::streamoff>(pos_));
+    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    pos_ += chunk.size();
+    return chunk;
+  }
+
+ private:
+  std::string path_;
+  size_t pos_ = 0;
+};
+
 // True once `text` is in the file (read from where the last call stopped,
 // keeping a tail so a match across reads is found).
 class LogWatch {
  public:
-  LogWatch(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {}
+  LogWatch(std::string path, std::string text) : log_(std::move(path)), text_(std::move(text)) {}
   bool Seen() {
     if (text_.empty()) return false;
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) return false;
-    in.seekg(static_cast<std::streamoff>(pos_));
-    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    pos_ += chunk.size();
-    tail_ += chunk;
+    tail_ += log_.Next();
     if (tail_.find(text_) != std::string::npos) return true;
     if (tail_.size() > text_.size()) tail_.erase(0, tail_.size() - text_.size());
     return false;
   }
 
  private:
-  std::string path_, text_, tail_;
-  size_t pos_ = 0;
+  LogTail log_;
+  std::string text_, tail_;
+};
+
+// The console read as it grows until the guest's init line shows: true
+// once the kernel failed before it (KernelFailedBeforeInit).
+class EarlyFailureWatch {
+ public:
+  explicit EarlyFailureWatch(std::string path) : log_(std::move(path)) {}
+  bool Failed() {
+    if (failed_ || done_) return failed_;
+    // A line split across two reads is found: the window keeps the end of
+    // the last one (longer than any line looked for).
+    window_ += log_.Next();
+    failed_ = KernelFailedBeforeInit(window_);
+    done_ = window_.find(kGuestInitLine) != std::string::npos;
+    if (window_.size() > kKeep) window_.erase(0, window_.size() - kKeep);
+    return failed_;
+  }
+
+ private:
+  static constexpr size_t kKeep = 512;
+  LogTail log_;
+  std::string window_;
+  bool failed_ = false, done_ = false;
 };
 
 }  // namespace
@@ -306,7 +372,13 @@ class QemuWatch {
  public:
   QemuWatch(const BootSpec& b, const std::string& log, pid_t pid,
             std::chrono::steady_clock::time_point t0, const volatile std::sig_atomic_t* interrupted)
-      : b_(b), log_(log), pid_(pid), t0_(t0), interrupted_(interrupted), watch_(log, b.stop_on) {
+      : b_(b),
+        log_(log),
+        pid_(pid),
+        t0_(t0),
+        interrupted_(interrupted),
+        watch_(log, b.stop_on),
+        early_(log) {
     if (!b.milestones.empty()) awaited_.emplace(log, b.milestones[0]);
   }
 
@@ -336,7 +408,10 @@ class QemuWatch {
     if (interrupted_ && *interrupted_) return cancelled_ = true;
     if (el > b_.timeout_s) return r->timed_out = true;
     if (polls % 4 == 0 && watch_.Seen()) return r->stopped = true;
-    return false;
+    // A kernel that failed before init is given kFailureGrace to print the
+    // rest (its trace, the panic line) or exit itself (panic=-1).
+    if (polls % 4 == 0 && failed_at_ < 0 && early_.Failed()) failed_at_ = polls;
+    return failed_at_ >= 0 && polls - failed_at_ >= kFailureGrace;
   }
 
   void CheckMilestone() {
@@ -353,7 +428,10 @@ class QemuWatch {
   const pid_t pid_;
   const std::chrono::steady_clock::time_point t0_;
   const volatile std::sig_atomic_t* const interrupted_;
+  static constexpr int kFailureGrace = 80;  // polls: 2 s
   LogWatch watch_;
+  EarlyFailureWatch early_;
+  int failed_at_ = -1;
   size_t milestone_ = 0;
   std::optional<LogWatch> awaited_;
   bool cancelled_ = false;
@@ -392,6 +470,7 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
   r.console = ReadFile(log);
   r.qemu_stderr = ReadFile(err);
   r.powered_off = r.console.find("reboot: Power down") != std::string::npos;
+  r.kernel_failed = KernelFailedBeforeInit(r.console);
   if (cancelled) return Status(-EINTR, "interrupted: qemu (" + b.name + ") killed");
   return r;
 }
@@ -437,8 +516,9 @@ Status CopySparse(const std::string& from, const std::string& to) {
   return st_out;
 }
 
-Result<BootResult> BootRetryingHang(const VmOptions& opts, BootSpec b, const std::string& workdir,
-                                    const volatile std::sig_atomic_t* interrupted, int* retries) {
+Result<BootResult> BootRetrying(const VmOptions& opts, BootSpec b, const std::string& workdir,
+                                const volatile std::sig_atomic_t* interrupted,
+                                BootRetries* retries) {
   if (b.stop_on.empty()) b.stop_on = kGuestHangLine;
   if (b.append.find("hung_task_timeout_secs") == std::string::npos)
     b.append += kGuestHangTimeoutArg;
@@ -451,8 +531,8 @@ Result<BootResult> BootRetryingHang(const VmOptions& opts, BootSpec b, const std
     for (const auto& s : saved) ::unlink(s.c_str());
   };
   Result<BootResult> r = Boot(opts, b, workdir, interrupted);
-  if (r.ok() && r->stopped) {
-    if (retries) ++*retries;
+  if (r.ok() && (r->stopped || r->kernel_failed)) {
+    if (retries) ++(r->kernel_failed ? retries->kernel_failure : retries->hang);
     for (size_t i = 0; i < saved.size(); ++i)
       if (Status st = CopySparse(saved[i], b.drives[i].path); !st.ok()) {
         drop_saved();
@@ -468,6 +548,13 @@ Result<BootResult> BootRetryingHang(const VmOptions& opts, BootSpec b, const std
   }
   drop_saved();
   return r;
+}
+
+std::string WhyBootFailed(const BootResult& r) {
+  if (r.kernel_failed) return "the guest kernel failed before its init, twice";
+  if (r.stopped) return "the guest's block I/O hung twice";
+  if (r.timed_out) return "the guest timed out";
+  return "the guest stopped";
 }
 
 namespace {

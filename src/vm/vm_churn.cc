@@ -197,8 +197,9 @@ Result<ChurnVmResult> RunChurnInVm(const ChurnVmOptions& o,
   b.milestones = {"swaplab-churn: start", "swaplab-churn: done"};
   if (o.vm.stage) b.on_milestone = [&](size_t k) { o.vm.stage(k + 1, k ? "done" : "churn"); };
   if (o.vm.stage) o.vm.stage(0, "boot");
-  // A guest whose block I/O hangs is booted again, once (BootRetryingHang).
-  auto boot = BootRetryingHang(o.vm, b, dir, interrupted, nullptr);
+  // A guest whose block I/O hangs or whose kernel fails before init is
+  // booted again, once (BootRetrying).
+  auto boot = BootRetrying(o.vm, b, dir, interrupted, nullptr);
   if (!boot.ok()) return boot.status();
   KeepText(o.keep_dir, "churn.log", boot->console);
   const ConsoleFacts cf = ParseConsole(boot->console);
@@ -207,10 +208,10 @@ Result<ChurnVmResult> RunChurnInVm(const ChurnVmOptions& o,
                   "the guest kernel (" + gk.release + ") does not know " + cf.unknown_params);
   auto parsed = ParseChurnConsole(boot->console);
   if (!parsed.ok())
-    return Status(-EIO, std::string(boot->timed_out ? "the guest timed out: "
-                                    : boot->stopped ? "the guest's block I/O hung twice: "
-                                                    : "") +
-                            parsed.status().message() + ConsoleTail(boot->qemu_stderr, 5));
+    return Status(
+        -EIO, (boot->timed_out || boot->stopped || boot->kernel_failed ? WhyBootFailed(*boot) + ": "
+                                                                       : std::string()) +
+                  parsed.status().message() + ConsoleTail(boot->qemu_stderr, 5));
   ChurnVmResult r = std::move(*parsed);
   if (r.release.empty()) r.release = gk.release;
   r.accel = Name(*accel);

@@ -261,9 +261,9 @@ class HibernateRun {
     trace_disk_ = dir_ + "/trace.img";
     b_ = BootOf("hibernate", gk_, initrd_, accel_, o_.vm);
     b_.drives = {{disk_}, {trace_disk_}};
-    // A guest whose block I/O stops completing is stopped and booted again,
-    // once, from the fresh disk (BootRetryingHang, qemu.h); its stages are
-    // reported again.
+    // A guest whose block I/O stops completing, or whose kernel fails
+    // before init, is booted again, once, from the fresh disk
+    // (BootRetrying, qemu.h); its stages are reported again.
     // The guest's init starts the agent; the agent hibernates; the kernel's
     // save_image() / save_compressed_image() announce the data pages.
     b_.milestones = {"swaplab-init: start at uptime", "swaplab-agent: hibernating", "image data"};
@@ -288,14 +288,12 @@ class HibernateRun {
   // Boots the guest, which makes the layout and hibernates.
   Status BootHibernating() {
     Stage("boot");
-    auto boot = BootRetryingHang(o_.vm, b_, dir_, interrupted_, &rep_.kinfo.hang_retries);
+    auto boot = BootRetrying(o_.vm, b_, dir_, interrupted_, &rep_.kinfo.retries);
     if (!boot.ok()) return boot.status();
     rep_.kinfo.boot_wall_s += boot->wall_s;
-    if (boot->stopped)
-      return Status(
-          -EIO,
-          "the guest's block I/O hung twice (hung-task report on its console); console tail:\n" +
-              ConsoleTail(boot->console, 25));
+    if (boot->stopped || boot->kernel_failed)
+      return Status(-EIO,
+                    WhyBootFailed(*boot) + "; console tail:\n" + ConsoleTail(boot->console, 25));
     Keep("hibernate.log", boot->console);
     const ConsoleFacts cf = ParseConsole(boot->console);
     rep_.kinfo.release = cf.release.empty() ? gk_.release : cf.release;
@@ -355,7 +353,7 @@ class HibernateRun {
     r.milestones = {"image data"};
     r.on_milestone = [this](size_t) { Stage("image load"); };
     Stage("resume boot");
-    auto rb = BootRetryingHang(o_.vm, r, dir_, interrupted_, &rep_.kinfo.hang_retries);
+    auto rb = BootRetrying(o_.vm, r, dir_, interrupted_, &rep_.kinfo.retries);
     if (!rb.ok()) return rb.status();
     Keep("resume.log", rb->console);
     const ConsoleFacts rf = ParseConsole(rb->console);
@@ -389,7 +387,7 @@ class HibernateRun {
   void Keep(const std::string& name, const std::string& text) { KeepText(o_.keep_dir, name, text); }
 
   // A stage's index: the next of that name, or an earlier one when a boot
-  // made again (BootRetryingHang) goes through its stages again.
+  // made again (BootRetrying) goes through its stages again.
   void Stage(const char* name) {
     const auto it = std::find_if(stages_.begin(), stages_.end(),
                                  [&](const char* s) { return std::string_view(s) == name; });

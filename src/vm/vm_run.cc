@@ -159,9 +159,9 @@ class VmRun {
     if (o_.vm.stage)
       b.on_milestone = [this](size_t k) { o_.vm.stage(k + 1, k ? "done" : "kernel run"); };
     if (o_.vm.stage) o_.vm.stage(0, "boot");
-    // A guest whose block I/O hangs is booted again, once, on the disk as it
-    // was (BootRetryingHang, qemu.h).
-    auto boot = BootRetryingHang(o_.vm, b, dir_, interrupted_, &res_.hang_retries);
+    // A guest whose block I/O hangs or whose kernel fails before init is
+    // booted again, once, on the disk as it was (BootRetrying, qemu.h).
+    auto boot = BootRetrying(o_.vm, b, dir_, interrupted_, &res_.retries);
     if (!boot.ok()) return boot.status();
     boot_ = std::move(boot).value();
     res_.boot_wall_s = boot_.wall_s;
@@ -176,10 +176,7 @@ class VmRun {
   Status CollectGuestFiles() {
     auto rc = GuestFile("rc");
     if (!boot_.powered_off || !rc.ok() || rc->empty())
-      return Status(-EIO, std::string(boot_.timed_out ? "the guest timed out"
-                                      : boot_.stopped ? "the guest's block I/O hung twice"
-                                                      : "the guest stopped") +
-                              " before kernel run ended (qemu exit " +
+      return Status(-EIO, WhyBootFailed(boot_) + " before kernel run ended (qemu exit " +
                               std::to_string(boot_.exit_status) + "); console tail:\n" +
                               ConsoleTail(boot_.console, 25) + ConsoleTail(boot_.qemu_stderr, 5));
     auto err = GuestFile("stderr.txt");

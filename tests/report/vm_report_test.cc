@@ -100,6 +100,22 @@ TEST(VmRunText, WhereItRanAndTheGuestsWarnings) {
   EXPECT_THAT(t, HasSubstr("\nwarning (in the guest): w 6.12.0\n"));
 }
 
+TEST(VmRunText, BootsMadeAgainAreNotedByWhy) {
+  vm::VmRunResult r = GuestRun();
+  EXPECT_THAT(VmRunText(RunOptions(), r), Not(HasSubstr("made again")));
+  r.retries.kernel_failure = 1;
+  std::string t = VmRunText(RunOptions(), r);
+  EXPECT_THAT(t,
+              HasSubstr("\nnote: the guest kernel failed before its init (1 boot made again)\n"));
+  EXPECT_THAT(t, Not(HasSubstr("block I/O")));
+  r.retries.hang = 2;
+  t = VmRunText(RunOptions(), r);
+  EXPECT_THAT(t, HasSubstr("\nnote: the guest's block I/O hung (2 boots made again)\n"));
+  const auto j = nlohmann::json::parse(VmRunJson(RunOptions(), r));
+  EXPECT_EQ(j["vm"]["hang_retries"], 2);
+  EXPECT_EQ(j["vm"]["kernel_failure_retries"], 1);
+}
+
 TEST(VmRunText, TraceDeviceReleaseAndWarningsAreEscaped) {
   const std::string h(report_test::kHostile);
   const std::string t = VmRunText(RunOptions(h), GuestRun(h));

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// BootRetryingHang and CopySparse, with a stand-in for qemu (a shell script
-// written here) that prints a console like a guest's: a boot stopped on the
-// guest's hung-task report is made again once on its drives as they were
-// before it, a second hang comes back stopped, a good boot is not repeated.
+// BootRetrying, KernelFailedBeforeInit and CopySparse, with a stand-in for
+// qemu (a shell script written here) that prints a console like a guest's:
+// a boot stopped on the guest's hung-task report, or whose kernel panicked
+// or oopsed before init, is made again once on its drives as they were
+// before it; a second failure comes back as one; a good boot, or an oops
+// after init, is not repeated.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -31,10 +33,12 @@ void Spit(const std::string& path, const std::string& text) {
 }
 
 // Finds -serial file:LOG and the first -drive file=PATH; boot N (a counter
-// beside the script) does line N of `script`: "hang" (the hung-task line,
-// then waits to be killed) or "ok" (powers off). Each boot appends the
-// drive's first byte to `record`, then writes an 'X' there; the command
-// line goes to `append`.
+// beside the script) does line N of `script`: "hang" (init, the hung-task
+// line, then waits to be killed), "ok" (init, powers off), "panic" (6.12's
+// early oops and panic, no init, exits as qemu -no-reboot does), "oops"
+// (6.1's oops line, no init, waits to be killed) or "lateoops" (init, an
+// oops, powers off). Each boot appends the drive's first byte to
+// `record`, then writes an 'X' there; the command line goes to `append`.
 constexpr char kFakeQemu[] = R"sh(#!/bin/sh
 log="" disk=""
 while [ $# -gt 0 ]; do
@@ -50,10 +54,17 @@ n=$(($(cat "$dir/count" 2>/dev/null || echo 0) + 1))
 echo "$n" >"$dir/count"
 head -c1 "$disk" >>"$dir/record"
 printf X | dd of="$disk" conv=notrunc status=none
-echo "[    1.0] swaplab-init: start at uptime 1.00 s" >"$log"
+echo "[    0.0] Linux version 6.12.57+deb13-amd64" >"$log"
+init() { echo "[    1.0] swaplab-init: start at uptime 1.00 s, kernel 6.12.57+deb13-amd64" >>"$log"; }
 case "$(sed -n "${n}p" "$dir/script")" in
-  hang) echo "[   21.0] INFO: task kworker/u2:1:42 blocked for more than 20 seconds." >>"$log"; exec sleep 600 ;;
-  ok) echo "[    2.0] reboot: Power down" >>"$log" ;;
+  hang) init; echo "[   21.0] INFO: task kworker/u2:1:42 blocked for more than 20 seconds." >>"$log"; exec sleep 600 ;;
+  ok) init; echo "[    2.0] reboot: Power down" >>"$log" ;;
+  panic) printf '%s\n' "[    1.7] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI" \
+    "[    1.7] RIP: 0010:sched_clock_cpu+0x10/0x1a0" \
+    "[    1.8] Kernel panic - not syncing: Attempted to kill the idle task!" >>"$log" ;;
+  oops) echo "[    1.7] int3: 0000 [#1] PREEMPT SMP NOPTI" >>"$log"; exec sleep 600 ;;
+  lateoops) init; echo "[    3.0] BUG: kernel NULL pointer dereference, address: 0000000000000008" >>"$log"
+    echo "[    3.0] Oops: 0000 [#1] PREEMPT SMP NOPTI" >>"$log"; echo "[    4.0] reboot: Power down" >>"$log" ;;
 esac
 )sh";
 
@@ -72,12 +83,12 @@ class BootRetry : public ::testing::Test {
     spec_.drives = {{dir_ + "/disk.img"}};
   }
   // Boots with the boots behaving as `script`; the drive starts as "A".
-  Result<BootResult> Run(const std::string& script, int* retries) {
+  Result<BootResult> Run(const std::string& script, BootRetries* retries) {
     Spit(dir_ + "/script", script);
     Spit(dir_ + "/disk.img", "A");
     ::unlink((dir_ + "/count").c_str());
     ::unlink((dir_ + "/record").c_str());
-    return BootRetryingHang(opts_, spec_, dir_, nullptr, retries);
+    return BootRetrying(opts_, spec_, dir_, nullptr, retries);
   }
   std::optional<workload::WorkDir> wd_;
   std::string dir_;
@@ -86,38 +97,95 @@ class BootRetry : public ::testing::Test {
 };
 
 TEST_F(BootRetry, AHangIsBootedAgainOnTheDriveAsItWas) {
-  int retries = 0;
+  BootRetries retries;
   auto r = Run("hang\nok\n", &retries);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->powered_off);
   EXPECT_FALSE(r->stopped);
-  EXPECT_EQ(retries, 1);
+  EXPECT_EQ(retries.hang, 1);
+  EXPECT_EQ(retries.kernel_failure, 0);
   EXPECT_EQ(Slurp(dir_ + "/record"), "AA");  // the second boot saw the drive unwritten
   EXPECT_EQ(Slurp(dir_ + "/disk.img"), "X");
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/guest.drive0.before-boot"));
 }
 
 TEST_F(BootRetry, ASecondHangComesBackStopped) {
-  int retries = 0;
+  BootRetries retries;
   auto r = Run("hang\nhang\nok\n", &retries);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->stopped);
   EXPECT_FALSE(r->powered_off);
-  EXPECT_EQ(retries, 1);
+  EXPECT_EQ(retries.hang, 1);
+  EXPECT_EQ(retries.kernel_failure, 0);
   EXPECT_EQ(Slurp(dir_ + "/count"), "2\n");
 }
 
 TEST_F(BootRetry, AGoodBootIsNotRepeated) {
-  int retries = 0;
+  BootRetries retries;
   auto r = Run("ok\nhang\n", &retries);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->powered_off);
-  EXPECT_EQ(retries, 0);
+  EXPECT_EQ(retries.hang, 0);
+  EXPECT_EQ(retries.kernel_failure, 0);
   EXPECT_EQ(Slurp(dir_ + "/record"), "A");
 }
 
+TEST_F(BootRetry, APanicBeforeInitIsBootedAgainOnTheDriveAsItWas) {
+  BootRetries retries;
+  auto r = Run("panic\nok\n", &retries);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->powered_off);
+  EXPECT_FALSE(r->kernel_failed);
+  EXPECT_EQ(retries.kernel_failure, 1);
+  EXPECT_EQ(retries.hang, 0);
+  EXPECT_EQ(Slurp(dir_ + "/record"), "AA");
+}
+
+TEST_F(BootRetry, AnOopsBeforeInitIsKilledWithoutWaitingForTheTimeout) {
+  BootRetries retries;
+  auto r = Run("oops\noops\nok\n", &retries);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->kernel_failed);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_FALSE(r->powered_off);
+  EXPECT_LT(r->wall_s, 30);  // two boots, each killed 2 s after its oops, not at 60 s
+  EXPECT_EQ(retries.kernel_failure, 1);
+  EXPECT_EQ(Slurp(dir_ + "/count"), "2\n");
+  EXPECT_EQ(WhyBootFailed(*r), "the guest kernel failed before its init, twice");
+}
+
+TEST_F(BootRetry, AnOopsAfterInitIsTheRunsOwnAndNotRepeated) {
+  BootRetries retries;
+  auto r = Run("lateoops\nok\n", &retries);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->kernel_failed);
+  EXPECT_EQ(retries.kernel_failure, 0);
+  EXPECT_EQ(Slurp(dir_ + "/count"), "1\n");
+  EXPECT_NE(r->console.find("Oops: 0000 [#1]"), std::string::npos);
+}
+
+TEST(KernelFailedBeforeInit, PanicsAndOopsesOfEachSeriesBeforeInitOnly) {
+  const std::string init = "[    2.3] swaplab-init: start at uptime 2.33 s\n";
+  for (const char* line :
+       {"[    1.7] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n",
+        "[    1.7] int3: 0000 [#1] PREEMPT SMP NOPTI\n",
+        "[    0.9] general protection fault, probably for non-canonical address "
+        "0xdead000000000100: 0000 [#12] SMP NOPTI\n",
+        "[    1.1] Kernel panic - not syncing: VFS: Unable to mount root fs\n"}) {
+    EXPECT_TRUE(KernelFailedBeforeInit(std::string(line) + init)) << line;
+    EXPECT_TRUE(KernelFailedBeforeInit(line)) << line;  // and no init at all
+    EXPECT_FALSE(KernelFailedBeforeInit(init + line)) << line;
+  }
+  for (const char* line :
+       {"[    1.0] WARNING: CPU: 0 PID: 1 at kernel/time/clocksource.c:123 foo+0x1/0x2\n",
+        "[    1.0] BUG: soft lockup - CPU#0 stuck for 22s! [swapper/0:1]\n",
+        "[    1.0] random: crng init done [#1]\n", "[    1.0] x: 00zz [#1]\n",
+        "[    1.0] x: 0000 [#]\n", "[#1]"})
+    EXPECT_FALSE(KernelFailedBeforeInit(std::string(line) + init)) << line;
+}
+
 TEST_F(BootRetry, TheGuestReportsHangsAfter20Seconds) {
-  int retries = 0;
+  BootRetries retries;
   spec_.append = "swaplab.mode=run";
   auto r = Run("ok\n", &retries);
   ASSERT_TRUE(r.ok()) << r.status().message();

@@ -213,6 +213,15 @@ vm_make_disk() {  # PATH mkswap|swaplab|ext4 SIZE_MiB
 # stop completing, once in many boots (CI, 3 Dec 2026: the kernel's own
 # image write stuck at 70 % until the time limit).
 VM_HANG_LINE="blocked for more than"
+
+# vm_failed_before_init LOG: prints the first line of a kernel panic or
+# oops (die()'s "...: 0000 [#1] ...") that came before the guest's init
+# line, nothing otherwise (swaplab's KernelFailedBeforeInit, qemu.h).
+vm_failed_before_init() {
+  sed '/swaplab-init: start at uptime/,$d' "$1" 2>/dev/null |
+    grep -m1 -E 'Kernel panic - not syncing|: [0-9a-fA-F]{4} \[#[0-9]+\]' | tr -d '\r' |
+    sed 's/^\[ *[0-9.]*\] //'
+}
 # Seconds without a console byte after which a boot counts as stalled.
 VM_STALL="${SWAPLAB_VM_STALL:-60}"
 # Boots stopped on a hang or stall and made again, over the whole test.
@@ -224,7 +233,7 @@ VM_RETRIES=0
 vm_boot_once() {  # NAME DISK MODE [KERNEL_ARG...]
   local name="$1" disk="$2" mode="$3"
   shift 3
-  local log="$VM_WORK/$name.log" pid size last_size=-1 last_change why=""
+  local log="$VM_WORK/$name.log" pid size last_size=-1 last_change why="" failed="" failed_at=0
   VM_T_HIB=""
   vm_start "$name" "$VM_ACCEL" "$disk" "swaplab.mode=$mode" "$@"
   pid="$VM_QEMU_PID"
@@ -233,7 +242,17 @@ vm_boot_once() {  # NAME DISK MODE [KERNEL_ARG...]
     if [ -z "$VM_T_HIB" ] && grep -q "swaplab-agent: hibernating" "$log" 2>/dev/null; then
       VM_T_HIB="$(vm_now)"
     fi
-    if grep -qF "$VM_HANG_LINE" "$log" 2>/dev/null; then
+    # A kernel that failed before init gets 2 s to print the rest (or to
+    # exit itself: panic=-1, -no-reboot).
+    if [ -z "$failed" ]; then
+      failed="$(vm_failed_before_init "$log")"
+      [ -n "$failed" ] && failed_at="$(date +%s)"
+    elif [ $(($(date +%s) - failed_at)) -ge 2 ]; then
+      why="the guest kernel failed before init: $failed"
+    fi
+    if [ -n "$why" ]; then
+      :
+    elif grep -qF "$VM_HANG_LINE" "$log" 2>/dev/null; then
       why="the guest's hung-task detector reported: $(grep -F "$VM_HANG_LINE" "$log" | head -n1 | tr -d '\r' | sed 's/^\[ *[0-9.]*\] //')"
     else
       size="$(stat -c %s "$log" 2>/dev/null || echo 0)"
@@ -257,14 +276,17 @@ vm_boot_once() {  # NAME DISK MODE [KERNEL_ARG...]
   VM_BOOT_RC=$?
   if [ "$VM_BOOT_RC" -eq 124 ] || [ "$VM_BOOT_RC" -eq 137 ]; then
     VM_BOOT_RC="stalled: no power-off within ${VM_TIMEOUT} s (qemu killed)"
+  elif failed="$(vm_failed_before_init "$log")" && [ -n "$failed" ]; then
+    VM_BOOT_RC="stalled: the guest kernel failed before init: $failed"
   fi
 }
 
 # Boots once, polling the console to time it. Sets VM_T_INIT (guest uptime at
 # init, s), VM_T_HIB (host seconds from the agent's hibernate write to qemu's
 # exit), VM_T_WALL (host seconds for the whole boot, the last one). A boot that stalls (a
-# hung-task report, a silent console, the time limit) is made again once from
-# the disk as it was before it; the second stall fails.
+# hung-task report, a silent console, the time limit, a kernel panic or oops
+# before init) is made again once from the disk as it was before it; the
+# second stall fails.
 vm_boot() {  # NAME DISK MODE [KERNEL_ARG...]
   local name="$1" disk="$2" mode="$3"
   local t0 t_end log="$VM_WORK/$name.log" saved="$VM_WORK/$name.before-boot" attempt t_hib

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # vm_lib.sh's boot watchdog without a guest: a stand-in for qemu (written
 # here) prints a console like a guest's. Checks that a boot stopped by the
-# guest's hung-task report or a silent console is made again once from the
+# guest's hung-task report, a silent console or a kernel panic or oops
+# before init is made again once from the
 # disk as it was before the boot, that a second stall fails, and that a
 # boot that powers off is not retried.
 set -uo pipefail
@@ -12,7 +13,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # The stand-in: finds -serial file:LOG, -pidfile and the drive's file; writes
 # its pid; behaves as $W/script says for the boot numbered by a counter:
 # "hang" (hung-task line, then sleeps), "silent" (sleeps), "ok" (powers
-# off), and appends "boot N: disk byte X" (the disk's first byte) to a
+# off), "panic" (6.12's early oops and panic before init, exits), "oops"
+# (6.1's oops line before init, sleeps), "lateoops" (an oops after init,
+# powers off), and appends "boot N: disk byte X" (the disk's first byte) to a
 # record, then writes a byte into the disk so a restored disk is visible.
 cat >"$W/fake-qemu" <<'QEMU'
 #!/usr/bin/env bash
@@ -32,8 +35,16 @@ echo "$n" >"$dir/count"
 what="$(sed -n "${n}p" "$dir/script")"
 echo "boot $n: disk byte $(head -c1 "$disk")" >>"$dir/record"
 printf 'X' | dd of="$disk" conv=notrunc status=none
-echo "[    1.000000] swaplab-init: start at uptime 1.00 s" >"$log"
+echo "[    0.000000] Linux version 6.12.57+deb13-amd64" >"$log"
 case "$what" in
+  panic) printf '%s\n' "[    1.700000] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI" \
+    "[    1.800000] Kernel panic - not syncing: Attempted to kill the idle task!" >>"$log"; exit 0 ;;
+  oops) echo "[    1.700000] int3: 0000 [#1] PREEMPT SMP NOPTI" >>"$log"; sleep 600 ;;
+esac
+echo "[    1.000000] swaplab-init: start at uptime 1.00 s" >>"$log"
+case "$what" in
+  lateoops) echo "[    3.000000] Oops: 0000 [#1] PREEMPT SMP NOPTI" >>"$log"
+    echo "[    4.000000] reboot: Power down" >>"$log"; exit 0 ;;
   hang) echo "[   23.000000] INFO: task kworker/u2:1:42 blocked for more than 20 seconds." >>"$log"; sleep 600 ;;
   silent) sleep 600 ;;
   ok) echo "[    2.000000] reboot: Power down" >>"$log"; exit 0 ;;
@@ -78,4 +89,18 @@ grep -q "^0 retries 0$" "$W/out" || fail "a good boot was retried: $(cat "$W/out
 [ "$(wc -l <"$W/record")" -eq 1 ] || fail "a good boot booted twice: $(cat "$W/record")"
 [ "$(head -c1 "$W/disk.img")" = X ] || fail "a good boot's disk was restored"
 [ ! -e "$VM_WORK/one.before-boot" ] || fail "the copy of the disk was left behind"
-echo "vm_lib stall watchdog: 4 cases ok"
+boot panic ok
+grep -q "^0 retries 1$" "$W/out" || fail "a panic before init then a good boot: $(cat "$W/out")"
+grep -q "failed before init: Oops: int3: 0000 \[#1\]" "$W/out" || fail "the panic is not named: $(cat "$W/out")"
+[ "$(cat "$W/record")" = "$(printf 'boot 1: disk byte A\nboot 2: disk byte A')" ] ||
+  fail "the boot after a panic did not get the disk as it was: $(cat "$W/record")"
+
+VM_STALL=20  # the oops, not the silence after it, stops these boots
+boot oops oops
+VM_STALL=2
+grep -q "^1 retries 1$" "$W/out" || fail "two oopses before init must fail: $(cat "$W/out")"
+grep -q "failed before init: int3: 0000 \[#1\]" "$W/out" || fail "the oops is not named: $(cat "$W/out")"
+
+boot lateoops hang
+grep -q "^0 retries 0$" "$W/out" || fail "an oops after init was retried: $(cat "$W/out")"
+echo "vm_lib stall watchdog: 7 cases ok"

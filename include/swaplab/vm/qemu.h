@@ -99,7 +99,10 @@ struct BootResult {
   bool powered_off = false;  // the guest powered itself off ("reboot: Power down")
   bool timed_out = false;
   bool stopped = false;  // killed after stop_on was seen
-  int exit_status = 0;   // qemu's, or 128 + signal
+  // The kernel failed before the guest's init (KernelFailedBeforeInit):
+  // it exited (panic=-1, -no-reboot) or was killed 2 s after the failure.
+  bool kernel_failed = false;
+  int exit_status = 0;  // qemu's, or 128 + signal
 };
 
 // A boot named `name` of `gk` with `initrd`, `accel` and opts's time limit;
@@ -118,16 +121,44 @@ Result<BootResult> Boot(const VmOptions& opts, const BootSpec& b, const std::str
 inline constexpr char kGuestHangLine[] = "blocked for more than";
 inline constexpr char kGuestHangTimeoutArg[] = " sysctl.kernel.hung_task_timeout_secs=20";
 
-// Boot(), made again once when the guest hangs. Under TCG a guest's block
-// I/O has been seen to stop completing, once in many boots (a task blocked
-// in blk_mq_get_tag or wbt_wait, qemu idle; the kernel's own image write
-// stuck at 70 %): the hung-task detector, set to 20 s here, reports it and
-// the boot is stopped (stop_on), every drive is put back as it was before
-// the boot (a copy taken first, holes kept) and the guest booted again. A
-// second hang comes back as a BootResult with `stopped` set. `*retries`
-// (may be null) counts the boots made again.
-Result<BootResult> BootRetryingHang(const VmOptions& opts, BootSpec b, const std::string& workdir,
-                                    const volatile std::sig_atomic_t* interrupted, int* retries);
+// The first line of the guest's init (src/vm/guest/init.sh), and the line
+// panic() prints (kernel/panic.c).
+inline constexpr char kGuestInitLine[] = "swaplab-init: start at uptime";
+inline constexpr char kKernelPanicLine[] = "Kernel panic - not syncing";
+
+// Whether the kernel failed before the guest's init started: a panic or
+// an oops (die()'s "...: 0000 [#1] ..." line) on `console` before
+// kGuestInitLine, or anywhere when that line never came. A warning
+// (WARN_ON's "WARNING: CPU: ...") or an oops after init is not one.
+bool KernelFailedBeforeInit(std::string_view console);
+
+// The boots BootRetrying made again, by why.
+struct BootRetries {
+  int hang = 0;            // the guest's hung-task report (kGuestHangLine)
+  int kernel_failure = 0;  // the kernel failed before init (KernelFailedBeforeInit)
+};
+
+// Boot(), made again once when the guest hangs or its kernel fails before
+// init. Under TCG a guest's block I/O has been seen to stop completing,
+// once in many boots (a task blocked in blk_mq_get_tag or wbt_wait, qemu
+// idle; the kernel's own image write stuck at 70 %): the hung-task
+// detector, set to 20 s here, reports it and the boot is stopped
+// (stop_on). Debian's 6.12 has been seen to oops early in boot under TCG
+// ("Oops: int3" in sched_clock_cpu at 1.7 s, before init): the boot ends
+// with the panic (panic=-1, -no-reboot) or is killed 2 s after the oops.
+// Either way every drive is put back as it was before the boot (a copy
+// taken first, holes kept) and the guest booted again. A second failure
+// comes back as a BootResult with `stopped` or `kernel_failed` set
+// (WhyBootFailed names it). `*retries` (may be null) counts the boots
+// made again.
+Result<BootResult> BootRetrying(const VmOptions& opts, BootSpec b, const std::string& workdir,
+                                const volatile std::sig_atomic_t* interrupted,
+                                BootRetries* retries);
+
+// Why a boot did not end as planned, for an error message: "the guest
+// kernel failed before its init, twice", "the guest's block I/O hung
+// twice", "the guest timed out" or "the guest stopped".
+std::string WhyBootFailed(const BootResult& r);
 
 // Copies `from` to `to` (replaced), keeping holes (SEEK_DATA / SEEK_HOLE).
 Status CopySparse(const std::string& from, const std::string& to);

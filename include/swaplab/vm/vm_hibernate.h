@@ -75,7 +75,7 @@ struct KernelSideInfo {
   bool crc_verified = false;
   uint64_t layout_swapped = 0, layout_not_in_swap = 0, layout_freed = 0;
   double boot_wall_s = 0, resume_wall_s = -1;  // boot_wall_s: every layout boot, a retried one too
-  int hang_retries = 0;  // layout boots stopped on a guest I/O hang and made again
+  BootRetries retries;                         // layout and resume boots made again (BootRetrying)
   bool resumed_intact = false;
   std::vector<std::string> pm_lines;  // the kernel's "PM: ..." timing lines
   // The image's slots in the order 6.12's writer took them (ImageSlotOrder).

@@ -46,7 +46,7 @@ struct VmRunResult {
   // guest's own comparison.
   workload::ReplaySummary host_replay;
   double boot_wall_s = 0;  // host seconds from qemu's start to its exit (both boots)
-  int hang_retries = 0;    // boots stopped on a guest I/O hang and made again
+  BootRetries retries;     // boots made again (BootRetrying)
   double guest_run_s = 0;  // kernel run's own seconds in the guest
 };
 
