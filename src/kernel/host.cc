@@ -77,8 +77,30 @@ std::string SelectedChoice(const std::string& contents) {
   return contents.substr(b + 1, e - b - 1);
 }
 
+namespace {
+
+// /proc/swaps, open for the process's life: a seq_file read from offset 0
+// is made anew (seq_read_iter()), so each read is one pread instead of an
+// open, a read and a close — a kernel run reads it after every step.
+Result<std::string> ProcSwapsText() {
+  static const int fd = open("/proc/swaps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ReadSmallFile("/proc/swaps");
+  std::string text;
+  char buf[4096];
+  for (off_t at = 0;;) {
+    const ssize_t n = pread(fd, buf, sizeof buf, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno(errno, "read /proc/swaps");
+    if (n == 0) return text;
+    text.append(buf, static_cast<size_t>(n));
+    at += n;
+  }
+}
+
+}  // namespace
+
 Result<std::vector<ActiveSwap>> ReadProcSwaps() {
-  auto text = ReadSmallFile("/proc/swaps");
+  auto text = ProcSwapsText();
   if (!text.ok()) return text.status();
   std::istringstream in(*text);
   std::string line;

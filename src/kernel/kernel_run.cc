@@ -146,7 +146,7 @@ Result<RunReport> Runner::Run() {
   // The CPUs online: the watch's model has exactly these (the kernel's
   // slot cache thresholds scale with them, 6.12 check_cache_active()), and
   // the written trace says so first.
-  const int machine_cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const int machine_cpus = static_cast<int>(online_cpus_);
   if (st.ok()) StartWatch(base, machine_cpus);
   WriteHeader(machine_cpus);
   const auto records0 = Clock::now();

@@ -167,8 +167,7 @@ bool Runner::PageoutTogether(uint64_t pages) const {
     total += sw.size_kb / (kPage / 1024);
     used += sw.used_kb / (kPage / 1024);
   }
-  const uint64_t cpus = static_cast<uint64_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  return 2 * (used + pages + 64 * cpus) < total;
+  return 2 * (used + pages + 64 * online_cpus_) < total;
 }
 
 Status Runner::DoAllocs(std::span<const TraceRecord> recs) {

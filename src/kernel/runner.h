@@ -8,6 +8,9 @@
 // against pagemap, and the final accounting). Private to src/kernel.
 #pragma once
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -183,6 +186,9 @@ class Runner {
     f.settled = false;
   }
   uint64_t cursor_ = 0;
+  // The CPUs online when the run started (sysconf reads a sysfs file
+  // each time it is asked).
+  const uint64_t online_cpus_ = static_cast<uint64_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   std::vector<std::pair<uint64_t, uint64_t>>
       pending_pfns_;                         // (first PFN, pages) paged out, maybe under writeback
   std::vector<TraceRecord> written_;         // the output's records, in order
