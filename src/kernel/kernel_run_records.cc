@@ -40,19 +40,15 @@ bool OneFolio(const SwapOutPages& s) {
 }
 
 // Whether a page of `runs` ((first PFN, pages), sorted by PFN) is under
-// writeback in /proc/kpageflags, neighbours read together (Worker::kFlagsGap,
-// kFlagsWindow); a read that fails is passed over.
-constexpr uint64_t kFlagsGap = Worker::kFlagsGap, kFlagsWindow = Worker::kFlagsWindow;
+// writeback in /proc/kpageflags, neighbours read together
+// (Worker::FlagsWindowEnd); a read that fails is passed over.
 bool AnyUnderWriteback(const std::vector<std::pair<uint64_t, uint64_t>>& runs) {
   for (size_t r = 0; r < runs.size();) {
     const uint64_t lo = runs[r].first;
-    uint64_t hi = lo + runs[r].second;
-    size_t end = r + 1;
-    while (end < runs.size() && runs[end].first >= hi && runs[end].first - hi <= kFlagsGap &&
-           runs[end].first + runs[end].second - lo <= kFlagsWindow) {
-      hi = runs[end].first + runs[end].second;
-      ++end;
-    }
+    uint64_t hi = 0;
+    const size_t end = Worker::FlagsWindowEnd(
+        r, runs.size(), [&](size_t k) { return runs[k].first; },
+        [&](size_t k) { return runs[k].second; }, &hi);
     if (auto flags = Worker::PageFlags(lo, hi - lo); flags.ok()) {
       for (; r < end; ++r)
         for (uint64_t i = 0; i < runs[r].second; ++i)

@@ -129,7 +129,7 @@ struct SwapOutData {
 struct PfnRun {
   uint64_t pfn = 0, n = 0, at = 0;
 };
-constexpr uint64_t kFlagsGap = Worker::kFlagsGap, kFlagsWindow = Worker::kFlagsWindow;
+constexpr uint64_t kFlagsWindow = Worker::kFlagsWindow;
 
 // kpageflags of the present pages among `n` pagemap entries, into flags
 // (0 for a page not present): the runs of consecutive PFNs (a folio's
@@ -162,13 +162,9 @@ int ReadFlags(int kpageflags_fd, const uint64_t* entries, uint64_t* flags, size_
             [](const PfnRun& a, const PfnRun& b) { return a.pfn < b.pfn; });
   for (size_t r = 0; r < nruns;) {
     const uint64_t lo = runs[r].pfn;
-    uint64_t hi = lo + runs[r].n;
-    size_t end = r + 1;
-    while (end < nruns && runs[end].pfn >= hi && runs[end].pfn - hi <= kFlagsGap &&
-           runs[end].pfn + runs[end].n - lo <= kFlagsWindow) {
-      hi = runs[end].pfn + runs[end].n;
-      ++end;
-    }
+    uint64_t hi = 0;
+    const size_t end = Worker::FlagsWindowEnd(
+        r, nruns, [&](size_t k) { return runs[k].pfn; }, [&](size_t k) { return runs[k].n; }, &hi);
     if (!PreadFull(kpageflags_fd, window.data(), (hi - lo) * 8, lo * 8)) return errno ? errno : EIO;
     for (; r < end; ++r) std::memcpy(&flags[runs[r].at], &window[runs[r].pfn - lo], runs[r].n * 8);
   }

@@ -133,6 +133,22 @@ class Worker {
   // PFNs apart share one read of at most kFlagsWindow entries (the pages
   // between are read and not looked at).
   static constexpr uint64_t kFlagsGap = 512, kFlagsWindow = 4096;
+  // The runs that share one read with run r of n runs sorted by first PFN
+  // (run k: pfn(k), pages(k)): r up to the returned end, each at most
+  // kFlagsGap PFNs after the one before it and all within kFlagsWindow
+  // PFNs of run r's first. *hi: one past the last PFN of the read.
+  template <typename Pfn, typename Pages>
+  static size_t FlagsWindowEnd(size_t r, size_t n, Pfn pfn, Pages pages, uint64_t* hi) {
+    const uint64_t lo = pfn(r);
+    *hi = lo + pages(r);
+    size_t end = r + 1;
+    for (; end < n; ++end) {
+      const uint64_t first = pfn(end), last = first + pages(end);
+      if (first < *hi || first - *hi > kFlagsGap || last - lo > kFlagsWindow) break;
+      *hi = last;
+    }
+    return end;
+  }
   // /proc/kpageflags of a PFN, and of n PFNs from pfn.
   static Result<uint64_t> PageFlags(uint64_t pfn);
   static Result<std::vector<uint64_t>> PageFlags(uint64_t pfn, uint64_t n);
