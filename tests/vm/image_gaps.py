@@ -8,7 +8,8 @@
 # blocks between its first and last that it does not name are the gaps.
 # A gap block with data was written by something else — a swap-out into
 # the area — and a gap block of zeros was never written.
-# Prints: "image_blocks N runs R gap_blocks G written W".
+# Prints: "image_blocks N runs R gap_blocks G written W", then, when there
+# are gaps, "gaps A-B (D with data) ..." for the first ten of them.
 import sys
 
 PAGE, ENTRIES = 4096, 511
@@ -37,8 +38,18 @@ def main():
         ordered = sorted(blocks)
         runs = sum(1 for i, b in enumerate(ordered) if i == 0 or ordered[i - 1] + 1 != b)
         gaps = [b for b in range(ordered[0], ordered[-1] + 1) if b not in blocks] if ordered else []
-        written = sum(1 for b in gaps if page(b).strip(b"\0"))
-    print(f"image_blocks {len(blocks)} runs {runs} gap_blocks {len(gaps)} written {written}")
+        has_data = {b for b in gaps if page(b).strip(b"\0")}
+    print(f"image_blocks {len(blocks)} runs {runs} gap_blocks {len(gaps)} written {len(has_data)}")
+    ranges = []
+    for b in gaps:
+        if ranges and ranges[-1][1] + 1 == b:
+            ranges[-1][1] = b
+        else:
+            ranges.append([b, b])
+    if ranges:
+        print("gaps " + " ".join(
+            f"{a}-{z} ({sum(1 for b in range(a, z + 1) if b in has_data)} with data)"
+            for a, z in ranges[:10]))
 
 
 main()

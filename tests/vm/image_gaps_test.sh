@@ -35,10 +35,11 @@ f.write(b"moved page")
 open(sys.argv[1] + ".gap", "w").write(f"{d} {d + 1} {d + 2}")
 PY
 out="$(python3 "$here/image_gaps.py" "$area" "$first")"
-[[ "$out" =~ \ runs\ 2\ gap_blocks\ 3\ written\ 1$ ]] || fail "a gap of three, one with the old page: $out"
+[[ "$out" =~ \ runs\ 2\ gap_blocks\ 3\ written\ 1$'\n'gaps\ [0-9]+-[0-9]+\ \(1\ with\ data\)$ ]] ||
+  fail "a gap of three, one with the old page: $out"
 for b in $(cat "$area.gap"); do
   printf 'swapped out' | dd of="$area" bs=4096 seek="$b" conv=notrunc status=none
 done
 out="$(python3 "$here/image_gaps.py" "$area" "$first")"
-[[ "$out" =~ \ runs\ 2\ gap_blocks\ 3\ written\ 3$ ]] || fail "the gap filled: $out"
+[[ "$out" =~ \ runs\ 2\ gap_blocks\ 3\ written\ 3$'\n' ]] || fail "the gap filled: $out"
 echo "image_gaps: 3 cases ok"

@@ -144,7 +144,7 @@ if [ "$kruns" != "$pruns" ]; then
     vm_log "the image's blocks: $gaps"
     read -r _ _ _ _ _ ngap _ nwritten <<<"$gaps"
     [ -n "${ngap:-}" ] && [ "$ngap" -gt 0 ] 2>/dev/null && [ "$nwritten" = "$ngap" ] ||
-      vm_fail "the kernel wrote its image in $kruns runs on the disk, doctor predicted $pruns run(s) of slots (the file's blocks 1-${nslots:-?}: ${xruns:-?} runs on the disk; $gaps)"
+      vm_fail "the kernel wrote its image in $kruns runs on the disk, doctor predicted $pruns run(s) of slots (the file's blocks 1-${nslots:-?}: ${xruns:-?} runs on the disk; $gaps)" doctor
     vm_log "the kernel's $kruns runs against doctor's $pruns: every one of the $ngap blocks between the runs holds data, swapped out into the file while the image was made (doctor predicts an idle area)"
   fi
 fi
