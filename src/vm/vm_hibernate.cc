@@ -44,7 +44,7 @@ ConsoleFacts ParseConsole(const std::string& console) {
   std::istringstream in(console);
   for (std::string line; std::getline(in, line);) {
     // "swaplab-init: start at uptime 2.33 s, kernel 6.12.117+deb12-amd64"
-    if (f.release.empty() && line.find("swaplab-init: start at uptime") != std::string::npos) {
+    if (f.release.empty() && line.find(kGuestInitLine) != std::string::npos) {
       const size_t k = line.find(", kernel ");
       if (k != std::string::npos) {
         const size_t from = k + 9, to = line.find_first_of(" \t\r", from);
@@ -266,7 +266,7 @@ class HibernateRun {
     // (BootRetrying, qemu.h); its stages are reported again.
     // The guest's init starts the agent; the agent hibernates; the kernel's
     // save_image() / save_compressed_image() announce the data pages.
-    b_.milestones = {"swaplab-init: start at uptime", "swaplab-agent: hibernating", "image data"};
+    b_.milestones = {kGuestInitLine, "swaplab-agent: hibernating", "image data"};
     b_.on_milestone = [this](size_t k) {
       Stage(std::array{"layout", "hibernate", "image write"}[k]);
     };
